@@ -1,0 +1,174 @@
+"""Gaussians supported on an affine subspace (singular covariance), without jitter."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from pyro.distributions import TorchDistribution
+from torch.distributions import constraints
+from torch.distributions.utils import lazy_property
+
+
+class DegenerateMultivariateNormal(TorchDistribution):
+    r"""Multivariate normal with a possibly singular covariance ``F F^T``.
+
+    The distribution lives on the affine subspace ``loc + range(F)`` of
+    dimension ``r = rank(F)``. Samples are ``loc + F a`` with ``a ~ N(0, I_m)``,
+    so ``F`` may be any square-root factor (for example the paper's symmetric
+    ``B`` or a cheaper non-square factor: same distribution). ``log_prob`` is
+    the density with respect to Lebesgue measure on that subspace::
+
+        log p(x) = -1/2 [ r log(2 pi) + log pdet(F F^T) + (x - loc)^T (F F^T)^+ (x - loc) ]
+
+    for ``x`` on the subspace and ``-inf`` off it. This is what
+    ``scipy.stats.multivariate_normal(..., allow_singular=True)`` computes.
+    No jitter is ever added.
+
+    Parameters
+    ----------
+    loc : Tensor of shape (..., n)
+        Mean; its leading dimensions are the batch shape.
+    scale_factor : Tensor of shape (n, m), optional
+        Any ``F`` with covariance ``F F^T``; used by ``rsample``. Shared by the batch.
+        Defaults to ``basis * basis_scale``.
+    basis : Tensor of shape (n, r), optional
+        Orthonormal basis of ``range(F)``. Computed from an SVD of ``F`` on first
+        use when not given (``O(n m min(n, m))``).
+    basis_scale : Tensor of shape (r,), optional
+        Positive standard deviations along ``basis``: ``F F^T = basis diag(basis_scale^2) basis^T``.
+        Required together with ``basis``.
+    support_rtol : float, optional
+        Relative distance from the subspace beyond which a value counts as off
+        the support (default ``sqrt(eps)`` of the dtype).
+    validate_args : bool, optional
+        When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
+    """
+
+    arg_constraints = {"loc": constraints.real_vector}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(
+        self,
+        loc: torch.Tensor,
+        scale_factor: torch.Tensor | None = None,
+        *,
+        basis: torch.Tensor | None = None,
+        basis_scale: torch.Tensor | None = None,
+        support_rtol: float | None = None,
+        validate_args: bool | None = None,
+    ):
+        if loc.ndim < 1:
+            raise ValueError("loc must be at least one-dimensional, shape (..., n).")
+        n = loc.shape[-1]
+        if (basis is None) != (basis_scale is None):
+            raise ValueError("basis and basis_scale must be given together.")
+        if scale_factor is None:
+            if basis is None:
+                raise ValueError("give scale_factor, or basis and basis_scale.")
+            scale_factor = basis * basis_scale
+        if scale_factor.ndim != 2 or scale_factor.shape[0] != n:
+            raise ValueError(
+                f"scale_factor must have shape (n, m) = ({n}, m) to match loc, got {tuple(scale_factor.shape)}."
+            )
+        if basis is not None:
+            if basis.ndim != 2 or basis.shape[0] != n or basis_scale.shape != (basis.shape[1],):
+                raise ValueError(
+                    f"basis must be (n, r) and basis_scale (r,); got {tuple(basis.shape)} and "
+                    f"{tuple(basis_scale.shape)} with n = {n}."
+                )
+            if bool((basis_scale <= 0).any()):
+                raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
+            self._basis = (basis, basis_scale)
+        self.loc = loc
+        self.scale_factor = scale_factor
+        self.support_rtol = (
+            math.sqrt(torch.finfo(loc.dtype).eps) if support_rtol is None else float(support_rtol)
+        )
+        super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
+
+    # -- structure ----------------------------------------------------------------------------
+    @lazy_property
+    def _basis(self) -> tuple[torch.Tensor, torch.Tensor]:
+        # Thin SVD F = U S V^T: U spans range(F) and F F^T = U S^2 U^T.
+        U, S, _ = torch.linalg.svd(self.scale_factor, full_matrices=False)
+        tol = max(self.scale_factor.shape) * torch.finfo(S.dtype).eps * (S[0] if S.numel() else 0.0)
+        keep = S > tol
+        return U[:, keep], S[keep]
+
+    @property
+    def basis(self) -> torch.Tensor:
+        """Orthonormal basis of the support directions, shape (n, r)."""
+        return self._basis[0]
+
+    @property
+    def basis_scale(self) -> torch.Tensor:
+        """Standard deviations along :attr:`basis`, shape (r,)."""
+        return self._basis[1]
+
+    @property
+    def rank(self) -> int:
+        """Dimension ``r`` of the support."""
+        return int(self._basis[1].shape[0])
+
+    @property
+    def mean(self) -> torch.Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> torch.Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> torch.Tensor:
+        return (self.scale_factor**2).sum(-1).expand(self.batch_shape + self.event_shape)
+
+    @property
+    def covariance_matrix(self) -> torch.Tensor:
+        """``F F^T``, shape (..., n, n)."""
+        cov = self.scale_factor @ self.scale_factor.T
+        return cov.expand(self.batch_shape + cov.shape)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(DegenerateMultivariateNormal, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape + self.event_shape)
+        new.scale_factor = self.scale_factor
+        new.support_rtol = self.support_rtol
+        if "_basis" in self.__dict__:
+            new._basis = self._basis
+        super(DegenerateMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    # -- sampling and density -----------------------------------------------------------------
+    def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
+        """Draw ``loc + F a`` with ``a ~ N(0, I_m)``; shape ``sample_shape + batch_shape + (n,)``."""
+        shape = self._extended_shape(sample_shape)[:-1] + (self.scale_factor.shape[1],)
+        a = torch.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + a @ self.scale_factor.T
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        """Log density on the support subspace; ``-inf`` off it. Shape ``sample/batch shape``."""
+        U, s = self._basis
+        y = value - self.loc
+        z = y @ U
+        residual = torch.linalg.vector_norm(y - z @ U.T, dim=-1)
+        size = torch.linalg.vector_norm(value, dim=-1) + torch.linalg.vector_norm(self.loc, dim=-1) + s.max()
+        off_support = residual > self.support_rtol * size
+        if self._validate_args and bool(off_support.any()):
+            raise ValueError(
+                "value lies off the support of the DegenerateMultivariateNormal (the affine subspace "
+                "loc + range(scale_factor)); its density there is zero."
+            )
+        r = s.shape[0]
+        logp = -0.5 * ((z / s) ** 2).sum(-1) - torch.log(s).sum() - 0.5 * r * math.log(2 * math.pi)
+        return logp.masked_fill(off_support, -math.inf)
+
+    def entropy(self) -> torch.Tensor:
+        """Differential entropy on the support subspace."""
+        s = self._basis[1]
+        r = s.shape[0]
+        h = 0.5 * r * (1.0 + math.log(2 * math.pi)) + torch.log(s).sum()
+        return h.expand(self.batch_shape)

@@ -1,0 +1,13 @@
+"""Explicit feature maps for the primal model.
+
+Each map has ``fit``/``transform`` and ``as_kernel()``, the kernel it induces,
+so the primal model on ``phi`` and the dual model on ``as_kernel()`` describe the
+same feature space and must agree to rounding.
+"""
+
+from .base import FeatureMap, FeatureMapKernel, Identity
+from .nystroem import Nystroem
+from .polynomial import PolynomialFeatures
+from .random_fourier import RandomFourierFeatures
+
+__all__ = ["FeatureMap", "FeatureMapKernel", "Identity", "RandomFourierFeatures", "Nystroem", "PolynomialFeatures"]

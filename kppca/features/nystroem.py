@@ -1,0 +1,54 @@
+"""Nyström feature map: an explicit map from a kernel evaluated on landmark points."""
+
+from __future__ import annotations
+
+import torch
+
+from .._linalg import rank_tolerance
+from .._validation import check_positive, numpy_rng
+from ..kernels.base import Kernel, as_kernel
+from .base import FeatureMap
+
+
+class Nystroem(FeatureMap):
+    """``phi(x) = K_LL^{-1/2} k_L(x)`` for ``n_landmarks`` training points drawn at random.
+
+    ``<phi(x), phi(y)> = k_L(x)^T K_LL^+ k_L(y)`` is the Nyström approximation
+    of ``k(x, y)``; it is exact on the landmarks. Null directions of ``K_LL``
+    (duplicate landmarks, low-rank kernels) are dropped from the map, which is
+    a pseudo-inverse square root, not a regularisation.
+
+    Parameters
+    ----------
+    kernel : Kernel, callable or str
+    n_landmarks : int, default 100
+        At most the number of training points.
+    random_state : int, numpy Generator or None
+
+    Attributes
+    ----------
+    landmarks_ : Tensor of shape (n_landmarks, D)
+    normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
+    """
+
+    def __init__(self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, random_state=None):
+        self.kernel = as_kernel(kernel)
+        self.n_landmarks = int(check_positive(n_landmarks, "n_landmarks", integer=True))
+        self.random_state = random_state
+
+    def _fit(self, X: torch.Tensor) -> None:
+        n = X.shape[0]
+        if self.n_landmarks > n:
+            raise ValueError(f"n_landmarks={self.n_landmarks} exceeds the {n} training points; lower it.")
+        idx = numpy_rng(self.random_state).choice(n, size=self.n_landmarks, replace=False)
+        self.landmarks_ = X[torch.as_tensor(idx, device=X.device)].clone()
+        K_ll = self.kernel.gram(self.landmarks_, self.landmarks_)
+        values, vectors = torch.linalg.eigh(K_ll)
+        if float(values.min()) < -rank_tolerance(float(values.max()), len(values), values.dtype):
+            raise ValueError("the kernel's Gram matrix on the landmarks is not positive semi-definite.")
+        keep = values > rank_tolerance(float(values.max()), len(values), values.dtype)
+        self.normalization_ = vectors[:, keep] / values[keep].sqrt()
+
+    def map(self, X: torch.Tensor) -> torch.Tensor:
+        landmarks = self.landmarks_.to(X.device, X.dtype)
+        return self.kernel.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)

@@ -1,0 +1,50 @@
+"""Random Fourier features approximating the RBF kernel (Rahimi & Recht, 2007)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .._validation import check_positive, numpy_rng
+from .base import FeatureMap
+
+
+class RandomFourierFeatures(FeatureMap):
+    """``phi(x) = sqrt(2/d) cos(x Omega + b)`` with ``Omega ~ N(0, bandwidth^-2 I)``, ``b ~ U[0, 2 pi]``.
+
+    ``<phi(x), phi(y)>`` is an unbiased Monte-Carlo estimate of
+    ``exp(-||x - y||^2 / (2 bandwidth^2))`` (:class:`kppca.kernels.RBF`), with
+    error ``O(1 / sqrt(n_features))``.
+
+    Parameters
+    ----------
+    bandwidth : float, default 1.0
+    n_features : int, default 500
+        Output dimension ``d``.
+    random_state : int, numpy Generator or None
+        Makes the draw of ``Omega`` and ``b`` reproducible.
+
+    Attributes
+    ----------
+    omega_ : Tensor of shape (D, d)
+    offset_ : Tensor of shape (d,)
+    """
+
+    def __init__(self, bandwidth: float = 1.0, n_features: int = 500, random_state=None):
+        self.bandwidth = float(check_positive(bandwidth, "bandwidth"))
+        self.n_features = int(check_positive(n_features, "n_features", integer=True))
+        self.random_state = random_state
+
+    def _fit(self, X: torch.Tensor) -> None:
+        # Draw with numpy so the map depends only on random_state, not on the device.
+        rng = numpy_rng(self.random_state)
+        omega = rng.standard_normal((X.shape[1], self.n_features)) / self.bandwidth
+        offset = rng.uniform(0.0, 2.0 * math.pi, self.n_features)
+        self.omega_ = torch.as_tensor(omega, dtype=torch.float64)
+        self.offset_ = torch.as_tensor(offset, dtype=torch.float64)
+
+    def map(self, X: torch.Tensor) -> torch.Tensor:
+        omega = self.omega_.to(X.device, X.dtype)
+        offset = self.offset_.to(X.device, X.dtype)
+        return torch.addmm(offset, X, omega).cos_().mul_(math.sqrt(2.0 / self.n_features))

@@ -1,0 +1,21 @@
+"""Kernels (batched, torch-native) and the centering of Gram matrices.
+
+All kernels map ``(X (n, D), Y (m, D)) -> (n, m)``; they accept numpy arrays or
+tensors and compute in float64 by default.
+"""
+
+from .base import CallableKernel, Kernel, as_kernel
+from .centering import KernelCenterer
+from .standard import RBF, Laplacian, Linear, Polynomial, squared_distances
+
+__all__ = [
+    "Kernel",
+    "CallableKernel",
+    "as_kernel",
+    "Linear",
+    "RBF",
+    "Polynomial",
+    "Laplacian",
+    "KernelCenterer",
+    "squared_distances",
+]

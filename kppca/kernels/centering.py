@@ -1,0 +1,90 @@
+"""Centering of Gram matrices and kernel vectors in feature space.
+
+With ``M = I - 11^T/N`` the centered Gram matrix is ``K_c = M K M`` and the
+centered kernel vector of a point is ``k_c(x) = Phi_c^T (phi(x) - m)``. Both only
+need the column means of the training Gram matrix and its grand mean, which
+:class:`KernelCenterer` stores after ``fit``; with ``center=False`` (the
+uncentered model, ``mu = 0``) everything passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class KernelCenterer:
+    """Center training Gram matrices and test kernel blocks.
+
+    Parameters
+    ----------
+    center : bool, default True
+        False gives the uncentered variant (identity operation).
+
+    Attributes
+    ----------
+    column_means_ : Tensor of shape (N,)
+        ``K 1 / N`` for the training Gram matrix ``K``.
+    grand_mean_ : Tensor of shape ()
+        ``1^T K 1 / N^2``.
+    """
+
+    def __init__(self, center: bool = True):
+        self.center = center
+
+    def fit_center_(self, K: torch.Tensor) -> torch.Tensor:
+        """Store the statistics of the training Gram matrix and center it **in place**.
+
+        Parameters
+        ----------
+        K : Tensor of shape (N, N), symmetric
+            A Gram matrix owned by the caller (never a user's array).
+
+        Returns
+        -------
+        Tensor of shape (N, N)
+            ``K`` itself, now equal to ``M K M``.
+        """
+        self.column_means_ = K.mean(0)
+        self.grand_mean_ = self.column_means_.mean()
+        if self.center:
+            # K symmetric: row means equal column means, so three in-place passes suffice.
+            K.sub_(self.column_means_[None, :]).sub_(self.column_means_[:, None]).add_(self.grand_mean_)
+        return K
+
+    def transform(self, K_x: torch.Tensor) -> torch.Tensor:
+        """Center a block of kernel vectors against the training set.
+
+        Parameters
+        ----------
+        K_x : Tensor of shape (M, N)
+            ``K_x[j, i] = k(x_j, x_i)`` for new points ``x_j`` and training points ``x_i``.
+
+        Returns
+        -------
+        Tensor of shape (M, N)
+            Rows ``k_c(x_j)``; each row sums to zero when centering.
+        """
+        if not self.center:
+            return K_x.clone()
+        row_means = K_x.mean(1, keepdim=True)
+        return K_x - self.column_means_[None, :] - row_means + self.grand_mean_
+
+    def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
+        """Invert :meth:`transform` given the (usually unknown) row means ``s = 1^T k / N``.
+
+        ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1`` (spec, "Pre-image").
+
+        Parameters
+        ----------
+        K_c : Tensor of shape (M, N)
+        row_means : Tensor of shape (M,) or float
+
+        Returns
+        -------
+        Tensor of shape (M, N)
+        """
+        if not self.center:
+            return K_c.clone()
+        s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
+        s = s.reshape(-1, 1) if s.ndim else s
+        return K_c + self.column_means_[None, :] + (s - self.grand_mean_)

@@ -1,0 +1,206 @@
+"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyro.distributions as dist
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
+
+from .._validation import (
+    ArrayLike,
+    as_tensor,
+    is_numpy_like,
+    numpy_rng,
+    resolve_device,
+    resolve_dtype,
+    to_output,
+)
+from ._spectrum import Spectrum, check_component_args, full_spectrum, partial_spectrum, resolve_solver, select_components
+
+
+class BasePPCA(TransformerMixin, BaseEstimator):
+    """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
+
+    Subclasses provide the PSD matrix of the eigen-problem and the
+    coordinates of new points along its eigenvectors; everything expressed
+    through the eigenvalues (``sigma2``, the latent posterior, the
+    likelihood on ``H_E``) lives here, once.
+    """
+
+    # ------------------------------------------------------------------ parameters
+    def _setup(self) -> None:
+        check_component_args(self.n_components, self.sigma2)
+        self._dtype = resolve_dtype(self.dtype)
+        self._device = resolve_device(self.device)
+        if not isinstance(self.center, bool):
+            raise TypeError(f"center must be True or False, got {self.center!r}.")
+
+    def _check_fitted(self, method: str) -> None:
+        if not hasattr(self, "sigma2_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit(X) before {method}()."
+            )
+
+    def _input(self, X: ArrayLike, name: str = "X") -> torch.Tensor:
+        """Validate new data against the fitted model (dtype, device, feature count)."""
+        T = as_tensor(X, name, dtype=self._dtype, device=self._device)
+        if T.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"{name} has {T.shape[1]} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_}; pass data with the same columns as in fit."
+            )
+        return T
+
+    def _latent(self, h: ArrayLike, name: str = "h") -> torch.Tensor:
+        """Validate latent codes: shape (M, q) or (q,) -> (M, q)."""
+        T = as_tensor(h, name, ndim=(1, 2), dtype=self._dtype, device=self._device)
+        T = T.reshape(1, -1) if T.ndim == 1 else T
+        if T.shape[1] != self.n_components_:
+            raise ValueError(
+                f"{name} has width {T.shape[1]}, but the model has n_components_ = {self.n_components_}; "
+                f"pass codes of shape (n, {self.n_components_})."
+            )
+        return T
+
+    def _output(self, T: torch.Tensor, like: Any = None) -> np.ndarray | torch.Tensor:
+        """Return ``T`` as numpy when the reference input (or the training data) was not a tensor."""
+        numpy_out = self._numpy_fit_ if like is None else is_numpy_like(like)
+        return to_output(T, numpy_out)
+
+    # ------------------------------------------------------------------ fitting
+    def _solve_spectrum(self, G: torch.Tensor, *, rank: int | None, what: str) -> Spectrum:
+        """Eigen-information of ``G`` with the configured solver."""
+        solver = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, G.shape[0])
+        self.eigen_solver_ = solver
+        if solver == "dense":
+            return full_spectrum(G, what=what)
+        return partial_spectrum(
+            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what
+        )
+
+    def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
+        """Store ``q``, ``sigma2`` and the eigenvalue summaries shared by both models."""
+        q, sigma2 = select_components(spectrum, n_samples, self.n_components, self.sigma2)
+        lam = spectrum.values[:q].clone()
+        N = n_samples
+        self.n_samples_ = N
+        self.n_components_ = q
+        self.rank_ = spectrum.rank
+        self.sigma2_ = sigma2
+        self.eigenvalues_ = lam
+        self.total_variance_ = spectrum.trace / N
+        self.explained_variance_ = lam / N
+        self.explained_variance_ratio_ = lam / spectrum.trace
+        # h_MAP = gain * (unit coordinate along the p-th principal direction); posterior std is fixed.
+        self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
+        self._posterior_std = torch.sqrt(N * sigma2 / lam)
+        if spectrum.complete:
+            self._full = (spectrum.values, spectrum.vectors)
+
+    # ------------------------------------------------------------------ to be provided by subclasses
+    def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
+        """Unit-norm coordinates of ``phi(x) - m`` along the top ``q`` principal directions, (M, q)."""
+        raise NotImplementedError
+
+    def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
+        """Coordinates of ``phi(x) - m`` along all ``r`` principal directions spanning ``H_E``, (M, r)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ latent variable
+    def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Posterior mean (= MAP) of the latent codes ``h``.
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, q)
+            ``N diag(1/lam) W^T (phi(x) - m)`` (primal) = ``N diag(1/lam) A^T k_c(x)`` (dual).
+        """
+        self._check_fitted("transform")
+        return self._output(self._principal_coordinates(self._input(X)) * self._gain, X)
+
+    def latent_posterior(self, X: ArrayLike) -> dist.MultivariateNormal:
+        """The posterior ``p(h | x)``: batch shape (M,), event shape (q,).
+
+        Its covariance ``N sigma2 diag(1/lam)`` is the same for every point.
+        """
+        self._check_fitted("latent_posterior")
+        loc = self._principal_coordinates(self._input(X)) * self._gain
+        return dist.MultivariateNormal(loc, scale_tril=torch.diag(self._posterior_std))
+
+    def latent_prior(self) -> dist.MultivariateNormal:
+        """The prior ``h ~ N(0, I_q)``: event shape (q,)."""
+        self._check_fitted("latent_prior")
+        q = self.n_components_
+        zeros = torch.zeros(q, dtype=self._dtype, device=self._device)
+        return dist.MultivariateNormal(zeros, scale_tril=torch.eye(q, dtype=self._dtype, device=self._device))
+
+    @property
+    def latent_covariance_(self) -> torch.Tensor:
+        """Posterior covariance of ``h``, ``N sigma2 diag(1/lam)``, shape (q, q)."""
+        self._check_fitted("latent_covariance_")
+        return torch.diag(self._posterior_std**2)
+
+    # ------------------------------------------------------------------ likelihood
+    def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Log-likelihood of each point under the marginal model on ``H_E`` (dimension ``r``).
+
+        ``phi(x) - m`` is expressed in the orthonormal eigenbasis of ``H_E``;
+        along the top ``q`` directions the variance is ``lam_p / N``, along the
+        other ``r - q`` it is ``sigma2``. Components of ``phi(x)`` outside
+        ``H_E`` are not modelled. Needs the complete spectrum (computed once on
+        first use after a partial fit).
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M,)
+        """
+        self._check_fitted("score_samples")
+        y = self._subspace_coordinates(self._input(X))
+        q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
+        variances = torch.cat([self.eigenvalues_ / N, torch.full((r - q,), s2, dtype=y.dtype, device=y.device)])
+        logp = -0.5 * (r * math.log(2 * math.pi) + torch.log(variances).sum() + (y**2 / variances).sum(1))
+        return self._output(logp, X)
+
+    def score(self, X: ArrayLike, y: Any = None) -> float:
+        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`)."""
+        return float(torch.as_tensor(self.score_samples(X)).mean())
+
+    # ------------------------------------------------------------------ persistence
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        # Large caches are recomputed on demand from the training data.
+        for key in ("_gram_c", "_gram_factor", "_symmetric_factor"):
+            state.pop(key, None)
+        return state
+
+    def save(self, path: str | Path) -> None:
+        """Save the fitted model to ``path`` (a pickle via ``torch.save``; load only trusted files)."""
+        self._check_fitted("save")
+        torch.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, map_location: str | torch.device | None = None) -> "BasePPCA":
+        """Load a model written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or Path
+        map_location : device, optional
+            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU).
+        """
+        obj = torch.load(path, map_location=map_location, weights_only=False)
+        if not isinstance(obj, cls):
+            raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}.")
+        if map_location is not None:
+            obj._device = torch.device(map_location)
+        return obj

@@ -1,0 +1,258 @@
+"""The eigen-problem shared by the primal and dual models, and the choice of ``q`` and ``sigma2``.
+
+Both models reduce to a PSD matrix ``G`` (the centered Gram matrix ``K_c`` in
+the dual; the scatter ``Phi_c^T Phi_c`` or the Gram matrix in the primal) whose
+non-zero eigenvalues ``lam_1 >= ... >= lam_r`` are the same on both sides. The
+ML estimators need only ``trace(G)``, the top ``q`` eigenpairs and the rank
+``r`` (spec, "Maximum likelihood").
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.special import gammaln
+
+from .._linalg import eigh_descending, eigh_top, pivoted_cholesky, rank_tolerance
+
+#: Below this matrix size ``eigen_solver="auto"`` uses the dense solver: it is fast
+#: there and gives the whole spectrum (exact rank, ``score_samples``) for free.
+PARTIAL_MIN_SIZE = 1000
+
+
+@dataclass
+class Spectrum:
+    """Eigen-information of the PSD matrix ``G`` (n, n).
+
+    Attributes
+    ----------
+    values : Tensor of shape (k,)
+        Top eigenvalues, descending (all ``r`` non-zero ones when ``complete``).
+    vectors : Tensor of shape (n, k)
+        Matching orthonormal eigenvectors.
+    trace : float
+    rank : int
+    complete : bool
+        True when ``values`` holds every non-zero eigenvalue.
+    factor : Tensor of shape (n, r) or None
+        A factor ``L L^T = G`` when one was computed on the way (pivoted Cholesky).
+    """
+
+    values: torch.Tensor
+    vectors: torch.Tensor
+    trace: float
+    rank: int
+    complete: bool
+    factor: torch.Tensor | None = None
+
+
+def full_spectrum(G: torch.Tensor, *, what: str) -> Spectrum:
+    """Dense eigendecomposition, numerical rank and PSD check of ``G``.
+
+    Raises
+    ------
+    ValueError
+        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite).
+    """
+    values, vectors = eigh_descending(G)
+    tol = rank_tolerance(float(values[0]), G.shape[0], G.dtype)
+    if float(values[-1]) < -tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
+            f"largest {float(values[0]):.3g}); check that the kernel is a valid (PSD) kernel."
+        )
+    rank = int((values > tol).sum())
+    return Spectrum(values[:rank], vectors[:, :rank], float(G.diagonal().sum()), rank, True)
+
+
+def partial_spectrum(
+    G: torch.Tensor, k: int, *, rank: int | None, random_state: np.random.Generator, what: str
+) -> Spectrum:
+    """Top-``k`` eigenpairs by Lanczos; the rank from ``rank`` or a pivoted Cholesky factor of ``G``."""
+    values, vectors = eigh_top(G, k, random_state=random_state)
+    trace = float(G.diagonal().sum())
+    if float(values[0]) <= 0:
+        raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
+    factor = None
+    if rank is None:
+        factor = pivoted_cholesky(G)
+        rank = factor.shape[1]
+    if trace < float(values.sum()) - rank_tolerance(float(values[0]), G.shape[0], G.dtype):
+        raise ValueError(
+            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
+            "check that the kernel is a valid (PSD) kernel."
+        )
+    return Spectrum(values, vectors, trace, rank, False, factor)
+
+
+def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
+    """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
+    if eigen_solver not in ("auto", "dense", "partial"):
+        raise ValueError(f"eigen_solver={eigen_solver!r} is unknown; use 'auto', 'dense' or 'partial'.")
+    integer_q = isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool)
+    if eigen_solver == "partial":
+        if not integer_q:
+            raise ValueError(
+                "eigen_solver='partial' needs an integer n_components (the fraction, 'mle' and "
+                "sigma2-only modes need the whole spectrum); use eigen_solver='dense'."
+            )
+        if n_components >= size - 1:
+            raise ValueError(
+                f"eigen_solver='partial' needs n_components < {size - 1} for a matrix of order {size}; "
+                "use eigen_solver='dense'."
+            )
+        return "partial"
+    if eigen_solver == "dense":
+        return "dense"
+    if integer_q and size > PARTIAL_MIN_SIZE and n_components <= size // 10:
+        return "partial"
+    return "dense"
+
+
+def check_component_args(n_components, sigma2) -> None:
+    """Validate the types and ranges of ``n_components`` and ``sigma2`` before any work."""
+    if sigma2 is not None:
+        if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Real) or not math.isfinite(sigma2):
+            raise TypeError(f"sigma2 must be a finite real number or None, got {sigma2!r}.")
+        if sigma2 <= 0:
+            raise ValueError(
+                f"sigma2 must be > 0, got {sigma2}; for the kernel PCA limit use a small positive value "
+                "together with n_components."
+            )
+    if n_components is None or n_components == "mle":
+        if n_components == "mle" and sigma2 is not None:
+            raise ValueError("n_components='mle' chooses q and sigma2 itself; do not pass sigma2 with it.")
+        return
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Real):
+        raise TypeError(
+            f"n_components must be an int >= 1, a float in (0, 1), 'mle' or None, got {n_components!r}."
+        )
+    if isinstance(n_components, numbers.Integral):
+        if n_components < 1:
+            raise ValueError(f"n_components must be >= 1, got {n_components}.")
+    elif not 0.0 < n_components < 1.0:
+        raise ValueError(
+            f"n_components={n_components} is a float, so it must lie in (0, 1) (a fraction of explained "
+            "variance); pass an int for a number of components."
+        )
+    elif sigma2 is not None:
+        raise ValueError("pass either a fractional n_components or sigma2, not both.")
+
+
+def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) -> tuple[int, float]:
+    """Choose ``q`` and ``sigma2`` (spec, "Maximum likelihood").
+
+    * ``n_components=q`` (int): ``sigma2 = sum_{p>q} lam_p / (N (r - q))``.
+    * ``n_components`` float in (0, 1): the smallest ``q`` whose explained variance reaches it.
+    * ``n_components="mle"``: Minka's evidence (:func:`minka_dimension`).
+    * ``sigma2`` alone: ``q = #{p : lam_p / N > sigma2}``.
+    * both ``q`` and ``sigma2``: ``sigma2`` is fixed (not estimated), ``0 < sigma2 < lam_q / N``.
+
+    Returns
+    -------
+    q : int
+    sigma2 : float
+
+    Raises
+    ------
+    ValueError
+        When ``q >= rank``, ``q < 1`` or ``sigma2 >= lam_q / N``.
+    """
+    lam = spectrum.values.detach().cpu().numpy().astype(np.float64)
+    N, r = n_samples, spectrum.rank
+    if r < 2:
+        raise ValueError(
+            f"the centered data have rank {r}; probabilistic PCA needs rank >= 2 (q >= 1 component plus noise)."
+        )
+    if n_components is None and sigma2 is None:
+        n_components = 2
+    if n_components == "mle":
+        q = minka_dimension(lam, N)
+    elif n_components is None:
+        q = int((lam / N > sigma2).sum())
+        if q < 1:
+            raise ValueError(
+                f"sigma2={sigma2:.4g} is >= lambda_1/N = {lam[0] / N:.4g}: no direction has more variance than the "
+                "noise. Choose a smaller sigma2."
+            )
+    elif isinstance(n_components, numbers.Integral):
+        q = int(n_components)
+    else:
+        ratios = np.cumsum(lam) / spectrum.trace
+        q = int(np.searchsorted(ratios, n_components, side="right")) + 1
+    if q >= r:
+        raise ValueError(
+            f"n_components = {q} must be smaller than the rank of the centered data ({r}); the model needs at "
+            "least one discarded direction to estimate sigma2. Use fewer components"
+            + (" or a larger sigma2." if sigma2 is not None else ".")
+        )
+    if q > len(lam):  # pragma: no cover - guarded by resolve_solver
+        raise RuntimeError("internal error: fewer eigenvalues than components were computed.")
+    if sigma2 is None:
+        tail = spectrum.trace - float(lam[:q].sum())
+        sigma2 = tail / (N * (r - q))
+        if sigma2 <= 0:
+            raise ValueError(
+                f"the estimated sigma2 is not positive ({sigma2:.3g}): the discarded eigenvalues are numerically "
+                f"zero. Use fewer than {q} components."
+            )
+    if not sigma2 < lam[q - 1] / N:
+        raise ValueError(
+            f"sigma2 = {sigma2:.6g} must be smaller than lambda_q/N = {lam[q - 1] / N:.6g} for q = {q} "
+            "(repeated eigenvalues at the cut, or sigma2 too large). Change n_components or sigma2."
+        )
+    return q, float(sigma2)
+
+
+def minka_dimension(eigenvalues: np.ndarray, n_samples: int, max_components: int = 1000) -> int:
+    """Minka's (2000) Laplace approximation of the PCA evidence: the best ``q``.
+
+    The same criterion as scikit-learn's ``PCA(n_components="mle")``, applied
+    to the ``r`` non-zero eigenvalues of the centered Gram matrix (``r`` plays
+    the role of the data dimension on ``H_E``). A global scaling of the
+    spectrum shifts every candidate's evidence by the same constant, so
+    ``lam/N`` and scikit-learn's ``lam/(N-1)`` choose the same ``q``.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (r,)
+        All non-zero eigenvalues, descending.
+    n_samples : int
+    max_components : int, default 1000
+        Candidates are ``1 .. min(r - 1, max_components)``: the evidence costs
+        ``O(q r)`` per candidate.
+
+    Returns
+    -------
+    int
+    """
+    spec = np.asarray(eigenvalues, dtype=np.float64) / n_samples
+    d = spec.shape[0]
+    best_q, best_ll = 1, -np.inf
+    log_n = math.log(n_samples)
+    for q in range(1, min(d - 1, max_components) + 1):
+        if spec[q - 1] < 1e-15:
+            break
+        i = np.arange(1, q + 1)
+        pu = -q * math.log(2.0) + float(np.sum(gammaln((d - i + 1) / 2.0) - math.log(math.pi) * (d - i + 1) / 2.0))
+        pl = -float(np.sum(np.log(spec[:q]))) * n_samples / 2.0
+        v = max(np.finfo(np.float64).eps, float(spec[q:].sum()) / (d - q))
+        pv = -math.log(v) * n_samples * (d - q) / 2.0
+        m = d * q - q * (q + 1.0) / 2.0
+        pp = math.log(2.0 * math.pi) * (m + q) / 2.0
+        # pairwise terms i < j, i <= q, with the discarded eigenvalues replaced by v
+        tilde = spec.copy()
+        tilde[q:] = v
+        diff = spec[:q, None] - spec[None, :]
+        inv = 1.0 / tilde[None, :] - 1.0 / tilde[:q, None]
+        upper = np.triu(np.ones((q, d), dtype=bool), k=1)
+        with np.errstate(divide="ignore"):
+            pa = float(np.sum(np.log(diff[upper] * inv[upper]))) + upper.sum() * log_n
+        ll = pu + pl + pv + pp - pa / 2.0 - q * log_n / 2.0
+        if ll > best_ll:
+            best_q, best_ll = q, ll
+    return best_q

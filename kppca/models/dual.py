@@ -1,0 +1,332 @@
+"""Dual (kernel) probabilistic PCA: everything through the centered Gram matrix."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
+from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
+from ..distributions import DegenerateMultivariateNormal
+from ..kernels.base import CallableKernel, Kernel, as_kernel
+from ..kernels.centering import KernelCenterer
+from ._base import BasePPCA
+
+#: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
+CHUNK_ROWS = 4096
+
+
+class DualPPCA(BasePPCA):
+    r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
+
+    With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training
+    points, the ML solution is ``A = E_q diag(sqrt(1/N - sigma2/lam))`` with
+    ``W = Phi_c A``, and ``sigma2 = sum_{p>q} lam_p / (N (r - q))`` (see
+    ``docs/theory``). Dual variables are centered kernel vectors ``k_c(x)`` in
+    ``R^N``; they all live in the ``r``-dimensional ``range(K_c)``.
+
+    Parameters
+    ----------
+    n_components : int, float in (0, 1), "mle" or None, default None
+        ``q``, the fraction of explained variance to keep, or Minka's choice.
+        None means 2, unless ``sigma2`` is given alone (then ``q`` follows from it).
+    sigma2 : float, optional
+        Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer
+        ``n_components``: fixed instead of estimated (e.g. small values for the
+        kernel-PCA limit).
+    kernel : Kernel, callable ``fn(X, Y)``, str or None, default "linear"
+    center : bool, default True
+        False gives the uncentered model (``mu = 0``).
+    eigen_solver : {"auto", "dense", "partial"}, default "auto"
+        "partial" computes only the top ``q`` eigenpairs (Lanczos); "dense" the
+        whole spectrum. "auto" uses "partial" for integer ``q <= N/10`` when
+        ``N > 1000``. Eigenvectors follow a deterministic sign convention (largest
+        entry positive).
+    random_state : int, Generator or None
+        Seeds the Lanczos start vector.
+    dtype : torch dtype or str, default float64
+    device : torch device or str, default "cpu"
+
+    Attributes
+    ----------
+    n_components_ : int
+    sigma2_ : float
+    rank_ : int
+        Numerical rank ``r`` of ``K_c``. With the partial solver it comes from a
+        pivoted Cholesky factorisation, or for strictly positive-definite
+        kernels (RBF, Laplacian) from the number of distinct training points.
+    eigenvalues_ : Tensor of shape (q,)
+        Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
+    eigenvectors_ : Tensor of shape (N, q)
+        ``E_q``.
+    A_ : Tensor of shape (N, q)
+    total_variance_ : float
+        ``trace(K_c) / N``.
+    explained_variance_, explained_variance_ratio_ : Tensor of shape (q,)
+        ``lam_p / N`` and ``lam_p / trace(K_c)`` (sum it for the paper's "explained variance").
+    X_fit_ : Tensor of shape (N, D)
+    centerer_ : KernelCenterer
+    kernel_ : Kernel
+    """
+
+    def __init__(
+        self,
+        n_components: int | float | str | None = None,
+        *,
+        sigma2: float | None = None,
+        kernel: Kernel | Callable | str | None = "linear",
+        center: bool = True,
+        eigen_solver: str = "auto",
+        random_state: Any = None,
+        dtype: torch.dtype | str = torch.float64,
+        device: torch.device | str | None = None,
+    ):
+        self.n_components = n_components
+        self.sigma2 = sigma2
+        self.kernel = kernel
+        self.center = center
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+        self.dtype = dtype
+        self.device = device
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
+        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``."""
+        self._setup()
+        self.kernel_ = as_kernel(self.kernel)
+        self._numpy_fit_ = is_numpy_like(X)
+        X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        N = X.shape[0]
+        K = self.kernel_.gram(X, X)
+        if isinstance(self.kernel_, CallableKernel):
+            self._check_symmetric(K)
+        self.centerer_ = KernelCenterer(self.center)
+        K_c = self.centerer_.fit_center_(K)
+        rank = None
+        if self.kernel_.strictly_positive_definite:
+            # Distinct points give a non-singular K, hence rank(M K M) = N_distinct - 1.
+            rank = torch.unique(X, dim=0).shape[0] - int(self.center)
+        spectrum = self._solve_spectrum(K_c, rank=rank, what="centered Gram matrix")
+        self.X_fit_ = X
+        self.n_features_in_ = X.shape[1]
+        self._set_ml_estimates(spectrum, N)
+        q = self.n_components_
+        self.eigenvectors_ = spectrum.vectors[:, :q].clone()
+        self.A_ = self.eigenvectors_ * torch.sqrt(1.0 / N - self.sigma2_ / self.eigenvalues_)
+        self._gram_c = K_c
+        if spectrum.factor is not None:
+            self._gram_factor = spectrum.factor
+        return self
+
+    def _check_symmetric(self, K: torch.Tensor) -> None:
+        scale = float(K.abs().max()) if K.numel() else 0.0
+        if float((K - K.T).abs().max()) > 1e3 * torch.finfo(K.dtype).eps * max(scale, 1.0):
+            raise ValueError("the kernel's Gram matrix is not symmetric; a kernel must satisfy k(x, y) = k(y, x).")
+
+    # ------------------------------------------------------------------ kernel-space helpers
+    def centered_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Centered kernel vectors ``k_c(x) = Phi_c^T (phi(x) - m)`` of new points.
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, N); rows sum to zero when ``center=True``.
+        """
+        self._check_fitted("centered_kernel")
+        return self._output(self._centered_kernel(self._input(X)), X)
+
+    def _centered_kernel(self, X: torch.Tensor) -> torch.Tensor:
+        return self.centerer_.transform(self.kernel_.gram(X, self.X_fit_))
+
+    def _project(self, X: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
+        """``k_c(X) @ basis`` in row chunks, so an (M, N) block never has to exist whole."""
+        out = [self._centered_kernel(X[i : i + CHUNK_ROWS]) @ basis for i in range(0, X.shape[0], CHUNK_ROWS)]
+        return torch.cat(out) if out else X.new_zeros((0, basis.shape[1]))
+
+    def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
+        return self._project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
+
+    def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
+        values, vectors = self._full_eigen()
+        return self._project(X, vectors) / values.sqrt()
+
+    def _centered_gram(self) -> torch.Tensor:
+        """``K_c`` (N, N), recomputed from ``X_fit_`` after loading a saved model."""
+        if "_gram_c" not in self.__dict__:
+            K = self.kernel_.gram(self.X_fit_, self.X_fit_)
+            self._gram_c = self.centerer_.transform(K) if self.center else K
+        return self._gram_c
+
+    def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """All ``r`` non-zero eigenpairs of ``K_c`` (computed once, ``O(N^3)``)."""
+        if "_full" not in self.__dict__:
+            values, vectors = eigh_descending(self._centered_gram())
+            r = self.rank_
+            if float(values[r - 1]) <= 0:
+                raise ValueError(
+                    f"K_c has only {int((values > 0).sum())} positive eigenvalues, fewer than the rank {r} assumed "
+                    "by the partial solver (the kernel is numerically singular); refit with eigen_solver='dense'."
+                )
+            self._full = (values[:r].clone(), vectors[:, :r].clone())
+        return self._full
+
+    def _gram_square_root(self) -> torch.Tensor:
+        """A factor ``L`` (N, r') with ``L L^T = K_c``, the cheapest one available.
+
+        From the full eigendecomposition when it exists (``E_r diag(sqrt(lam))``);
+        otherwise ``M chol(K)`` when the raw Gram matrix is positive definite,
+        and a pivoted Cholesky of ``K_c`` when it is singular.
+        """
+        if "_full" in self.__dict__:
+            values, vectors = self._full
+            return vectors * values.sqrt()
+        if "_gram_factor" not in self.__dict__:
+            K_c = self._centered_gram()
+            if self.center:
+                cm, gm = self.centerer_.column_means_, self.centerer_.grand_mean_
+                K = K_c + cm[None, :] + cm[:, None] - gm
+            else:
+                K = K_c
+            L, info = torch.linalg.cholesky_ex(K)
+            del K
+            if int(info) == 0 and self._well_conditioned(L):
+                self._gram_factor = L - L.mean(0, keepdim=True) if self.center else L
+            else:
+                self._gram_factor = pivoted_cholesky(K_c)
+        return self._gram_factor
+
+    def _well_conditioned(self, L: torch.Tensor) -> bool:
+        # A Cholesky that succeeds with pivots below the rank tolerance hides a numerically singular K.
+        d2 = L.diagonal() ** 2
+        return bool(d2.min() > rank_tolerance(float(d2.max()), L.shape[0], L.dtype))
+
+    # ------------------------------------------------------------------ distributions of k_c
+    def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
+        """The distribution of ``k_c | h``: ``N(K_c A h, sigma2 K_c)`` on ``range(K_c)``.
+
+        Parameters
+        ----------
+        h : array-like of shape (M, q) or (q,)
+
+        Returns
+        -------
+        DegenerateMultivariateNormal
+            Batch shape (M,), event shape (N,).
+        """
+        self._check_fitted("kernel_conditional")
+        h = self._latent(h)
+        # K_c A = E_q diag(lam * a) because E_q are eigenvectors of K_c.
+        scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
+        loc = h @ (self.eigenvectors_ * scale).T
+        sigma = self.sigma2_**0.5
+        if "_full" in self.__dict__:
+            values, vectors = self._full
+            return DegenerateMultivariateNormal(loc, basis=vectors, basis_scale=sigma * values.sqrt())
+        return DegenerateMultivariateNormal(loc, sigma * self._gram_square_root())
+
+    def marginal_scales(self) -> torch.Tensor:
+        """``sqrt(c_p)`` of the marginal covariance ``S = E diag(c) E^T`` of ``k_c``, shape (r,).
+
+        ``c_p = lam_p^2 / N`` for ``p <= q`` and ``sigma2 lam_p`` for ``q < p <= r``.
+        """
+        self._check_fitted("marginal_scales")
+        values, _ = self._full_eigen()
+        q = self.n_components_
+        c = torch.cat([values[:q] ** 2 / self.n_samples_, self.sigma2_ * values[q:]])
+        return c.sqrt()
+
+    def sampling_factor(self, factor: str = "fast") -> torch.Tensor:
+        """A square root ``F`` of the marginal covariance ``S`` of ``k_c`` (``F F^T = S``).
+
+        Parameters
+        ----------
+        factor : {"fast", "symmetric"}, default "fast"
+            "symmetric": the paper's ``B = E diag(sqrt(c)) E^T`` (N, N), which
+            needs the full eigendecomposition (``O(N^3)``, cached).
+            "fast": ``[E_q diag(sqrt(lam^2/N - sigma2 lam)), sigma L]`` (N, q + r')
+            with ``L L^T = K_c`` from a Cholesky factorisation (``O(N^3 / 3)``,
+            cached) and only the top ``q`` eigenpairs. Same distribution.
+
+        Returns
+        -------
+        Tensor of shape (N, N) or (N, q + r')
+        """
+        self._check_fitted("sampling_factor")
+        if factor == "symmetric":
+            if "_symmetric_factor" not in self.__dict__:
+                _, vectors = self._full_eigen()
+                self._symmetric_factor = (vectors * self.marginal_scales()) @ vectors.T
+            return self._symmetric_factor
+        if factor == "fast":
+            lam = self.eigenvalues_
+            top = self.eigenvectors_ * torch.sqrt(lam**2 / self.n_samples_ - self.sigma2_ * lam)
+            return torch.cat([top, self.sigma2_**0.5 * self._gram_square_root()], dim=1)
+        raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
+
+    def kernel_marginal(self, factor: str = "fast") -> DegenerateMultivariateNormal:
+        """The marginal distribution of ``k_c``: ``N(0, S)`` on ``range(K_c)``.
+
+        ``rsample`` draws ``k_c = F a`` with ``F`` from :meth:`sampling_factor`
+        (``B a`` for ``factor="symmetric"``). ``S = Phi_c^T (W W^T + sigma2 I) Phi_c``
+        (not the paper's ``A A^T + sigma2 K_c^{-1}``, which is the covariance of
+        the dual coefficients).
+
+        Returns
+        -------
+        DegenerateMultivariateNormal
+            Batch shape (), event shape (N,).
+        """
+        F = self.sampling_factor(factor)
+        loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
+        if "_full" in self.__dict__:
+            return DegenerateMultivariateNormal(loc, F, basis=self._full[1], basis_scale=self.marginal_scales())
+        return DegenerateMultivariateNormal(loc, F)
+
+    def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
+        """Draw ``n`` centered kernel vectors ``k_c = F a`` from the marginal model.
+
+        Parameters
+        ----------
+        n : int
+        random_state : int, Generator or None
+        factor : {"fast", "symmetric"}, default "fast"
+            See :meth:`sampling_factor`; both give the same distribution.
+
+        Returns
+        -------
+        ndarray or Tensor of shape (n, N)
+            (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
+        """
+        self._check_fitted("sample_kernel")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        F = self.sampling_factor(factor)
+        gen = torch_generator(random_state, self._device)
+        a = torch.randn((int(n), F.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
+        return self._output(a @ F.T)
+
+    # ------------------------------------------------------------------ reconstruction, covariance
+    def reconstruct_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """MAP reconstruction in kernel space: ``K_c A h_MAP = E_q diag(1 - N sigma2/lam) E_q^T k_c``.
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, N)
+        """
+        self._check_fitted("reconstruct_kernel")
+        Xt = self._input(X)
+        shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
+        coords = self._project(Xt, self.eigenvectors_)
+        return self._output((coords * shrink) @ self.eigenvectors_.T, X)
+
+    def get_covariance(self) -> torch.Tensor:
+        """The marginal covariance ``S`` (N, N) of ``k_c`` (needs the full eigendecomposition)."""
+        self._check_fitted("get_covariance")
+        _, vectors = self._full_eigen()
+        return (vectors * self.marginal_scales() ** 2) @ vectors.T
