@@ -1,0 +1,178 @@
+"""Reader and writer for the IDX format used by the original MNIST files.
+
+An IDX file is a tiny header followed by raw big-endian values::
+
+    bytes 0-1   always zero
+    byte  2     type code (0x08 ubyte, 0x09 byte, 0x0B short, 0x0C int,
+                0x0D float, 0x0E double)
+    byte  3     number of dimensions ``ndim``
+    then        ``ndim`` big-endian int32 sizes, then the values in C order.
+
+Both functions accept gzip-compressed files. Compression is recognised from
+the gzip magic bytes rather than from the file name, because downloaded copies
+are often renamed or decompressed by browsers without fixing the suffix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from typing import Union
+
+import numpy as np
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = ["read_idx", "write_idx", "IDX_DTYPES"]
+
+#: Map from IDX type code to the big-endian numpy dtype stored in the file.
+IDX_DTYPES: dict[int, np.dtype] = {
+    0x08: np.dtype(">u1"),
+    0x09: np.dtype(">i1"),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
+
+# Reverse map keyed on (kind, itemsize) so that any byte order of the same
+# kind of number is accepted by write_idx.
+_CODE_FOR_KIND: dict[tuple[str, int], int] = {(dt.kind, dt.itemsize): code for code, dt in IDX_DTYPES.items()}
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_INT32_MAX = 2**31 - 1
+
+
+def _corrupt(path: PathLike, what: str) -> ValueError:
+    """Build the one error type every malformed-file problem is reported with."""
+    return ValueError(f"corrupt IDX file {os.fspath(path)!r}: {what}")
+
+
+def _read_bytes(path: PathLike) -> bytes:
+    """Return the (decompressed) content of ``path``."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] != _GZIP_MAGIC:
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        # A cut-off download typically ends up here ("Compressed file ended
+        # before the end-of-stream marker was reached").
+        raise _corrupt(path, f"gzip stream is damaged or truncated ({exc})") from exc
+
+
+def read_idx(path: PathLike) -> np.ndarray:
+    """Read an IDX file (plain or gzip-compressed) into a numpy array.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read. Gzip compression is detected from the content, so the
+        name does not need a ``.gz`` suffix (and a ``.gz`` name holding plain
+        data is read as plain data).
+
+    Returns
+    -------
+    numpy.ndarray
+        Array of shape ``(d_1, ..., d_ndim)`` as declared in the header, in
+        native byte order (e.g. ``uint8`` of shape ``(n, 28, 28)`` for MNIST
+        images, ``uint8`` of shape ``(n,)`` for labels). The array is a fresh,
+        writable copy.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the content is not a valid IDX file: wrong magic number, unknown
+        type code, header or data shorter than declared (truncated), or extra
+        bytes after the data (trailing garbage). The message starts with
+        ``"corrupt IDX file <path>"``.
+    """
+    data = _read_bytes(path)
+    if len(data) < 4:
+        raise _corrupt(path, f"only {len(data)} byte(s), too short for the 4-byte magic number")
+    if data[0] != 0 or data[1] != 0:
+        raise _corrupt(
+            path,
+            f"bad magic number 0x{data[:4].hex()} (the first two bytes must be zero); "
+            "this is not an IDX file",
+        )
+    code, ndim = data[2], data[3]
+    if code not in IDX_DTYPES:
+        known = ", ".join(f"0x{c:02X}" for c in IDX_DTYPES)
+        raise _corrupt(path, f"unknown type code 0x{code:02X} in the magic number (known codes: {known})")
+    header_len = 4 + 4 * ndim
+    if len(data) < header_len:
+        raise _corrupt(path, f"truncated header: {ndim} dimension sizes declared but the file has {len(data)} bytes")
+    shape = tuple(int(d) for d in np.frombuffer(data, dtype=">i4", count=ndim, offset=4))
+    if any(d < 0 for d in shape):
+        raise _corrupt(path, f"negative dimension size in shape {shape}")
+    dtype = IDX_DTYPES[code]
+    # Python ints: no overflow even for absurd headers.
+    n_values = 1
+    for d in shape:
+        n_values *= d
+    expected = header_len + n_values * dtype.itemsize
+    if len(data) < expected:
+        raise _corrupt(
+            path,
+            f"truncated data: shape {shape} of {dtype.newbyteorder('=').name} needs {expected} bytes, "
+            f"the file has only {len(data)}",
+        )
+    if len(data) > expected:
+        raise _corrupt(
+            path,
+            f"{len(data) - expected} byte(s) of trailing garbage after the data "
+            f"(shape {shape} of {dtype.newbyteorder('=').name} needs exactly {expected} bytes)",
+        )
+    values = np.frombuffer(data, dtype=dtype, count=n_values, offset=header_len)
+    # astype copies: the result is writable, native-endian and does not keep
+    # the whole file's bytes object alive.
+    return values.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+
+
+def write_idx(path: PathLike, array: np.ndarray, *, compress: bool | None = None) -> None:
+    """Write ``array`` to ``path`` in IDX format.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination file; overwritten if it exists.
+    array : array-like
+        Values of any shape (at most 255 dimensions, each smaller than
+        ``2**31``) with one of the dtypes IDX can store: ``uint8``, ``int8``,
+        ``int16``, ``int32``, ``float32`` or ``float64``. No silent casting is
+        done, so e.g. ``int64`` labels must be converted with
+        ``labels.astype(np.uint8)`` first.
+    compress : bool or None, default None
+        Gzip-compress the file. ``None`` compresses exactly when the name ends
+        in ``.gz``.
+
+    Raises
+    ------
+    TypeError
+        If the dtype cannot be stored in IDX.
+    ValueError
+        If the array has too many dimensions or a dimension is too large.
+    """
+    arr = np.asarray(array)
+    code = _CODE_FOR_KIND.get((arr.dtype.kind, arr.dtype.itemsize))
+    if code is None:
+        allowed = ", ".join(dt.newbyteorder("=").name for dt in IDX_DTYPES.values())
+        raise TypeError(f"array has dtype {arr.dtype}, which IDX cannot store; convert it to one of: {allowed}.")
+    if arr.ndim > 255:
+        raise ValueError(f"array has {arr.ndim} dimensions; IDX stores at most 255.")
+    if any(d > _INT32_MAX for d in arr.shape):
+        raise ValueError(f"array shape {arr.shape} has a dimension that does not fit in a 32-bit IDX header.")
+    header = bytes([0, 0, code, arr.ndim]) + np.asarray(arr.shape, dtype=">i4").tobytes()
+    payload = header + np.ascontiguousarray(arr, dtype=IDX_DTYPES[code]).tobytes()
+    if compress is None:
+        compress = os.fspath(path).endswith(".gz")
+    if compress:
+        # mtime=0 keeps the output byte-identical across runs.
+        payload = gzip.compress(payload, mtime=0)
+    with open(path, "wb") as fh:
+        fh.write(payload)

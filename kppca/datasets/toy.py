@@ -1,0 +1,191 @@
+"""Small synthetic and bundled data sets for examples and tests.
+
+Thin wrappers around scikit-learn's generators that fix the output types
+(float64 features, int64 labels), accept a numpy ``Generator`` as
+``random_state``, and give :func:`load_digits` the same ``digits`` /
+``n_samples`` semantics as :func:`kppca.datasets.load_mnist`.
+
+scikit-learn is imported inside the functions: importing ``sklearn.datasets``
+costs about half a second, which users who only need MNIST should not pay.
+"""
+
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._subsample import RandomState, check_n_samples, select_indices, sklearn_seed
+
+__all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
+
+#: Height and width of one image of :func:`load_digits`.
+DIGITS_SHAPE: tuple[int, int] = (8, 8)
+
+# scikit-learn's digits are 4-bit counts (0..16) of a downsampled 32x32 bitmap.
+_DIGITS_MAX = 16.0
+
+
+def _check_noise(noise: Any) -> float:
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a finite non-negative number, got {noise!r}.")
+    return float(noise)
+
+
+def make_moons(
+    n_samples: int = 50, noise: float = 0.1, random_state: RandomState = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaving half circles, the classic non-linear toy problem.
+
+    Parameters
+    ----------
+    n_samples : int, default 50
+        Total number of points (split evenly between the two moons; the first
+        moon gets the extra point when odd).
+    noise : float, default 0.1
+        Standard deviation of the Gaussian noise added to each coordinate.
+    random_state : None, int or numpy.random.Generator, default None
+        Seed for the noise and the shuffling.
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n_samples, 2), dtype float64
+    y : numpy.ndarray of shape (n_samples,), dtype int64
+        Moon membership, 0 or 1.
+    """
+    from sklearn.datasets import make_moons as _sk_make_moons
+
+    n = check_n_samples(n_samples)
+    X, y = _sk_make_moons(n_samples=n, noise=_check_noise(noise), random_state=sklearn_seed(random_state))
+    return X.astype(np.float64), y.astype(np.int64)
+
+
+def make_circles(
+    n_samples: int = 50, noise: float = 0.05, factor: float = 0.5, random_state: RandomState = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two concentric circles, which no linear projection separates.
+
+    Parameters
+    ----------
+    n_samples : int, default 50
+        Total number of points, split between the outer and inner circle.
+    noise : float, default 0.05
+        Standard deviation of the Gaussian noise added to each coordinate.
+    factor : float, default 0.5
+        Radius of the inner circle relative to the outer one, in (0, 1).
+    random_state : None, int or numpy.random.Generator, default None
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n_samples, 2), dtype float64
+    y : numpy.ndarray of shape (n_samples,), dtype int64
+        0 for the outer circle, 1 for the inner one.
+    """
+    from sklearn.datasets import make_circles as _sk_make_circles
+
+    n = check_n_samples(n_samples)
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < 1:
+        raise ValueError(f"factor must be a number in (0, 1), got {factor!r}.")
+    X, y = _sk_make_circles(
+        n_samples=n, noise=_check_noise(noise), factor=float(factor), random_state=sklearn_seed(random_state)
+    )
+    return X.astype(np.float64), y.astype(np.int64)
+
+
+def make_swiss_roll(
+    n_samples: int = 500, noise: float = 0.0, random_state: RandomState = None, *, hole: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points on a rolled-up 2-D sheet in 3-D.
+
+    Parameters
+    ----------
+    n_samples : int, default 500
+        Number of points.
+    noise : float, default 0.0
+        Standard deviation of the Gaussian noise added to each coordinate.
+    random_state : None, int or numpy.random.Generator, default None
+    hole : bool, default False
+        Cut a rectangular hole out of the sheet.
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n_samples, 3), dtype float64
+    t : numpy.ndarray of shape (n_samples,), dtype float64
+        Position of each point along the roll (a continuous "label", handy
+        for colouring plots).
+    """
+    from sklearn.datasets import make_swiss_roll as _sk_make_swiss_roll
+
+    n = check_n_samples(n_samples)
+    X, t = _sk_make_swiss_roll(
+        n_samples=n, noise=_check_noise(noise), random_state=sklearn_seed(random_state), hole=bool(hole)
+    )
+    return X.astype(np.float64), t.astype(np.float64)
+
+
+@lru_cache(maxsize=1)
+def _read_digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 1,797 digits as read-only (uint8 images, int64 labels)."""
+    from sklearn.datasets import load_digits as _sk_load_digits
+
+    bunch = _sk_load_digits()
+    # The values are integers 0..16, so uint8 storage loses nothing.
+    images = bunch.images.astype(np.uint8)
+    labels = bunch.target.astype(np.int64)
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
+
+
+def load_digits(
+    digits: Any = None,
+    n_samples: int | None = None,
+    random_state: RandomState = None,
+    *,
+    return_images: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 8x8 handwritten digits, scaled to [0, 1].
+
+    A 1,797-image data set bundled with scikit-learn (about 180 per class);
+    a quick, low-dimensional stand-in for MNIST.
+
+    Parameters
+    ----------
+    digits : None, int or iterable of int, default None
+        Classes to keep, from 0..9; None keeps all ten.
+    n_samples : int or None, default None
+        None returns every (selected) row; an int draws a stratified random
+        subsample of that size (see :func:`kppca.datasets.load_mnist`).
+    random_state : None, int or numpy.random.Generator, default None
+        Seed of the subsample.
+    return_images : bool, default False
+        Return ``X`` of shape (n, 8, 8) instead of (n, 64).
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n, 64), or (n, 8, 8) with ``return_images``
+        Pixel intensities as float64 in [0, 1] (raw values 0..16 divided by 16).
+    y : numpy.ndarray of shape (n,), dtype int64
+        Digit labels, rows in the original order.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``digits``, ``n_samples`` not positive or larger than
+        available.
+    """
+    images, labels = _read_digits()
+    rows = select_indices(
+        labels,
+        labels=digits,
+        n_samples=n_samples,
+        random_state=random_state,
+        name="digits",
+        source="scikit-learn's 8x8 digits",
+    )
+    X = images[rows].astype(np.float64) / _DIGITS_MAX
+    if not return_images:
+        X = X.reshape(len(rows), -1)
+    return X, labels[rows]
