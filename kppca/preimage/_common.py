@@ -1,0 +1,72 @@
+"""Small helpers shared by the pre-image modules (argument checks, dtype/device choice)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..kernels import RBF
+
+
+def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]:
+    """Pick the working dtype and device from the first torch tensor among ``arrays``.
+
+    A floating tensor keeps its dtype when it is float32/float64 (anything else,
+    and numpy input, computes in float64) and every tensor keeps its device, so
+    CUDA inputs are processed on the GPU without a round trip through numpy.
+    """
+    for a in arrays:
+        if isinstance(a, torch.Tensor):
+            dtype = a.dtype if a.dtype in (torch.float32, torch.float64) else None
+            return dtype, a.device
+    return None, None
+
+
+def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> int | None:
+    """Validate ``n_neighbors`` against the number of training points ``n_samples``."""
+    if n_neighbors is None:
+        if allow_none:
+            return None
+        raise ValueError("n_neighbors must be a positive integer, got None.")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
+        raise TypeError(f"n_neighbors must be a positive integer, got {n_neighbors!r}.")
+    n_neighbors = int(n_neighbors)
+    if n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer (>= 1), got {n_neighbors}.")
+    if n_neighbors > n_samples:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} exceeds the number of training points ({n_samples}); "
+            f"use at most {n_samples}" + (" or None (all points)." if allow_none else ".")
+        )
+    return n_neighbors
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """Validate a finite real ``value >= 0``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number >= 0, got {value!r}.")
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
+    return float(value)
+
+
+def rbf_bandwidth(kernel: Any) -> float:
+    """Bandwidth of an RBF kernel given as :class:`~kppca.kernels.RBF` or as a positive number."""
+    if isinstance(kernel, RBF):
+        return kernel.bandwidth
+    if isinstance(kernel, numbers.Real) and not isinstance(kernel, bool):
+        return RBF(float(kernel)).bandwidth  # RBF validates positivity
+    raise TypeError(
+        "kernel must be a kppca.kernels.RBF instance or its bandwidth (a positive float); "
+        f"got {type(kernel).__name__}. The fixed-point iteration is derived for the Gaussian kernel only."
+    )
+
+
+def format_rows(rows: torch.Tensor, limit: int = 10) -> str:
+    """Readable list of (at most ``limit``) row indices for error messages."""
+    idx = rows.flatten().tolist()
+    shown = ", ".join(str(i) for i in idx[:limit])
+    return f"[{shown}{', ...' if len(idx) > limit else ''}] ({len(idx)} row(s))"

@@ -1,0 +1,215 @@
+"""Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999).
+
+For a feature-space point ``psi = sum_i gamma_i phi(x_i)`` we look for the input
+``z`` whose image is closest to it. With an RBF kernel ``|phi(z)| = 1``, so
+``|psi - phi(z)|^2 = |psi|^2 - 2 rho(z) + 1`` with ``rho(z) = sum_i gamma_i k(z, x_i)``,
+and setting the gradient of ``rho`` to zero gives the iteration
+
+    z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i).
+
+It can stall when the denominator vanishes (signed ``gamma``), converges only
+locally, and depends on the start; this implementation restarts from the best
+training point when the denominator vanishes and never returns a point worse
+(in feature-space distance) than the best training point.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from ..kernels import RBF
+from ._common import check_nonnegative, dtype_device, rbf_bandwidth
+from .smoother import _smooth
+
+__all__ = ["fixed_point_preimage", "dual_coefficients_to_expansion", "PreimageConvergenceWarning"]
+
+
+class PreimageConvergenceWarning(UserWarning):
+    """An iterative pre-image did not converge for some rows (results are still finite)."""
+
+
+def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
+    """Expansion coefficients ``gamma`` of ``psi`` from centered dual coefficients ``alpha``.
+
+    If ``psi - m = Phi_c alpha = sum_i alpha_i (phi(x_i) - m)`` with ``m`` the training
+    mean, then ``psi = sum_i gamma_i phi(x_i)`` with ``gamma = alpha - mean(alpha) + 1/N``
+    (``m = sum_i phi(x_i) / N`` absorbs the part of ``alpha`` along ``1``).
+
+    Parameters
+    ----------
+    alpha : array-like or Tensor of shape (M, N) or (N,)
+        E.g. ``A h`` for a latent code ``h`` of the dual model (``k_c = K_c A h``),
+        or ``K_c^+ k_c`` for a centered kernel vector in the range of ``K_c``.
+
+    Returns
+    -------
+    ndarray or Tensor, same shape as ``alpha``
+        ``gamma``; each row sums to 1.
+    """
+    numpy_out = is_numpy_like(alpha)
+    dtype, device = dtype_device(alpha)
+    A = as_tensor(alpha, "alpha", ndim=(1, 2), dtype=dtype, device=device)
+    gamma = A - A.mean(-1, keepdim=True) + 1.0 / A.shape[-1]
+    return to_output(gamma, numpy_out)
+
+
+def fixed_point_preimage(
+    gamma: ArrayLike,
+    X_train: ArrayLike,
+    kernel: RBF | float,
+    *,
+    init: str | ArrayLike = "best",
+    max_iter: int = 100,
+    tol: float = 1e-8,
+    denom_rtol: float = 1e-10,
+    return_info: bool = False,
+) -> Any:
+    """Pre-images of ``psi_j = sum_i gamma[j, i] phi(x_i)`` by the Mika et al. fixed point (RBF only).
+
+    All M points are iterated together (one ``(m, N)`` kernel block per
+    iteration for the ``m`` rows still running); converged rows are frozen.
+
+    Parameters
+    ----------
+    gamma : array-like or Tensor of shape (M, N) or (N,)
+        Expansion coefficients on the training images (see
+        :func:`dual_coefficients_to_expansion` for centered dual coefficients).
+    X_train : array-like or Tensor of shape (N, D)
+        Training inputs ``x_i``.
+    kernel : RBF or float
+        The RBF kernel of the model, or its bandwidth.
+    init : {"best", "smoother"} or array-like of shape (M, D), default "best"
+        Start of the iteration. ``"best"``: the training point whose image is
+        closest to ``psi`` (largest ``(K gamma)_i``). ``"smoother"``: the kernel
+        smoother with the raw weights ``K gamma = <phi(x_i), psi>`` (negative ones
+        clipped), falling back to ``"best"`` for rows where it is undefined.
+    max_iter : int, default 100
+        Maximum number of iterations.
+    tol : float, default 1e-8
+        A row has converged when ``|z_new - z| <= tol * (1 + |z|)``.
+    denom_rtol : float, default 1e-10
+        The denominator ``sum_i gamma_i k(z, x_i)`` is considered vanished when it is
+        below ``denom_rtol * sum_i |gamma_i k(z, x_i)|`` (this includes negative
+        values, where the update would head for a minimum of ``rho``, and ``z``
+        so far from the data that every ``k(z, x_i)`` underflows).
+    return_info : bool, default False
+        Also return a dict of per-row diagnostics.
+
+    Returns
+    -------
+    Z : ndarray or Tensor of shape (M, D) (or (D,) for 1-D ``gamma``)
+        Pre-images; always finite. Type (numpy/torch) of ``gamma``, on the device
+        of the first tensor argument.
+    info : dict, only if ``return_info``
+        ``converged`` (M,) bool, ``n_iter`` (M,) int, ``restarted`` (M,) bool,
+        ``fell_back`` (M,) bool, ``objective`` (M,) final ``rho(z)``.
+
+    Warns
+    -----
+    PreimageConvergenceWarning
+        When some rows did not converge within ``max_iter``.
+
+    Notes
+    -----
+    Fallbacks, so that the result is never NaN:
+
+    * vanishing denominator: the row restarts once from the best training
+      point; if it vanishes again, the row stops (reported as not converged);
+    * at the end, a row whose ``rho(z)`` is lower than that of the best training
+      point (a poor local maximum, or a stalled row) is replaced by that training
+      point (flag ``fell_back``).
+
+    Each iteration costs ``O(m N D)``; the start costs one ``N x N`` Gram matrix.
+    """
+    numpy_out = is_numpy_like(gamma)
+    dtype, device = dtype_device(gamma, X_train)
+    G = as_tensor(gamma, "gamma", ndim=(1, 2), dtype=dtype, device=device)
+    single = G.ndim == 1
+    G = G[None] if single else G
+    X = as_tensor(X_train, "X_train", dtype=G.dtype, device=G.device)
+    if G.shape[1] != X.shape[0]:
+        raise ValueError(
+            f"gamma has {G.shape[1]} column(s) but X_train has {X.shape[0]} training points; they must match."
+        )
+    kern = RBF(rbf_bandwidth(kernel))
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    tol = check_nonnegative(tol, "tol")
+    denom_rtol = check_nonnegative(denom_rtol, "denom_rtol")
+    M = G.shape[0]
+
+    # rho at every training point: <psi, phi(x_i)> = (gamma K)_i.
+    rho_train = G @ kern.gram(X, X)
+    best_rho, best_idx = rho_train.max(1)
+    Z_best = X[best_idx]
+
+    if isinstance(init, str):
+        if init == "best":
+            Z = Z_best.clone()
+        elif init == "smoother":
+            Z, bad = _smooth(rho_train, X, None, True, 0.0)
+            Z = torch.where(bad[:, None], Z_best, Z)
+        else:
+            raise ValueError(f"init={init!r} is unknown; use 'best', 'smoother' or an (M, D) array.")
+    else:
+        Z = as_tensor(init, "init", dtype=G.dtype, device=G.device)
+        if Z.shape != (M, X.shape[1]):
+            raise ValueError(f"init must have shape ({M}, {X.shape[1]}), got {tuple(Z.shape)}.")
+
+    active = torch.ones(M, dtype=torch.bool, device=G.device)
+    converged = torch.zeros_like(active)
+    restarted = torch.zeros_like(active)
+    n_iter = torch.zeros(M, dtype=torch.long, device=G.device)
+    for _ in range(max_iter):
+        idx = active.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            break
+        Za = Z[idx]
+        Wt = G[idx] * kern.gram(Za, X)  # (m, N) terms gamma_i k(z, x_i)
+        denom = Wt.sum(1)
+        ok = denom > denom_rtol * Wt.abs().sum(1)
+        Znew = (Wt @ X) / torch.where(ok, denom, torch.ones_like(denom))[:, None]
+        # Vanished denominator: restart once from the best training point, else stop the row.
+        first = ~ok & ~restarted[idx]
+        dead = ~ok & restarted[idx]
+        Znew = torch.where(first[:, None], Z_best[idx], Znew)
+        Znew = torch.where(dead[:, None], Za, Znew)
+        step = torch.linalg.vector_norm(Znew - Za, dim=1)
+        conv = ok & (step <= tol * (1.0 + torch.linalg.vector_norm(Za, dim=1)))
+        Z[idx] = Znew
+        n_iter[idx] += 1
+        restarted[idx] = restarted[idx] | first
+        converged[idx] = conv
+        active[idx] = ~(conv | dead)
+
+    rho = (G * kern.gram(Z, X)).sum(1)
+    # Never worse than the best training point (local maxima, minima, stalled rows).
+    # (with a rounding margin, so a row that converged onto x_best is not flagged)
+    margin = 64 * torch.finfo(G.dtype).eps * G.abs().sum(1)
+    fell_back = rho < best_rho - margin
+    Z = torch.where(fell_back[:, None], Z_best, Z)
+    rho = torch.where(fell_back, best_rho, rho)
+
+    n_bad = int((~converged).sum())
+    if n_bad:
+        warnings.warn(
+            f"fixed_point_preimage: {n_bad} of {M} row(s) did not converge within max_iter={max_iter} "
+            f"(tol={tol}); their result is the last iterate or the best training point. "
+            "Increase max_iter, loosen tol, or try init='smoother'.",
+            PreimageConvergenceWarning,
+            stacklevel=2,
+        )
+    if single:
+        Z = Z[0]
+    Z = to_output(Z, numpy_out)
+    if not return_info:
+        return Z
+    info = {"converged": converged, "n_iter": n_iter, "restarted": restarted, "fell_back": fell_back, "objective": rho}
+    if single:
+        info = {k: v[0] for k, v in info.items()}
+    return Z, {k: to_output(v, numpy_out) for k, v in info.items()}

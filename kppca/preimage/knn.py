@@ -1,0 +1,159 @@
+"""k-nearest-neighbour pre-image from feature-space distances.
+
+The squared feature-space distance between a point ``psi`` and a training point
+``phi(x_i)`` only needs kernel values:
+
+    |psi - phi(x_i)|^2 = |psi - m|^2 - 2 k_c,i + (K_c)_ii,
+
+with ``k_c = Phi_c^T (psi - m)`` the centered kernel vector of ``psi``. The first term
+is the same for every ``i``, so the neighbours can be ranked without it. The
+pre-image is the (optionally distance-weighted) mean of the neighbours' targets
+(Kwok & Tsang (2004) use the neighbours to initialise a local fit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from ._common import check_n_neighbors, dtype_device, format_rows
+
+__all__ = ["feature_space_sq_distances", "knn_preimage"]
+
+
+def feature_space_sq_distances(
+    K_c_rows: ArrayLike,
+    gram_diag_centered: ArrayLike,
+    sq_norms: ArrayLike | None = None,
+) -> Any:
+    """Squared feature-space distances from centered kernel vectors.
+
+    ``d2[j, i] = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``.
+
+    Parameters
+    ----------
+    K_c_rows : array-like or Tensor of shape (M, N) or (N,)
+        Centered kernel vectors ``k_c(psi_j)`` against the N training points.
+    gram_diag_centered : array-like or Tensor of shape (N,)
+        Diagonal of the centered training Gram matrix, ``(K_c)_ii = |phi(x_i) - m|^2``.
+    sq_norms : array-like or Tensor of shape (M,) or float, optional
+        ``|psi_j - m|^2``. When omitted, the term is dropped: each row is then
+        shifted by an unknown constant (entries may be negative), which does not
+        change the ranking of neighbours but forbids distance weighting. For a
+        point ``psi - m = Phi_c alpha`` it is ``alpha^T k_c``; for an RBF kernel and a
+        real input ``x`` it is ``1 - 2 mean(k(x, x_i)) + 1^T K 1 / N^2``.
+
+    Returns
+    -------
+    ndarray or Tensor of shape (M, N) (or (N,) for 1-D input)
+        Same type and device as ``K_c_rows``. True distances are clipped at 0
+        (rounding can make them slightly negative).
+    """
+    numpy_out = is_numpy_like(K_c_rows)
+    dtype, device = dtype_device(K_c_rows, gram_diag_centered)
+    Kc = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=dtype, device=device)
+    single = Kc.ndim == 1
+    Kc = Kc[None] if single else Kc
+    diag = as_tensor(gram_diag_centered, "gram_diag_centered", ndim=1, dtype=Kc.dtype, device=Kc.device)
+    if diag.shape[0] != Kc.shape[1]:
+        raise ValueError(
+            f"gram_diag_centered has {diag.shape[0]} entries but K_c_rows has {Kc.shape[1]} columns; they must match."
+        )
+    D2 = diag[None, :] - 2.0 * Kc
+    if sq_norms is not None:
+        sn = as_tensor(sq_norms, "sq_norms", ndim=(0, 1), dtype=Kc.dtype, device=Kc.device, min_samples=0)
+        sn = sn.reshape(-1)
+        if sn.shape[0] not in (1, Kc.shape[0]):
+            raise ValueError(f"sq_norms must have one value per row of K_c_rows ({Kc.shape[0]}), got {sn.shape[0]}.")
+        if bool((sn < 0).any()):
+            raise ValueError("sq_norms are squared norms and must be >= 0.")
+        D2 = (D2 + sn[:, None]).clamp_(min=0.0)
+    return to_output(D2[0] if single else D2, numpy_out)
+
+
+def knn_preimage(
+    sq_distances: ArrayLike,
+    targets: ArrayLike,
+    *,
+    n_neighbors: int = 5,
+    weighting: str = "uniform",
+    return_indices: bool = False,
+) -> Any:
+    """Pre-image as the mean of the targets of the nearest training points in feature space.
+
+    Parameters
+    ----------
+    sq_distances : array-like or Tensor of shape (M, N) or (N,)
+        Squared feature-space distances of M query points to N training points,
+        e.g. from :func:`feature_space_sq_distances`. With ``weighting="uniform"``
+        any per-row shift is allowed (only the ranking matters).
+    targets : array-like or Tensor of shape (N, D) or (N,)
+        Training inputs (or latent codes) to average.
+    n_neighbors : int, default 5
+        Number of neighbours, ``1 <= n_neighbors <= N``. ``1`` returns the nearest
+        training target itself (exact when the query is a training point).
+    weighting : {"uniform", "distance"}, default "uniform"
+        ``"distance"`` weighs neighbour ``i`` by ``1 / d_i`` (``d_i`` the distance,
+        not squared); a neighbour at distance 0 then takes all the weight. It
+        needs true distances (pass ``sq_norms`` to :func:`feature_space_sq_distances`).
+    return_indices : bool, default False
+        Also return the neighbour indices, shape (M, n_neighbors), nearest first.
+
+    Returns
+    -------
+    preimages : ndarray or Tensor of shape (M, D)
+        ``(D,)`` for 1-D ``sq_distances``, ``(M,)`` for 1-D ``targets``; type and
+        device of ``sq_distances``.
+    indices : ndarray or Tensor of shape (M, n_neighbors), only if ``return_indices``
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, NaN/inf, invalid ``n_neighbors``/``weighting``, or negative
+        distances with ``weighting="distance"``.
+    """
+    numpy_out = is_numpy_like(sq_distances)
+    dtype, device = dtype_device(sq_distances, targets)
+    D2 = as_tensor(sq_distances, "sq_distances", ndim=(1, 2), dtype=dtype, device=device)
+    T = as_tensor(targets, "targets", ndim=(1, 2), dtype=D2.dtype, device=D2.device)
+    single, vector_targets = D2.ndim == 1, T.ndim == 1
+    D2 = D2[None] if single else D2
+    T = T[:, None] if vector_targets else T
+    if D2.shape[1] != T.shape[0]:
+        raise ValueError(
+            f"sq_distances has {D2.shape[1]} column(s) (training points) but targets has {T.shape[0]} row(s); "
+            "they must match."
+        )
+    k = check_n_neighbors(n_neighbors, T.shape[0], allow_none=False)
+    if weighting not in ("uniform", "distance"):
+        raise ValueError(f"weighting={weighting!r} is unknown; use 'uniform' or 'distance'.")
+
+    d2, idx = torch.topk(D2, k, dim=1, largest=False)  # (M, k), nearest first
+    neigh = T[idx]  # (M, k, D): gathers only k rows per query
+    if weighting == "uniform":
+        out = neigh.mean(1)
+    else:
+        # Tolerate rounding below zero, refuse genuinely shifted (relative) distances.
+        tol = 1e3 * torch.finfo(D2.dtype).eps * D2.abs().amax(1, keepdim=True)
+        neg = (d2 < -tol).any(1)
+        if bool(neg.any()):
+            raise ValueError(
+                f"sq_distances has negative entries in row(s) {format_rows(neg.nonzero())}: weighting='distance' "
+                "needs true squared distances (pass sq_norms to feature_space_sq_distances) or use 'uniform'."
+            )
+        d = d2.clamp(min=0.0).sqrt()
+        exact = d <= tol.sqrt()
+        has_exact = exact.any(1, keepdim=True)
+        # 1/d weights; a neighbour at distance 0 gets all the weight (avoids inf/inf).
+        w = torch.where(has_exact, exact.to(d.dtype), 1.0 / torch.where(exact, torch.ones_like(d), d))
+        out = (w[:, :, None] * neigh).sum(1) / w.sum(1, keepdim=True)
+    if vector_targets:
+        out = out[:, 0]
+    if single:
+        out, idx = out[0], idx[0]
+    out = to_output(out, numpy_out)
+    if return_indices:
+        return out, to_output(idx, numpy_out)
+    return out

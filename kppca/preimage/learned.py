@@ -1,0 +1,147 @@
+"""Learned pre-image map (Bakir, Weston & Schölkopf, 2004).
+
+Instead of solving a pre-image problem per point, learn a map from feature-space
+coordinates back to inputs on the training pairs ``(z_i, x_i)`` — ``z_i`` being, e.g.,
+the projections of ``phi(x_i)`` on the top principal directions or the latent codes
+``h_i`` — with kernel ridge regression, then apply it to new coordinates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor, check_positive, is_numpy_like, to_output
+from ..kernels import RBF, squared_distances
+from ._common import dtype_device
+
+__all__ = ["LearnedPreimage", "median_heuristic_bandwidth"]
+
+# The median heuristic looks at most this many points (evenly spaced rows) to stay O(n^2) cheap.
+_MEDIAN_MAX_POINTS = 2000
+
+
+def median_heuristic_bandwidth(Z: torch.Tensor) -> float:
+    """Median pairwise Euclidean distance between distinct rows of ``Z`` (N, p).
+
+    Uses at most 2000 evenly spaced rows. Raises ``ValueError`` when all rows coincide.
+    """
+    if Z.shape[0] > _MEDIAN_MAX_POINTS:
+        Z = Z[torch.linspace(0, Z.shape[0] - 1, _MEDIAN_MAX_POINTS, device=Z.device).long()]
+    iu = torch.triu_indices(Z.shape[0], Z.shape[0], offset=1, device=Z.device)
+    d = squared_distances(Z, Z)[iu[0], iu[1]].sqrt()
+    d = d[d > 0]
+    if d.numel() == 0:
+        raise ValueError("the median heuristic needs at least two distinct rows of Z; pass bandwidth explicitly.")
+    return float(d.median())
+
+
+class LearnedPreimage:
+    """Kernel ridge regression from feature-space coordinates ``Z`` to inputs ``X``.
+
+    ``x(z) = mean(X) + sum_i k(z, z_i) c_i`` with ``C = (K_Z + alpha I)^{-1} (X - mean(X))`` and
+    an RBF kernel ``k`` on the coordinates. The targets are centered so that, far
+    from the training coordinates, predictions return to the mean input rather
+    than to 0.
+
+    Parameters
+    ----------
+    bandwidth : float or None, default None
+        RBF bandwidth on ``Z`` (its own, unrelated to the model's kernel). None:
+        median heuristic, the median distance between training coordinates.
+    alpha : float, default 1e-3
+        Ridge regularisation (> 0). It is part of the model: smaller values fit
+        the training pairs more closely, larger ones give a smoother map.
+
+    Attributes
+    ----------
+    bandwidth_ : float
+        Bandwidth used.
+    Z_fit_ : Tensor of shape (N, p)
+    dual_coef_ : Tensor of shape (N, D)
+    X_mean_ : Tensor of shape (D,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.linspace(0, 1, 30)[:, None]
+    >>> X = np.hstack([np.sin(3 * Z), Z ** 2])
+    >>> lp = LearnedPreimage(alpha=1e-6).fit(Z, X)
+    >>> lp.predict(Z[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(self, bandwidth: float | None = None, alpha: float = 1e-3):
+        self.bandwidth = check_positive(bandwidth, "bandwidth", allow_none=True)
+        self.alpha = check_positive(alpha, "alpha")
+
+    def fit(self, Z: ArrayLike, X: ArrayLike) -> "LearnedPreimage":
+        """Fit the map on training pairs.
+
+        Parameters
+        ----------
+        Z : array-like or Tensor of shape (N, p)
+            Feature-space coordinates of the training points (a 1-D input is read as p = 1).
+        X : array-like or Tensor of shape (N, D)
+            The corresponding inputs (a 1-D input is read as D = 1 and predicted as 1-D).
+
+        Returns
+        -------
+        self
+        """
+        dtype, device = dtype_device(Z, X)
+        Zt = as_tensor(Z, "Z", ndim=(1, 2), dtype=dtype, device=device)
+        Xt = as_tensor(X, "X", ndim=(1, 2), dtype=Zt.dtype, device=Zt.device)
+        Zt = Zt[:, None] if Zt.ndim == 1 else Zt
+        self._vector_targets = Xt.ndim == 1
+        Xt = Xt[:, None] if self._vector_targets else Xt
+        if Zt.shape[0] != Xt.shape[0]:
+            raise ValueError(f"Z has {Zt.shape[0]} rows but X has {Xt.shape[0]}; they must be paired row by row.")
+        self.bandwidth_ = float(self.bandwidth) if self.bandwidth is not None else median_heuristic_bandwidth(Zt)
+        self.kernel_ = RBF(self.bandwidth_)
+        K = self.kernel_.gram(Zt, Zt)
+        K.diagonal().add_(float(self.alpha))  # ridge term of the model (K is our own matrix)
+        L, info = torch.linalg.cholesky_ex(K)
+        if int(info) != 0:
+            raise ValueError(
+                f"K + alpha I is not numerically positive definite (alpha={self.alpha}); increase alpha."
+            )
+        self.X_mean_ = Xt.mean(0)
+        self.dual_coef_ = torch.cholesky_solve(Xt - self.X_mean_, L)
+        self.Z_fit_ = Zt
+        return self
+
+    def predict(self, Z_new: ArrayLike) -> Any:
+        """Map new coordinates to inputs.
+
+        Parameters
+        ----------
+        Z_new : array-like or Tensor of shape (M, p)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, D)
+            ``(D,)`` for a single 1-D point. Same type as ``Z_new``; tensors are on
+            the device used in ``fit``.
+        """
+        if not hasattr(self, "dual_coef_"):
+            raise ValueError("this LearnedPreimage is not fitted yet; call fit(Z, X) before predict.")
+        numpy_out = is_numpy_like(Z_new)
+        Zn = as_tensor(Z_new, "Z_new", ndim=(1, 2), dtype=self.Z_fit_.dtype, device=self.Z_fit_.device)
+        # 1-D: M scalar coordinates when p == 1 (as in fit), otherwise one point.
+        single = Zn.ndim == 1 and self.Z_fit_.shape[1] > 1
+        if Zn.ndim == 1:
+            Zn = Zn[None] if single else Zn[:, None]
+        if Zn.shape[1] != self.Z_fit_.shape[1]:
+            raise ValueError(f"Z_new has {Zn.shape[1]} columns but the map was fitted on {self.Z_fit_.shape[1]}.")
+        out = self.kernel_.gram(Zn, self.Z_fit_) @ self.dual_coef_ + self.X_mean_
+        if self._vector_targets:
+            out = out[:, 0]
+        if single:
+            out = out[0]
+        return to_output(out, numpy_out)
+
+    def __repr__(self) -> str:
+        return f"LearnedPreimage(bandwidth={self.bandwidth!r}, alpha={self.alpha!r})"
+

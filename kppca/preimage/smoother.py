@@ -1,0 +1,249 @@
+"""Kernel smoother: a weighted mean of training targets with kernel weights.
+
+``t_hat = sum_i w_i t_i / sum_i w_i`` serves two purposes in ``kppca``:
+
+* the pre-image of a generated feature-space point (spec "Pre-image", eq. 19 of the
+  dual PPCA paper), with ``w`` its *raw* (non-centered) kernel vector against the
+  training inputs and ``t_i = x_i``;
+* the out-of-sample latent code of a Restricted Kernel Machine,
+  ``h* = sum_i k~(x_i, x*) h_i / sum_i k~(x_i, x*)``, with ``t_i = h_i``.
+
+The normalisation ``sum_i w_i`` can be close to zero (signed weights, or a
+centered kernel vector passed by mistake); the options ``clip_negative``,
+``n_neighbors`` and ``epsilon`` stabilise it, and a row whose total weight is
+still not positive raises a :class:`ValueError` instead of returning NaN.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from ..kernels import Kernel, as_kernel
+from ._common import check_n_neighbors, check_nonnegative, dtype_device, format_rows
+
+__all__ = ["kernel_smoother", "KernelSmoother"]
+
+# Rows whose |sum w| is this small relative to sum |w| look like centered kernel vectors.
+_CENTERED_RTOL = 1e-8
+
+
+def _stabilised_weights(W: torch.Tensor, n_neighbors: int | None, clip_negative: bool) -> torch.Tensor:
+    """Apply ``clip_negative`` then ``n_neighbors`` to a (M, N) weight block (out of place)."""
+    if clip_negative:
+        W = W.clamp(min=0.0)
+    if n_neighbors is not None and n_neighbors < W.shape[1]:
+        vals, idx = torch.topk(W, n_neighbors, dim=1)
+        # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
+        W = torch.zeros_like(W).scatter_(1, idx, vals)
+    return W
+
+
+def _smooth(
+    W: torch.Tensor,
+    T: torch.Tensor,
+    n_neighbors: int | None,
+    clip_negative: bool,
+    epsilon: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weighted means of the rows of ``T``; returns ``(out (M, D), bad (M,) bool)``.
+
+    ``bad`` flags rows whose denominator is not clearly positive; their output is
+    filled with zeros (the caller decides whether to raise or to fall back).
+    """
+    Ws = _stabilised_weights(W, n_neighbors, clip_negative)
+    denom = Ws.sum(1) + epsilon
+    # The rounding error of a sum of N terms is at most ~N eps sum|w|: a total below
+    # that is numerically zero (e.g. a centered vector, whose entries cancel).
+    tiny = Ws.shape[1] * torch.finfo(Ws.dtype).eps * Ws.abs().sum(1)
+    bad = ~(denom > tiny)
+    out = (Ws @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
+    out = torch.where(bad[:, None], torch.zeros_like(out), out)
+    return out, bad
+
+
+def _looks_centered(W: torch.Tensor) -> torch.Tensor:
+    """Rows with signed entries that cancel: the signature of a centered kernel vector."""
+    scale = W.abs().sum(1)
+    return (W.sum(1).abs() <= _CENTERED_RTOL * scale) & (scale > 0)
+
+
+def _zero_weight_message(
+    bad: torch.Tensor, centered: torch.Tensor, n_neighbors: int | None, clip_negative: bool, epsilon: float
+) -> str:
+    rows = format_rows(bad.nonzero())
+    msg = [f"the total weight of row(s) {rows} of weights is zero or negative after the options "
+           f"(n_neighbors={n_neighbors}, clip_negative={clip_negative}, epsilon={epsilon}), "
+           "so the weighted mean is undefined."]
+    if bool((centered & bad).any()):
+        msg.append("These rows sum to ~0 like centered kernel vectors: un-center them first "
+                   "(kppca.preimage.uncenter_kernel_vectors).")
+    hints = []
+    if not clip_negative:
+        hints.append("clip_negative=True")
+    if n_neighbors is not None:
+        hints.append("a larger n_neighbors (None keeps all weights)")
+    hints.append("epsilon > 0 (shrinks those rows toward 0)")
+    msg.append("Options that help: " + ", ".join(hints) + ".")
+    return " ".join(msg)
+
+
+def kernel_smoother(
+    weights: ArrayLike,
+    targets: ArrayLike,
+    *,
+    n_neighbors: int | None = None,
+    clip_negative: bool = True,
+    epsilon: float = 0.0,
+) -> Any:
+    """Weighted mean of training targets with (non-centered) kernel weights.
+
+    Computes, for each row ``w`` of ``weights``,
+    ``t_hat = sum_i w_i t_i / (sum_i w_i + epsilon)`` after the stabilising
+    options below.
+
+    Parameters
+    ----------
+    weights : array-like or Tensor of shape (M, N) or (N,)
+        Raw kernel weights ``w_i = k(x_i, x*)`` of M query points against N
+        training points. A 1-D input is one query. Centered kernel vectors (which
+        sum to zero) must be un-centered first, see :func:`uncenter_kernel_vectors`.
+    targets : array-like or Tensor of shape (N, D) or (N,)
+        What is averaged: training inputs for a pre-image, latent codes ``h_i``
+        for an RKM out-of-sample code.
+    n_neighbors : int or None, default None
+        Keep only the ``n_neighbors`` largest weights of each row (after
+        clipping) and zero the others. ``None`` keeps all N. Ties at the
+        threshold are broken arbitrarily.
+    clip_negative : bool, default True
+        Set negative weights to zero before anything else. A PSD kernel such as
+        the RBF only gives non-negative raw weights, so negative ones come from
+        estimation (e.g. an un-centered generated vector) and would extrapolate
+        outside the convex hull of the targets.
+    epsilon : float, default 0.0
+        Non-negative constant added to each denominator. It keeps rows with
+        little total weight finite at the cost of shrinking them toward 0
+        (the origin of the targets, not their mean).
+
+    Returns
+    -------
+    ndarray or Tensor of shape (M, D)
+        ``(D,)`` for 1-D ``weights``, ``(M,)`` for 1-D ``targets``. A numpy array
+        when ``weights`` is not a tensor, otherwise a tensor on the device of
+        ``weights`` (float64, or float32 for a float32 tensor).
+
+    Raises
+    ------
+    ValueError
+        On mismatched shapes, NaN/inf, invalid options, or when some row's total
+        weight is (numerically) zero or negative after the options; the message
+        lists those rows and the options that help.
+
+    Warns
+    -----
+    UserWarning
+        When rows sum to ~0 with signed entries (they look like centered kernel
+        vectors) but the options still made the weighted mean defined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kernel_smoother(np.array([1.0, 3.0]), np.array([[0.0], [4.0]]))
+    array([3.])
+    """
+    numpy_out = is_numpy_like(weights)
+    dtype, device = dtype_device(weights, targets)
+    W = as_tensor(weights, "weights", ndim=(1, 2), dtype=dtype, device=device)
+    T = as_tensor(targets, "targets", ndim=(1, 2), dtype=W.dtype, device=W.device)
+    single, vector_targets = W.ndim == 1, T.ndim == 1
+    W = W[None] if single else W
+    T = T[:, None] if vector_targets else T
+    if W.shape[1] != T.shape[0]:
+        raise ValueError(
+            f"weights has {W.shape[1]} column(s) (training points) but targets has {T.shape[0]} row(s); "
+            "they must match."
+        )
+    n_neighbors = check_n_neighbors(n_neighbors, T.shape[0], allow_none=True)
+    epsilon = check_nonnegative(epsilon, "epsilon")
+
+    out, bad = _smooth(W, T, n_neighbors, bool(clip_negative), epsilon)
+    centered = _looks_centered(W)
+    if bool(bad.any()):
+        raise ValueError(_zero_weight_message(bad, centered, n_neighbors, bool(clip_negative), epsilon))
+    if bool(centered.any()):
+        warnings.warn(
+            f"row(s) {format_rows(centered.nonzero())} of weights sum to ~0 like centered kernel vectors; "
+            "the smoother expects raw kernel weights (see kppca.preimage.uncenter_kernel_vectors).",
+            UserWarning,
+            stacklevel=2,
+        )
+    if vector_targets:
+        out = out[:, 0]
+    if single:
+        out = out[0]
+    return to_output(out, numpy_out)
+
+
+class KernelSmoother:
+    """Kernel smoother with its kernel and training set (estimator form of :func:`kernel_smoother`).
+
+    ``predict(X_new)`` returns ``sum_i k(x_i, x) t_i / sum_i k(x_i, x)`` for each
+    new point ``x``, e.g. the RKM out-of-sample latent code with ``t_i = h_i``.
+
+    Parameters
+    ----------
+    kernel : Kernel, callable or str
+        The smoothing kernel ``k~`` (e.g. ``kppca.kernels.RBF(bandwidth)``); it should
+        give non-negative values (RBF, Laplacian).
+    n_neighbors, clip_negative, epsilon
+        As in :func:`kernel_smoother`.
+
+    Attributes
+    ----------
+    X_fit_ : Tensor of shape (N, D_in)
+    targets_ : Tensor of shape (N, D) or (N,)
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel | Any,
+        *,
+        n_neighbors: int | None = None,
+        clip_negative: bool = True,
+        epsilon: float = 0.0,
+    ):
+        self.kernel = as_kernel(kernel)
+        self.n_neighbors = n_neighbors
+        self.clip_negative = clip_negative
+        self.epsilon = epsilon
+
+    def fit(self, X: ArrayLike, targets: ArrayLike | None = None) -> "KernelSmoother":
+        """Store the training inputs ``X`` (N, D_in) and targets (N, D); targets default to ``X``."""
+        dtype, device = dtype_device(X, targets)
+        self.X_fit_ = as_tensor(X, "X", dtype=dtype, device=device)
+        src = X if targets is None else targets
+        self.targets_ = as_tensor(src, "targets", ndim=(1, 2), dtype=self.X_fit_.dtype, device=self.X_fit_.device)
+        if self.targets_.shape[0] != self.X_fit_.shape[0]:
+            raise ValueError(
+                f"X has {self.X_fit_.shape[0]} rows but targets has {self.targets_.shape[0]}; they must match."
+            )
+        check_n_neighbors(self.n_neighbors, self.X_fit_.shape[0], allow_none=True)
+        check_nonnegative(self.epsilon, "epsilon")
+        return self
+
+    def predict(self, X_new: ArrayLike) -> Any:
+        """Smoothed targets of the rows of ``X_new`` (M, D_in); returns (M, D), type of ``X_new``."""
+        if not hasattr(self, "X_fit_"):
+            raise ValueError("this KernelSmoother is not fitted yet; call fit(X, targets) before predict.")
+        numpy_out = is_numpy_like(X_new)
+        Xn = as_tensor(X_new, "X_new", dtype=self.X_fit_.dtype, device=self.X_fit_.device)
+        if Xn.shape[1] != self.X_fit_.shape[1]:
+            raise ValueError(f"X_new has {Xn.shape[1]} features but the smoother was fitted on {self.X_fit_.shape[1]}.")
+        W = self.kernel.gram(Xn, self.X_fit_)
+        out = kernel_smoother(
+            W, self.targets_, n_neighbors=self.n_neighbors, clip_negative=self.clip_negative, epsilon=self.epsilon
+        )
+        return to_output(out, numpy_out)

@@ -1,0 +1,179 @@
+"""From centered kernel vectors back to raw kernel weights.
+
+The dual model generates *centered* kernel vectors ``k_c = Phi_c^T (psi - m)``; each
+sums to zero, so a kernel smoother applied to them divides by zero. The raw
+vector ``k_i = <phi(x_i), psi>`` is
+
+    k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1,        s = 1^T k / N,
+
+where ``K 1 / N`` (column means) and ``1^T K 1 / N^2`` (grand mean) are known from
+training, but the row mean ``s`` of the unknown raw vector is lost by centering:
+it has to be estimated (it is ``<m, psi>``, the similarity of the new point to the
+training mean). Changing ``s`` adds the same constant to every weight, which moves
+a kernel-smoother pre-image along the line through the plain training mean:
+a larger ``s`` pulls it toward the mean, a smaller one pushes it toward the few
+most similar training points (down to only one when all others are clipped).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from ..kernels import KernelCenterer
+from ._common import dtype_device
+
+__all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES"]
+
+#: Named estimates of the unknown row mean ``s`` accepted by :func:`uncenter_kernel_vectors`.
+ROW_MEAN_ESTIMATES = ("mean", "zero-min", "span")
+
+
+def _span_offset(
+    Kc_rows: torch.Tensor, c: torch.Tensor, gram_centered: ArrayLike | None, rcond: float | None
+) -> torch.Tensor:
+    """``<m, psi - m> = c^T K_c^+ k_c`` for ``psi - m`` in ``span{phi_i - m}``; shape (M,)."""
+    if gram_centered is None:
+        raise ValueError(
+            "estimate='span' needs gram_centered, the centered training Gram matrix K_c (N, N)."
+        )
+    Kc = as_tensor(gram_centered, "gram_centered", dtype=Kc_rows.dtype, device=Kc_rows.device)
+    N = c.shape[0]
+    if Kc.shape != (N, N):
+        raise ValueError(f"gram_centered must have shape ({N}, {N}) like the training set, got {tuple(Kc.shape)}.")
+    lam, E = torch.linalg.eigh(0.5 * (Kc + Kc.T))
+    if rcond is None:
+        rcond = N * torch.finfo(Kc.dtype).eps
+    # Pseudo-inverse on the numerical range only: the tiny eigenvalues are rounding noise.
+    keep = lam > rcond * lam.abs().max()
+    E, lam = E[:, keep], lam[keep]
+    beta = E @ ((E.T @ c) / lam)  # K_c^+ c, with c = Phi_c^T m
+    return Kc_rows @ beta
+
+
+def uncenter_kernel_vectors(
+    K_c_rows: ArrayLike,
+    centerer: KernelCenterer,
+    estimate: str | float | ArrayLike = "mean",
+    *,
+    gram_centered: ArrayLike | None = None,
+    rcond: float | None = None,
+    return_row_means: bool = False,
+) -> Any:
+    """Turn centered kernel vectors into raw kernel weights for a kernel smoother.
+
+    Computes ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1`` row by row, with the
+    unknown row mean ``s = 1^T k / N`` given by ``estimate``:
+
+    ``"mean"`` (default)
+        ``s = 1^T K 1 / N^2``, the training grand mean, so ``k = k_c + K 1 / N``:
+        the new point is assumed to be as similar to the training set, on
+        average, as a typical training point is. Needs nothing beyond the
+        centerer and is exact on average over the training points. Some weights
+        can come out negative; ``kernel_smoother(clip_negative=True)`` drops them.
+    ``"zero-min"``
+        ``s`` such that the smallest weight of each row is exactly zero: the
+        least similar training point gets no weight. A natural guess for an RBF
+        kernel with a moderate bandwidth (far points have ``k ~ 0``). Compared
+        with ``"mean"`` it lowers ``s`` when all ``"mean"`` weights are positive
+        (less shrinkage toward the training mean) and raises it when some are
+        negative (the weights that clipping would otherwise drop).
+    ``"span"``
+        The exact value ``s = 1^T K 1 / N^2 + c^T K_c^+ k_c`` with
+        ``c = K 1 / N - 1^T K 1 / N^2`` for a feature-space point in the affine span
+        ``m + span{phi_i - m}``, which is where the dual model lives (training
+        points, posterior means, generated samples, KPCA projections). Needs
+        ``gram_centered``; costs one ``N x N`` eigendecomposition per call. For a
+        point outside that span it returns the row mean of its projection.
+    float, or array-like of shape (M,)
+        ``s`` itself (one value for every row, or one per row), e.g. the true row
+        means ``K_x.mean(1)`` when they are known: then un-centering is exact.
+
+    Parameters
+    ----------
+    K_c_rows : array-like or Tensor of shape (M, N) or (N,)
+        Centered kernel vectors against the N training points (each row sums to 0).
+    centerer : KernelCenterer
+        Fitted on the training Gram matrix (provides ``column_means_`` and
+        ``grand_mean_``). With ``centerer.center=False`` (uncentered model) the
+        vectors are already raw and are returned as a copy, whatever ``estimate``.
+    estimate : {"mean", "zero-min", "span"}, float or array-like of shape (M,)
+        How ``s`` is chosen (see above).
+    gram_centered : array-like or Tensor of shape (N, N), optional
+        Centered training Gram matrix ``K_c``; required by ``estimate="span"`` only.
+    rcond : float, optional
+        ``"span"`` only: eigenvalues of ``K_c`` below ``rcond * max eigenvalue`` are
+        treated as zero (default ``N * machine epsilon``).
+    return_row_means : bool, default False
+        Also return the ``s`` used, shape (M,).
+
+    Returns
+    -------
+    K_rows : ndarray or Tensor of shape (M, N) (or (N,) for 1-D input)
+        Raw kernel weights, same type (numpy/torch) and device as ``K_c_rows``.
+    row_means : ndarray or Tensor of shape (M,) (or scalar), only if ``return_row_means``
+
+    Raises
+    ------
+    ValueError
+        Unfitted centerer, size mismatch, NaN/inf, unknown ``estimate``, or
+        ``"span"`` without ``gram_centered``.
+    """
+    numpy_out = is_numpy_like(K_c_rows)
+    dtype, device = dtype_device(K_c_rows)
+    Kc_rows = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=dtype, device=device)
+    single = Kc_rows.ndim == 1
+    Kc_rows = Kc_rows[None] if single else Kc_rows
+    if not isinstance(centerer, KernelCenterer) or not hasattr(centerer, "column_means_"):
+        raise ValueError(
+            "centerer must be a KernelCenterer fitted on the training Gram matrix "
+            "(it needs column_means_ and grand_mean_)."
+        )
+    colmean = centerer.column_means_.to(dtype=Kc_rows.dtype, device=Kc_rows.device)
+    N = colmean.shape[0]
+    if Kc_rows.shape[1] != N:
+        raise ValueError(
+            f"K_c_rows has {Kc_rows.shape[1]} column(s) but the centerer was fitted on {N} training points."
+        )
+    M = Kc_rows.shape[0]
+    gm = centerer.grand_mean_.to(dtype=Kc_rows.dtype, device=Kc_rows.device)
+
+    if not centerer.center:
+        K_rows, s = Kc_rows.clone(), Kc_rows.mean(1)
+    else:
+        base = Kc_rows + colmean[None, :]  # k for s = grand mean
+        if isinstance(estimate, str):
+            if estimate == "mean":
+                s = gm.expand(M).clone()
+            elif estimate == "zero-min":
+                s = gm - base.min(1).values
+            elif estimate == "span":
+                s = gm + _span_offset(Kc_rows, colmean - gm, gram_centered, rcond)
+            else:
+                raise ValueError(
+                    f"estimate={estimate!r} is unknown; use one of {ROW_MEAN_ESTIMATES}, a float or an array of "
+                    "row means."
+                )
+        elif isinstance(estimate, numbers.Real) and not isinstance(estimate, bool):
+            s = torch.full((M,), float(estimate), dtype=Kc_rows.dtype, device=Kc_rows.device)
+            if not bool(torch.isfinite(s).all()):
+                raise ValueError(f"estimate must be finite, got {estimate!r}.")
+        else:
+            s = as_tensor(estimate, "estimate", ndim=(0, 1), dtype=Kc_rows.dtype, device=Kc_rows.device,
+                          min_samples=0)
+            s = s.reshape(-1)
+            if s.shape[0] != M:
+                raise ValueError(
+                    f"estimate given as row means must have one value per row of K_c_rows ({M}), got {s.shape[0]}."
+                )
+        K_rows = base + (s - gm)[:, None]
+
+    if single:
+        K_rows, s = K_rows[0], s[0]
+    K_rows = to_output(K_rows, numpy_out)
+    if return_row_means:
+        return K_rows, to_output(s, numpy_out)
+    return K_rows
