@@ -1,0 +1,8 @@
+"""Command-line interface: ``kppca sample``, ``kppca traverse``, ``kppca fit`` (also ``python -m kppca``).
+
+See :func:`kppca.cli.main.main` and ``kppca --help``.
+"""
+
+from .main import build_parser, main
+
+__all__ = ["main", "build_parser"]

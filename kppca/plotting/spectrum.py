@@ -1,0 +1,66 @@
+"""The eigenvalue spectrum of a fitted model with its noise level ``sigma2`` and the cut ``q``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_spectrum"]
+
+
+def plot_spectrum(
+    model: Any,
+    *,
+    ax: Any = None,
+    n_show: int | None = None,
+    log: bool = True,
+    color: str = "C0",
+) -> Any:
+    """Plot ``lambda_p / N`` against ``p`` with a horizontal line at ``sigma2`` and the cut at ``q``.
+
+    The variance along the ``p``-th principal direction is ``lambda_p / N``; the
+    model keeps the first ``q`` and replaces all the others by their mean,
+    ``sigma2`` (spec, "Maximum likelihood"), shown as the dashed level over the
+    discarded directions.
+
+    Parameters
+    ----------
+    model : fitted :class:`~kppca.DualPPCA` or :class:`~kppca.PrimalPPCA`
+        Its full spectrum is used (computed once and cached by the model; an
+        ``O(N^3)`` eigendecomposition after a partial fit).
+    ax : matplotlib Axes, optional
+    n_show : int, optional
+        Number of eigenvalues shown (default: all ``r`` up to 200, and at least ``3 q``).
+    log : bool, default True
+        Logarithmic vertical axis.
+    color : str, default "C0"
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    values, _ = model._full_eigen()
+    lam = np.asarray(values.detach().cpu().numpy(), dtype=np.float64) / model.n_samples_
+    q, r, s2 = model.n_components_, model.rank_, model.sigma2_
+    if n_show is None:
+        n_show = min(r, max(200, 3 * q))
+    n_show = int(max(1, min(n_show, len(lam))))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    p = np.arange(1, n_show + 1)
+    kept = p <= q
+    ax.plot(p[kept], lam[:n_show][kept], "o-", ms=3, color=color, label=f"kept ({q})")
+    ax.plot(p[~kept], lam[:n_show][~kept], ".-", ms=2, color="0.55", label=f"discarded ({r - q} in all)")
+    ax.hlines(s2, q + 0.5, n_show + 0.5, colors="C3", linestyles="--", label=f"sigma2 = {s2:.3g}")
+    ax.axvline(q + 0.5, color="k", lw=0.8, ls=":", label=f"q = {q}")
+    if log:
+        ax.set_yscale("log")
+    ev = float(np.asarray(model.explained_variance_ratio_.sum()))
+    ax.set_xlabel("component p")
+    ax.set_ylabel("variance lambda_p / N")
+    ax.set_title(f"spectrum: explained variance {100 * ev:.2f} %, rank {r}", fontsize=10)
+    ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,155 @@
+"""The ``kppca`` command line: tiny end-to-end runs and every bad-argument path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from kppca import __version__  # noqa: E402
+from kppca.cli.main import build_parser, main  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TINY = ["--digits", "0", "1", "--n-train", "40", "--n-components", "2", "--no-progress", "--threads", "1"]
+
+
+def _is_png(path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(8) == PNG_SIGNATURE
+
+
+@pytest.fixture(autouse=True)
+def _no_env_mnist(monkeypatch):
+    monkeypatch.delenv("KPPCA_MNIST_DIR", raising=False)
+
+
+def test_sample_in_process(tmp_path, capsys):
+    out = tmp_path / "samples.png"
+    assert main(["sample", "--out", str(out), "--n-samples", "6", *TINY]) == 0
+    assert _is_png(out)
+    text = capsys.readouterr().out
+    for word in ("explained variance", "sigma2", "q = 2", "rank", "timings", "fit model"):
+        assert word in text
+
+
+def test_sample_via_python_m(tmp_path):
+    out = tmp_path / "tmp.png"
+    env = {k: v for k, v in os.environ.items() if k != "KPPCA_MNIST_DIR"}
+    env["MPLBACKEND"] = "Agg"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kppca", "sample", "--out", str(out), "--n-samples", "4", "--preimage", "knn", *TINY],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert _is_png(out)
+    assert "wrote" in proc.stdout
+
+
+def test_traverse_fit_save_and_reuse(tmp_path, capsys):
+    model = tmp_path / "model.pt"
+    spectrum = tmp_path / "spectrum.png"
+    assert main(["fit", "--save", str(model), "--spectrum", str(spectrum), *TINY]) == 0
+    assert model.exists() and _is_png(spectrum)
+    trav = tmp_path / "trav.png"
+    assert main(["traverse", "--model", str(model), "--n-steps", "3", "--out", str(trav), "--no-progress"]) == 0
+    assert _is_png(trav)
+    again = tmp_path / "again.png"
+    assert main(["sample", "--model", str(model), "--bandwidth", "3", "--n-samples", "3", "--out", str(again),
+                 "--preimage", "fixed_point", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "ignoring --bandwidth" in captured.err
+    assert _is_png(again)
+
+
+def test_version_and_help(capsys):
+    assert main(["--version"]) == 0
+    assert __version__ in capsys.readouterr().out
+    assert main(["--help"]) == 0
+    assert "sample" in capsys.readouterr().out
+    for command, options in {
+        "sample": ["--digits", "--n-train", "--bandwidth", "--n-components", "--sigma2", "--n-samples", "--preimage",
+                   "--seed", "--out", "--mnist-dir", "--model", "--progress", "--n-cols"],
+        "traverse": ["--components", "--n-steps", "--extent", "--out", "--model"],
+        "fit": ["--save", "--spectrum", "--mnist-dir"],
+    }.items():
+        assert main([command, "--help"]) == 0
+        text = capsys.readouterr().out
+        for option in options:
+            assert option in text, (command, option)
+    # every option has a help text
+    for action in build_parser()._subparsers._group_actions[0].choices["sample"]._actions:
+        assert action.help, action.option_strings
+
+
+def _error(capsys, argv, code):
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Traceback" not in captured.err and "Traceback" not in captured.out
+    assert err.startswith("kppca")
+    return err
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["sample", "--digits", "11"], "digits are 0..9"),
+        (["sample", "--digits", "a"], "digits are 0..9"),
+        (["sample", "--n-samples", "-3"], "positive integer"),
+        (["sample", "--n-train", "0"], "positive integer"),
+        (["sample", "--preimage", "magic"], "unknown pre-image"),
+        (["sample", "--bandwidth", "-1"], "positive"),
+        (["sample", "--threads", "0"], "positive integer"),
+        (["sample", "--n-components", "1.5"], "(0, 1)"),
+        (["traverse", "--components", "1", "1"], "must differ"),
+        (["traverse", "--n-steps", "1"], ">= 2"),
+        (["sample", "--no-such-option"], "unrecognized"),
+        ([], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2(capsys, argv, needle):
+    err = _error(capsys, argv, 2)
+    assert needle in err
+
+
+def test_user_errors_exit_1(tmp_path, capsys):
+    out = str(tmp_path / "x.png")
+    err = _error(capsys, ["sample", "--model", str(tmp_path / "missing.pt"), "--out", out], 1)
+    assert "missing.pt" in err and "does not exist" in err
+    err = _error(capsys, ["sample", "--mnist-dir", str(tmp_path / "nowhere"), "--out", out], 1)
+    assert "nowhere" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    err = _error(capsys, ["sample", "--mnist-dir", str(empty), "--out", out], 1)
+    assert "train-images-idx3-ubyte" in err
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a model")
+    err = _error(capsys, ["sample", "--model", str(bad), "--out", out], 1)
+    assert "cannot read model file" in err
+    err = _error(capsys, ["sample", "--digits", "0", "--n-train", "100000", "--out", out], 1)
+    assert "exceeds" in err
+    err = _error(capsys, ["sample", *TINY, "--out", str(tmp_path / "no" / "dir" / "x.png")], 1)
+    assert "does not exist" in err
+    err = _error(capsys, ["sample", *TINY, "--out", str(tmp_path / "x.xyz")], 1)
+    assert "unsupported image format" in err
+    err = _error(capsys, ["traverse", *TINY, "--components", "0", "5", "--out", out], 1)
+    assert "out of range" in err
+    err = _error(capsys, ["sample", *TINY, "--sigma2", "100", "--out", out], 1)
+    assert "sigma2" in err
+
+
+def test_subprocess_bad_argument_has_no_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "kppca", "sample", "--preimage", "magic", "--out", str(tmp_path / "x.png")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
