@@ -91,7 +91,7 @@ def eigh_top(
     return values, flip_signs(vectors)
 
 
-def pivoted_cholesky(A: torch.Tensor, rtol: float | None = None) -> torch.Tensor:
+def pivoted_cholesky(A: torch.Tensor, atol: float | None = None) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD matrix of numerical rank ``r``.
 
     Uses LAPACK's pivoted Cholesky (``?pstrf``), which stops at the numerical
@@ -101,8 +101,10 @@ def pivoted_cholesky(A: torch.Tensor, rtol: float | None = None) -> torch.Tensor
     Parameters
     ----------
     A : Tensor of shape (n, n), symmetric PSD
-    rtol : float, optional
-        Relative pivot tolerance (default ``n * eps``).
+    atol : float, optional
+        Stop when every remaining pivot is below ``atol`` (default
+        ``n * eps * max(diag(A))``). Pass :func:`rank_tolerance` of the largest
+        eigenvalue to count against the same threshold as an eigendecomposition.
 
     Returns
     -------
@@ -110,13 +112,40 @@ def pivoted_cholesky(A: torch.Tensor, rtol: float | None = None) -> torch.Tensor
     """
     n = A.shape[0]
     arr = A.detach().cpu().numpy().astype(np.float64 if A.dtype == torch.float64 else np.float32, copy=True)
-    eps = np.finfo(arr.dtype).eps
-    tol = (n * eps if rtol is None else rtol) * float(np.max(np.diag(arr), initial=0.0))
+    if atol is None:
+        atol = n * np.finfo(arr.dtype).eps * float(np.max(np.diag(arr), initial=0.0))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))
-    c, piv, rank, info = pstrf(arr, tol=tol, lower=1)
+    c, piv, rank, info = pstrf(arr, tol=atol, lower=1)
     if info < 0:  # pragma: no cover - argument error inside LAPACK
         raise RuntimeError(f"LAPACK pstrf failed with info={info}")
     L_perm = np.tril(c)[:, :rank]
     L = np.empty_like(L_perm)
     L[piv - 1] = L_perm  # undo the symmetric pivoting: A = P L L^T P^T
     return torch.as_tensor(L, dtype=A.dtype, device=A.device)
+
+
+def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor | None:
+    """Lower Cholesky factor of ``A`` when it is numerically positive definite, else None.
+
+    A factorisation can succeed with pivots ``L_ii^2`` at rounding level, which
+    hides a numerically singular matrix: pivots must exceed ``atol`` (default
+    ``n * eps * max pivot``). Fails fast (``O(n k^2)`` for a failure at step ``k``).
+    """
+    L, info = torch.linalg.cholesky_ex(A)
+    if int(info) != 0:
+        return None
+    pivots = L.diagonal() ** 2
+    if atol is None:
+        atol = rank_tolerance(float(pivots.max()), A.shape[0], A.dtype)
+    return L if bool(pivots.min() > atol) else None
+
+
+def numerical_rank_by_cholesky(A: torch.Tensor, max_rank: int, atol: float | None = None) -> int:
+    """Numerical rank of a PSD matrix without an eigendecomposition (capped at ``max_rank``).
+
+    A plain Cholesky (``n^3/3``) certifies full rank; otherwise the pivoted
+    Cholesky stops at the numerical rank (``O(n r^2)``). ``atol`` as in :func:`pivoted_cholesky`.
+    """
+    if A.shape[0] <= max_rank and cholesky_or_none(A, atol) is not None:
+        return A.shape[0]
+    return min(pivoted_cholesky(A, atol).shape[1], max_rank)

@@ -64,6 +64,15 @@ class DegenerateMultivariateNormal(TorchDistribution):
         n = loc.shape[-1]
         if (basis is None) != (basis_scale is None):
             raise ValueError("basis and basis_scale must be given together.")
+        if basis is not None:
+            # Checked before the default scale_factor = basis * basis_scale is formed from them.
+            if basis.ndim != 2 or basis.shape[0] != n or basis_scale.shape != (basis.shape[1],):
+                raise ValueError(
+                    f"basis must be (n, r) and basis_scale (r,); got {tuple(basis.shape)} and "
+                    f"{tuple(basis_scale.shape)} with n = {n}."
+                )
+            if bool((basis_scale <= 0).any()):
+                raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
         if scale_factor is None:
             if basis is None:
                 raise ValueError("give scale_factor, or basis and basis_scale.")
@@ -73,13 +82,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 f"scale_factor must have shape (n, m) = ({n}, m) to match loc, got {tuple(scale_factor.shape)}."
             )
         if basis is not None:
-            if basis.ndim != 2 or basis.shape[0] != n or basis_scale.shape != (basis.shape[1],):
-                raise ValueError(
-                    f"basis must be (n, r) and basis_scale (r,); got {tuple(basis.shape)} and "
-                    f"{tuple(basis_scale.shape)} with n = {n}."
-                )
-            if bool((basis_scale <= 0).any()):
-                raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
             self._basis = (basis, basis_scale)
         self.loc = loc
         self.scale_factor = scale_factor

@@ -67,7 +67,8 @@ class KernelCenterer:
         if not self.center:
             return K_x.clone()
         row_means = K_x.mean(1, keepdim=True)
-        return K_x - self.column_means_[None, :] - row_means + self.grand_mean_
+        # One new (M, N) block; the caller's K_x is left untouched.
+        return (K_x - self.column_means_[None, :]).sub_(row_means).add_(self.grand_mean_)
 
     def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
         """Invert :meth:`transform` given the (usually unknown) row means ``s = 1^T k / N``.

@@ -16,7 +16,8 @@ def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """
     xx = (X * X).sum(1)
     yy = (Y * Y).sum(1)
-    D = torch.addmm(xx[:, None] + yy[None, :], X, Y.T, alpha=-2.0)
+    # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
+    D = torch.addmm(xx[:, None], X, Y.T, alpha=-2.0).add_(yy[None, :])
     return D.clamp_(min=0.0)
 
 
@@ -39,8 +40,6 @@ class RBF(Kernel):
         The length scale sigma of the paper (not scikit-learn's ``gamma``;
         ``gamma = 1 / (2 bandwidth^2)``).
     """
-
-    strictly_positive_definite = True
 
     def __init__(self, bandwidth: float = 1.0):
         self.bandwidth = float(check_positive(bandwidth, "bandwidth"))
@@ -65,8 +64,6 @@ class Laplacian(Kernel):
     bandwidth : float, default 1.0
         Length scale; scikit-learn's ``gamma = 1 / bandwidth``.
     """
-
-    strictly_positive_definite = True
 
     def __init__(self, bandwidth: float = 1.0):
         self.bandwidth = float(check_positive(bandwidth, "bandwidth"))

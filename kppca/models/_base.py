@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyro.distributions as dist
@@ -21,6 +21,7 @@ from .._validation import (
     resolve_dtype,
     to_output,
 )
+from .._linalg import numerical_rank_by_cholesky
 from ._spectrum import Spectrum, check_component_args, full_spectrum, partial_spectrum, resolve_solver, select_components
 
 
@@ -35,6 +36,9 @@ class BasePPCA(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _setup(self) -> None:
+        # A refit must never reuse what was cached for the previous training set.
+        for key in ("_full", "_gram_c", "_gram_factor", "_symmetric_factor"):
+            self.__dict__.pop(key, None)
         check_component_args(self.n_components, self.sigma2)
         self._dtype = resolve_dtype(self.dtype)
         self._device = resolve_device(self.device)
@@ -74,12 +78,26 @@ class BasePPCA(TransformerMixin, BaseEstimator):
         return to_output(T, numpy_out)
 
     # ------------------------------------------------------------------ fitting
-    def _solve_spectrum(self, G: torch.Tensor, *, rank: int | None, what: str) -> Spectrum:
-        """Eigen-information of ``G`` with the configured solver."""
-        solver = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, G.shape[0])
-        self.eigen_solver_ = solver
-        if solver == "dense":
-            return full_spectrum(G, what=what)
+    def _resolve_solver(self, size: int) -> str:
+        """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
+        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, size)
+        return self.eigen_solver_
+
+    def _solve_spectrum(
+        self, G: torch.Tensor, *, what: str, max_rank: int, rank: Callable[[float], int] | None = None
+    ) -> Spectrum:
+        """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
+
+        ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
+        matrix, whose null vector ``1`` is exact). The partial solver has no full
+        spectrum: ``rank(tol)`` counts the rank against the eigenvalue tolerance
+        ``tol`` (default: a Cholesky-based count on ``G``).
+        """
+        if self.eigen_solver_ == "dense":
+            return full_spectrum(G, what=what, max_rank=max_rank)
+        if rank is None:
+            def rank(tol: float) -> int:
+                return numerical_rank_by_cholesky(G, max_rank, tol)
         return partial_spectrum(
             G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what
         )

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 from scipy.special import gammaln
 
-from .._linalg import eigh_descending, eigh_top, pivoted_cholesky, rank_tolerance
+from .._linalg import eigh_descending, eigh_top, rank_tolerance
 
 #: Below this matrix size ``eigen_solver="auto"`` uses the dense solver: it is fast
 #: there and gives the whole spectrum (exact rank, ``score_samples``) for free.
@@ -38,8 +39,6 @@ class Spectrum:
     rank : int
     complete : bool
         True when ``values`` holds every non-zero eigenvalue.
-    factor : Tensor of shape (n, r) or None
-        A factor ``L L^T = G`` when one was computed on the way (pivoted Cholesky).
     """
 
     values: torch.Tensor
@@ -47,11 +46,13 @@ class Spectrum:
     trace: float
     rank: int
     complete: bool
-    factor: torch.Tensor | None = None
 
 
-def full_spectrum(G: torch.Tensor, *, what: str) -> Spectrum:
+def full_spectrum(G: torch.Tensor, *, what: str, max_rank: int | None = None) -> Spectrum:
     """Dense eigendecomposition, numerical rank and PSD check of ``G``.
+
+    ``max_rank`` caps the numerical rank at a structural bound (``N - 1`` for a
+    centered Gram matrix, whose null vector ``1`` is known exactly).
 
     Raises
     ------
@@ -66,27 +67,26 @@ def full_spectrum(G: torch.Tensor, *, what: str) -> Spectrum:
             f"largest {float(values[0]):.3g}); check that the kernel is a valid (PSD) kernel."
         )
     rank = int((values > tol).sum())
+    if max_rank is not None:
+        rank = min(rank, max_rank)
     return Spectrum(values[:rank], vectors[:, :rank], float(G.diagonal().sum()), rank, True)
 
 
 def partial_spectrum(
-    G: torch.Tensor, k: int, *, rank: int | None, random_state: np.random.Generator, what: str
+    G: torch.Tensor, k: int, *, rank: Callable[[float], int], random_state: np.random.Generator, what: str
 ) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos; the rank from ``rank`` or a pivoted Cholesky factor of ``G``."""
+    """Top-``k`` eigenpairs by Lanczos; ``rank(tol)`` counts the rank against the eigenvalue tolerance ``tol``."""
     values, vectors = eigh_top(G, k, random_state=random_state)
     trace = float(G.diagonal().sum())
     if float(values[0]) <= 0:
         raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
-    factor = None
-    if rank is None:
-        factor = pivoted_cholesky(G)
-        rank = factor.shape[1]
-    if trace < float(values.sum()) - rank_tolerance(float(values[0]), G.shape[0], G.dtype):
+    tol = rank_tolerance(float(values[0]), G.shape[0], G.dtype)
+    if trace < float(values.sum()) - tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
             "check that the kernel is a valid (PSD) kernel."
         )
-    return Spectrum(values, vectors, trace, rank, False, factor)
+    return Spectrum(values, vectors, trace, rank(tol), False)
 
 
 def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:

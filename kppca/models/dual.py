@@ -13,12 +13,13 @@ from ..distributions import DegenerateMultivariateNormal
 from ..kernels.base import CallableKernel, Kernel, as_kernel
 from ..kernels.centering import KernelCenterer
 from ._base import BasePPCA
+from .generation import DualGenerationMixin
 
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
 CHUNK_ROWS = 4096
 
 
-class DualPPCA(BasePPCA):
+class DualPPCA(DualGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
 
     With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training
@@ -54,9 +55,13 @@ class DualPPCA(BasePPCA):
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``. With the partial solver it comes from a
-        pivoted Cholesky factorisation, or for strictly positive-definite
-        kernels (RBF, Laplacian) from the number of distinct training points.
+        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps lam_1`` with the
+        dense solver. The partial solver has no full spectrum: a Cholesky
+        factorisation of the raw ``K`` certifies ``r = N - 1`` (and becomes the
+        sampling factor); when ``K`` is numerically singular a pivoted Cholesky
+        of ``K_c`` stops at the numerical rank. Both tests use the same relative
+        tolerance, but pivots and eigenvalues are not the same numbers, so near
+        the threshold the two solvers can differ by a few.
     eigenvalues_ : Tensor of shape (q,)
         Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
     eigenvectors_ : Tensor of shape (N, q)
@@ -100,16 +105,28 @@ class DualPPCA(BasePPCA):
         self._numpy_fit_ = is_numpy_like(X)
         X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
         N = X.shape[0]
+        max_rank = N - int(self.center)
+        partial = self._resolve_solver(N) == "partial"
         K = self.kernel_.gram(X, X)
         if isinstance(self.kernel_, CallableKernel):
             self._check_symmetric(K)
+        # The partial solver needs the numerical rank without a full spectrum. A Cholesky of
+        # the raw K settles it (numerically PD => rank(K_c) = N - 1) and gives the fast
+        # sampling factor M chol(K); it must run before K is centered in place.
+        raw_chol = torch.linalg.cholesky_ex(K) if partial else None
         self.centerer_ = KernelCenterer(self.center)
         K_c = self.centerer_.fit_center_(K)
-        rank = None
-        if self.kernel_.strictly_positive_definite:
-            # Distinct points give a non-singular K, hence rank(M K M) = N_distinct - 1.
-            rank = torch.unique(X, dim=0).shape[0] - int(self.center)
-        spectrum = self._solve_spectrum(K_c, rank=rank, what="centered Gram matrix")
+        factor: list[torch.Tensor] = []
+
+        def rank(tol: float) -> int:
+            L = self._raw_cholesky_factor(*raw_chol, tol)
+            if L is None:  # numerically singular K: the pivoted Cholesky stops at the rank
+                L = pivoted_cholesky(K_c, tol)[:, :max_rank]
+            factor.append(L)
+            return min(L.shape[1], max_rank)
+
+        spectrum = self._solve_spectrum(K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank)
+        del raw_chol
         self.X_fit_ = X
         self.n_features_in_ = X.shape[1]
         self._set_ml_estimates(spectrum, N)
@@ -117,8 +134,8 @@ class DualPPCA(BasePPCA):
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()
         self.A_ = self.eigenvectors_ * torch.sqrt(1.0 / N - self.sigma2_ / self.eigenvalues_)
         self._gram_c = K_c
-        if spectrum.factor is not None:
-            self._gram_factor = spectrum.factor
+        if factor:
+            self._gram_factor = factor[0]
         return self
 
     def _check_symmetric(self, K: torch.Tensor) -> None:
@@ -159,8 +176,9 @@ class DualPPCA(BasePPCA):
     def _centered_gram(self) -> torch.Tensor:
         """``K_c`` (N, N), recomputed from ``X_fit_`` after loading a saved model."""
         if "_gram_c" not in self.__dict__:
+            # Same operations as in fit, so the result is bitwise identical to the matrix fit used.
             K = self.kernel_.gram(self.X_fit_, self.X_fit_)
-            self._gram_c = self.centerer_.transform(K) if self.center else K
+            self._gram_c = KernelCenterer(self.center).fit_center_(K)
         return self._gram_c
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -176,35 +194,36 @@ class DualPPCA(BasePPCA):
             self._full = (values[:r].clone(), vectors[:, :r].clone())
         return self._full
 
-    def _gram_square_root(self) -> torch.Tensor:
-        """A factor ``L`` (N, r') with ``L L^T = K_c``, the cheapest one available.
+    def _rank_tolerance(self) -> float:
+        """The eigenvalue tolerance the fit counted the rank against."""
+        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype)
 
-        From the full eigendecomposition when it exists (``E_r diag(sqrt(lam))``);
-        otherwise ``M chol(K)`` when the raw Gram matrix is positive definite,
-        and a pivoted Cholesky of ``K_c`` when it is singular.
+    def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
+        """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""
+        if int(info) != 0 or not bool((L.diagonal() ** 2).min() > tol):
+            return None
+        return L.sub_(L.mean(0, keepdim=True)) if self.center else L  # (M L)(M L)^T = M K M = K_c
+
+    def _gram_square_root(self) -> torch.Tensor:
+        """A factor ``L`` (N, r') with ``L L^T = K_c``.
+
+        After a dense fit, ``E_r diag(sqrt(lam))`` from the full eigendecomposition.
+        After a partial fit, the factor the fit computed: ``M chol(K)`` when the raw
+        Gram matrix is positive definite, else a pivoted Cholesky factor of ``K_c``;
+        a loaded model (caches dropped) recomputes it the same way, so a given
+        ``random_state`` always gives the same samples.
         """
-        if "_full" in self.__dict__:
-            values, vectors = self._full
+        if self.eigen_solver_ == "dense":
+            values, vectors = self._full_eigen()
             return vectors * values.sqrt()
         if "_gram_factor" not in self.__dict__:
-            K_c = self._centered_gram()
-            if self.center:
-                cm, gm = self.centerer_.column_means_, self.centerer_.grand_mean_
-                K = K_c + cm[None, :] + cm[:, None] - gm
-            else:
-                K = K_c
-            L, info = torch.linalg.cholesky_ex(K)
-            del K
-            if int(info) == 0 and self._well_conditioned(L):
-                self._gram_factor = L - L.mean(0, keepdim=True) if self.center else L
-            else:
-                self._gram_factor = pivoted_cholesky(K_c)
+            tol = self._rank_tolerance()
+            K = self.kernel_.gram(self.X_fit_, self.X_fit_)
+            factor = self._raw_cholesky_factor(*torch.linalg.cholesky_ex(K), tol)
+            if factor is None:
+                factor = pivoted_cholesky(self._centered_gram(), tol)[:, : self.rank_]
+            self._gram_factor = factor
         return self._gram_factor
-
-    def _well_conditioned(self, L: torch.Tensor) -> bool:
-        # A Cholesky that succeeds with pivots below the rank tolerance hides a numerically singular K.
-        d2 = L.diagonal() ** 2
-        return bool(d2.min() > rank_tolerance(float(d2.max()), L.shape[0], L.dtype))
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
@@ -225,10 +244,11 @@ class DualPPCA(BasePPCA):
         scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
+        F = sigma * self._gram_square_root()  # the same factor whatever was cached: reproducible rsample
         if "_full" in self.__dict__:
             values, vectors = self._full
-            return DegenerateMultivariateNormal(loc, basis=vectors, basis_scale=sigma * values.sqrt())
-        return DegenerateMultivariateNormal(loc, sigma * self._gram_square_root())
+            return DegenerateMultivariateNormal(loc, F, basis=vectors, basis_scale=sigma * values.sqrt())
+        return DegenerateMultivariateNormal(loc, F)
 
     def marginal_scales(self) -> torch.Tensor:
         """``sqrt(c_p)`` of the marginal covariance ``S = E diag(c) E^T`` of ``k_c``, shape (r,).
@@ -282,6 +302,7 @@ class DualPPCA(BasePPCA):
         DegenerateMultivariateNormal
             Batch shape (), event shape (N,).
         """
+        self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
         if "_full" in self.__dict__:

@@ -71,6 +71,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from .._linalg import cholesky_or_none
 from .._validation import ArrayLike, as_tensor
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
@@ -515,10 +516,9 @@ class DualGenerationMixin(GenerationMixin):
             K_c = self._centered_gram()
             N = K_c.shape[0]
             G = K_c + float(K_c.diagonal().sum()) / N**2 if self.center else K_c.clone()
-            L, info = torch.linalg.cholesky_ex(G)
+            L = cholesky_or_none(G)
             del G
-            ok = int(info) == 0 and self.rank_ == N - int(self.center) and self._well_conditioned(L)
-            cache["coef_factor"] = L if ok else None
+            cache["coef_factor"] = L if L is not None and self.rank_ == N - int(self.center) else None
         return cache["coef_factor"]
 
 

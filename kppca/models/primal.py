@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 from typing import Any
 
 import torch
@@ -12,9 +13,10 @@ from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
+from .generation import PrimalGenerationMixin
 
 
-class PrimalPPCA(BasePPCA):
+class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
     With ``Phi_c`` the centered feature matrix (rows ``phi(x_i) - m``) and
@@ -93,12 +95,14 @@ class PrimalPPCA(BasePPCA):
         N, d = Phi.shape
         self.mean_ = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
         Phi_c = Phi - self.mean_
+        self._resolve_solver(min(d, N))
         if d <= N:
-            spectrum = self._solve_spectrum(Phi_c.T @ Phi_c, rank=None, what="feature scatter matrix")
+            max_rank = min(d, N - int(self.center))
+            spectrum = self._solve_spectrum(Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank)
             V = spectrum.vectors
         else:
             # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
-            spectrum = self._solve_spectrum(Phi_c @ Phi_c.T, rank=None, what="feature Gram matrix")
+            spectrum = self._solve_spectrum(Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center))
             V = Phi_c.T @ spectrum.vectors / spectrum.values.sqrt()
             if spectrum.complete:
                 spectrum.vectors = V
@@ -163,13 +167,13 @@ class PrimalPPCA(BasePPCA):
     def sample_features(self, n: int, random_state: Any = None) -> Any:
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:  # numpy integers too
             raise ValueError(f"n must be a positive integer, got {n!r}.")
         values, V = self._full_eigen()
         q = self.n_components_
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()
         gen = torch_generator(random_state, self._device)
-        a = torch.randn((n, std.shape[0]), generator=gen, dtype=self._dtype, device=self._device)
+        a = torch.randn((int(n), std.shape[0]), generator=gen, dtype=self._dtype, device=self._device)
         return self._output((a * std) @ V.T + self.mean_)
 
     # ------------------------------------------------------------------ reconstruction, covariance

@@ -1,0 +1,354 @@
+"""Input validation: every error names the offending argument; user data is never modified."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+
+from kppca import DualPPCA, PrimalPPCA
+from kppca.features import PolynomialFeatures, RandomFourierFeatures
+from kppca.kernels import RBF
+
+BOTH = [PrimalPPCA, DualPPCA]
+
+
+@pytest.fixture
+def X(structured_data):
+    return structured_data  # (40, 6), rank 6 after centering
+
+
+# ----------------------------------------------------------------------------- the data
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nonfinite_X(model_cls, X, bad):
+    Xb = X.copy()
+    Xb[3, 2] = bad
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        model_cls(2).fit(Xb)
+    model = model_cls(2).fit(X)
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        model.transform(Xb)
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        model.score_samples(torch.tensor(Xb))
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_wrong_number_of_dimensions(model_cls, X):
+    with pytest.raises(ValueError, match=r"X must have 2 dimension\(s\), got shape \(6,\).*reshape\(1, -1\)"):
+        model_cls(2).fit(X[0])
+    with pytest.raises(ValueError, match=r"X must have 2 dimension\(s\), got shape \(2, 20, 6\)"):
+        model_cls(2).fit(X.reshape(2, 20, 6))
+    model = model_cls(2).fit(X)
+    with pytest.raises(ValueError, match="X must have 2 dimension"):
+        model.transform(X[0])
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_feature_count_mismatch(model_cls, X):
+    model = model_cls(2).fit(X)
+    with pytest.raises(ValueError, match=f"X has 4 features, but {model_cls.__name__} was fitted with 6"):
+        model.transform(X[:, :4])
+    with pytest.raises(ValueError, match="X has 7 features"):
+        model.score_samples(np.hstack([X, X[:, :1]]))
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_too_few_samples(model_cls, X):
+    with pytest.raises(ValueError, match=r"X has 1 sample\(s\); at least 2 are required"):
+        model_cls(1).fit(X[:1])
+    with pytest.raises(ValueError, match=r"X has 0 sample"):
+        model_cls(1).fit(X[:0])
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_complex_and_string_input(model_cls, X):
+    with pytest.raises(TypeError, match="X is complex"):
+        model_cls(2).fit(X + 1j)
+    with pytest.raises(TypeError, match="X is complex"):
+        model_cls(2).fit(torch.tensor(X, dtype=torch.complex128))
+    with pytest.raises(TypeError, match="X has dtype <U"):
+        model_cls(2).fit(X.astype(str))
+    with pytest.raises(TypeError, match="X has dtype object"):
+        model_cls(2).fit(np.array([[1.0, "a"], [None, 2.0]], dtype=object))
+
+
+# ----------------------------------------------------------------------------- n_components and sigma2
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+@pytest.mark.parametrize("q", [6, 7, 100])
+def test_n_components_not_below_rank(model_cls, X, q):
+    msg = rf"n_components = {q} must be smaller than the rank of the centered data \(6\)"
+    with pytest.raises(ValueError, match=msg):
+        model_cls(q).fit(X)
+
+
+def test_n_components_not_below_rank_low_rank_kernel(X):
+    # linear kernel, uncentered, on 3 columns: rank 3 although N = 40
+    with pytest.raises(ValueError, match="n_components = 3 must be smaller than the rank"):
+        DualPPCA(3, center=False).fit(X[:, :3])
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+@pytest.mark.parametrize("q", [0, -2])
+def test_n_components_below_one(model_cls, X, q):
+    with pytest.raises(ValueError, match=f"n_components must be >= 1, got {q}"):
+        model_cls(q).fit(X)
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+@pytest.mark.parametrize("q", [0.0, 1.0, 1.5, -0.3, float("nan"), 2.0])
+def test_bad_float_n_components(model_cls, X, q):
+    with pytest.raises(ValueError, match=r"n_components=.* is a float, so it must lie in \(0, 1\)"):
+        model_cls(q).fit(X)
+
+
+@pytest.mark.parametrize("q", ["two", [2], True])
+def test_n_components_wrong_type(X, q):
+    with pytest.raises(TypeError, match="n_components must be an int >= 1, a float in"):
+        DualPPCA(q).fit(X)
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+@pytest.mark.parametrize("s2", [0.0, -1.0])
+def test_sigma2_not_positive(model_cls, X, s2):
+    with pytest.raises(ValueError, match="sigma2 must be > 0"):
+        model_cls(2, sigma2=s2).fit(X)
+    with pytest.raises(ValueError, match="sigma2 must be > 0"):
+        model_cls(sigma2=s2).fit(X)
+
+
+@pytest.mark.parametrize("s2", [float("nan"), float("inf"), "0.1", True])
+def test_sigma2_wrong_type(X, s2):
+    with pytest.raises(TypeError, match="sigma2 must be a finite real number or None"):
+        DualPPCA(2, sigma2=s2).fit(X)
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_sigma2_too_large_with_q(model_cls, X):
+    N = X.shape[0]
+    Xc = X - X.mean(0)
+    lam = np.linalg.eigvalsh(Xc.T @ Xc)[::-1]
+    lam2 = float(model_cls(2).fit(X).eigenvalues_[1])  # the model's own lambda_2 (no rounding mismatch)
+    with pytest.raises(ValueError, match=r"sigma2 = .* must be smaller than lambda_q/N"):
+        model_cls(2, sigma2=lam2 / N).fit(X)  # equality is not allowed (strict)
+    with pytest.raises(ValueError, match=r"sigma2 = .* must be smaller than lambda_q/N"):
+        model_cls(3, sigma2=1.01 * lam[2] / N).fit(X)
+    assert model_cls(2, sigma2=0.99 * lam[1] / N).fit(X).n_components_ == 2
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_sigma2_alone_too_large(model_cls, X):
+    N = X.shape[0]
+    Xc = X - X.mean(0)
+    lam1 = np.linalg.eigvalsh(Xc.T @ Xc)[-1]
+    with pytest.raises(ValueError, match=r"sigma2=.* is >= lambda_1/N"):
+        model_cls(sigma2=lam1 / N).fit(X)
+    with pytest.raises(ValueError, match=r"sigma2=.* is >= lambda_1/N"):
+        model_cls(sigma2=10 * lam1 / N).fit(X)
+
+
+def test_sigma2_alone_keeping_every_direction(X):
+    N = X.shape[0]
+    Xc = X - X.mean(0)
+    lam_min = np.linalg.eigvalsh(Xc.T @ Xc)[0]
+    # q would be r = 6: no direction left for the noise
+    with pytest.raises(ValueError, match="n_components = 6 must be smaller than the rank.*larger sigma2"):
+        DualPPCA(sigma2=0.5 * lam_min / N).fit(X)
+
+
+def test_incompatible_mode_combinations(X):
+    with pytest.raises(ValueError, match="n_components='mle' chooses q and sigma2 itself"):
+        DualPPCA("mle", sigma2=0.1).fit(X)
+    with pytest.raises(ValueError, match="pass either a fractional n_components or sigma2"):
+        PrimalPPCA(0.5, sigma2=0.1).fit(X)
+    with pytest.raises(ValueError, match="eigen_solver='partial' needs an integer n_components"):
+        DualPPCA(0.9, eigen_solver="partial").fit(X)
+    with pytest.raises(ValueError, match="eigen_solver='partial' needs n_components < 39"):
+        DualPPCA(39, eigen_solver="partial").fit(X)
+
+
+# ----------------------------------------------------------------------------- other parameters
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_other_bad_parameters(model_cls, X):
+    with pytest.raises(ValueError, match="eigen_solver='arpack' is unknown"):
+        model_cls(2, eigen_solver="arpack").fit(X)
+    with pytest.raises(TypeError, match="center must be True or False"):
+        model_cls(2, center=1).fit(X)
+    with pytest.raises(TypeError, match="dtype=torch.float16 is not supported"):
+        model_cls(2, dtype=torch.float16).fit(X)
+    with pytest.raises(TypeError, match="dtype='double64' is not a torch dtype"):
+        model_cls(2, dtype="double64").fit(X)
+    with pytest.raises(ValueError, match="random_state must be non-negative"):
+        model_cls(2).fit(X).sample_kernel(2, random_state=-1) if model_cls is DualPPCA else model_cls(2).fit(
+            X
+        ).sample_features(2, random_state=-1)
+
+
+def test_primal_feature_map_errors(X):
+    with pytest.raises(TypeError, match="feature_map must be a kppca.features.FeatureMap"):
+        PrimalPPCA(2, feature_map=RBF()).fit(X)
+    fitted = PolynomialFeatures(2).fit(X[:, :3])
+    with pytest.raises(ValueError, match="feature_map was fitted on 3 features but X has 6"):
+        PrimalPPCA(2, feature_map=fitted).fit(X)
+
+
+def test_dual_unknown_kernel_name(X):
+    with pytest.raises(ValueError, match="kernel='gaussian' is unknown"):
+        DualPPCA(2, kernel="gaussian").fit(X)
+
+
+# ----------------------------------------------------------------------------- invalid kernels
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_negative_definite_kernel(X, solver):
+    with pytest.raises(ValueError, match="kernel"):
+        DualPPCA(2, kernel=lambda A, B: -A @ B.T, eigen_solver=solver).fit(X)
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_indefinite_kernel(X, solver):
+    signs = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0, -1.0], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"not positive semi-definite.*valid \(PSD\) kernel"):
+        DualPPCA(1, kernel=lambda A, B: (A * signs) @ B.T, eigen_solver=solver).fit(X)
+
+
+def test_non_symmetric_kernel(X):
+    with pytest.raises(ValueError, match=r"kernel's Gram matrix is not symmetric.*k\(x, y\) = k\(y, x\)"):
+        DualPPCA(2, kernel=lambda A, B: A @ B.T + A[:, :1] * 0.1).fit(X)
+
+
+def test_kernel_returning_wrong_shape(X):
+    with pytest.raises(ValueError, match="the kernel function returned shape"):
+        DualPPCA(2, kernel=lambda A, B: A @ A.T).fit(X[:10]).transform(X[:3])
+
+
+# ----------------------------------------------------------------------------- latent codes
+
+
+def test_latent_codes_of_wrong_width(X):
+    dual = DualPPCA(2).fit(X)
+    primal = PrimalPPCA(2).fit(X)
+    for method in (dual.kernel_conditional, primal.feature_conditional):
+        with pytest.raises(ValueError, match=r"h has width 3, but the model has n_components_ = 2"):
+            method(np.ones(3))
+        with pytest.raises(ValueError, match="h has width 1"):
+            method(np.ones((4, 1)))
+        with pytest.raises(ValueError, match=r"h must have 1 or 2 dimension"):
+            method(np.ones((2, 2, 2)))
+        with pytest.raises(ValueError, match="h contains NaN"):
+            method(np.array([np.nan, 1.0]))
+
+
+# ----------------------------------------------------------------------------- before fit
+
+
+DUAL_METHODS = [
+    ("transform", "X"),
+    ("latent_posterior", "X"),
+    ("score_samples", "X"),
+    ("score", "X"),
+    ("centered_kernel", "X"),
+    ("reconstruct_kernel", "X"),
+    ("kernel_conditional", "h"),
+    ("kernel_marginal", None),
+    ("sampling_factor", None),
+    ("marginal_scales", None),
+    ("sample_kernel", 3),
+    ("get_covariance", None),
+    ("latent_prior", None),
+    ("save", "path"),
+]
+PRIMAL_METHODS = [
+    ("transform", "X"),
+    ("latent_posterior", "X"),
+    ("score_samples", "X"),
+    ("score", "X"),
+    ("features", "X"),
+    ("reconstruct", "X"),
+    ("feature_conditional", "h"),
+    ("feature_marginal", None),
+    ("sample_features", 3),
+    ("get_covariance", None),
+    ("latent_prior", None),
+    ("save", "path"),
+]
+
+
+def _call(model, name, arg, X, tmp_path):
+    method = getattr(model, name)
+    if arg == "X":
+        return method(X)
+    if arg == "h":
+        return method(np.zeros(2))
+    if arg == "path":
+        return method(tmp_path / "m.pt")
+    if arg is None:
+        return method()
+    return method(arg)
+
+
+@pytest.mark.parametrize("name, arg", DUAL_METHODS)
+def test_dual_methods_before_fit(name, arg, X, tmp_path):
+    with pytest.raises(NotFittedError, match=f"DualPPCA instance is not fitted yet; call fit\\(X\\) before {name}"):
+        _call(DualPPCA(2), name, arg, X, tmp_path)
+
+
+@pytest.mark.parametrize("name, arg", PRIMAL_METHODS)
+def test_primal_methods_before_fit(name, arg, X, tmp_path):
+    with pytest.raises(NotFittedError, match=f"PrimalPPCA instance is not fitted yet; call fit\\(X\\) before {name}"):
+        _call(PrimalPPCA(2), name, arg, X, tmp_path)
+
+
+def test_latent_covariance_before_fit():
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        DualPPCA(2).latent_covariance_
+
+
+# ----------------------------------------------------------------------------- user data untouched
+
+
+def _exercise(model, X):
+    model.fit(X)
+    model.transform(X)
+    model.score_samples(X)
+    model.score(X)
+    model.latent_posterior(X)
+    if isinstance(model, DualPPCA):
+        model.centered_kernel(X)
+        model.reconstruct_kernel(X)
+    else:
+        model.reconstruct(X)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PrimalPPCA(2),
+        lambda: PrimalPPCA(2, feature_map=RandomFourierFeatures(2.0, n_features=20, random_state=0)),
+        lambda: DualPPCA(2),
+        lambda: DualPPCA(2, kernel=RBF(2.0), center=False),
+    ],
+    ids=["primal", "primal-rff", "dual-linear", "dual-rbf-uncentered"],
+)
+def test_user_arrays_unchanged(make, X):
+    Xn = X.copy()
+    _exercise(make(), Xn)
+    np.testing.assert_array_equal(Xn, X)
+    for dtype in (torch.float64, torch.float32):
+        Xt = torch.tensor(X, dtype=dtype)
+        before = Xt.clone()
+        model = make().set_params(dtype=dtype)
+        _exercise(model, Xt)
+        assert torch.equal(Xt, before)
+        # the model does not alias the user's tensor: modifying it afterwards changes nothing
+        H = model.transform(before)
+        Xt.add_(1.0)
+        assert torch.equal(model.transform(before), H)

@@ -1,0 +1,137 @@
+"""Explicit feature maps: exactness / approximation of the kernels they stand for."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import pairwise
+
+from kppca.features import Identity, Nystroem, PolynomialFeatures, RandomFourierFeatures
+from kppca.kernels import RBF, Linear, Polynomial
+
+
+@pytest.mark.parametrize("degree, coef0", [(1, 1.0), (2, 1.0), (3, 0.5), (2, 0.0), (4, 2.0)])
+def test_polynomial_features_reproduce_polynomial_kernel(rng, degree, coef0):
+    X, Y = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    fmap = PolynomialFeatures(degree, coef0).fit(X)
+    FX, FY = fmap.transform(X), fmap.transform(Y)
+    assert FX.shape == (7, math.comb(3 + degree, degree))
+    ref = pairwise.polynomial_kernel(X, Y, degree=degree, gamma=1.0, coef0=coef0)
+    np.testing.assert_allclose(FX @ FY.T, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(FX @ FY.T, Polynomial(degree, coef0)(X, Y), rtol=1e-12, atol=1e-12)
+
+
+def test_polynomial_features_too_large():
+    with pytest.raises(ValueError, match="exact polynomial map would have"):
+        PolynomialFeatures(degree=6).fit(np.zeros((2, 40)))
+
+
+def _rff_error(X, n_features, seed):
+    fmap = RandomFourierFeatures(bandwidth=1.3, n_features=n_features, random_state=seed).fit(X)
+    F = fmap.transform(X)
+    return np.abs(F @ F.T - pairwise.rbf_kernel(X, gamma=1.0 / (2 * 1.3**2))).mean()
+
+
+def test_rff_approximates_rbf_and_error_shrinks(rng):
+    X = rng.normal(size=(15, 3))
+    small = np.mean([_rff_error(X, 30, s) for s in range(4)])
+    large = np.mean([_rff_error(X, 3000, s) for s in range(4)])
+    # Monte-Carlo error ~ 1/sqrt(d): a factor 100 in d gives ~10x smaller error; ask for 4x.
+    assert large < small / 4
+    assert large < 0.05
+
+
+def test_rff_deterministic_with_random_state(rng):
+    X = rng.normal(size=(6, 2))
+    a = RandomFourierFeatures(n_features=20, random_state=3).fit(X).transform(X)
+    b = RandomFourierFeatures(n_features=20, random_state=3).fit(X).transform(X)
+    c = RandomFourierFeatures(n_features=20, random_state=4).fit(X).transform(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    # the draw does not depend on the training data, only on the input dimension and the seed
+    d = RandomFourierFeatures(n_features=20, random_state=3).fit(X[:2] + 5.0).transform(X)
+    np.testing.assert_array_equal(a, d)
+
+
+def test_rff_formula(rng):
+    X = rng.normal(size=(4, 2))
+    fmap = RandomFourierFeatures(bandwidth=0.7, n_features=11, random_state=0).fit(X)
+    omega, b = fmap.omega_.numpy(), fmap.offset_.numpy()
+    np.testing.assert_allclose(fmap.transform(X), np.sqrt(2 / 11) * np.cos(X @ omega + b), rtol=1e-13)
+
+
+def test_nystroem_exact_on_landmarks(rng):
+    X = rng.normal(size=(20, 3))
+    kern = RBF(1.0)
+    fmap = Nystroem(kern, n_landmarks=8, random_state=0).fit(X)
+    L = fmap.landmarks_.numpy()
+    # landmarks are training rows
+    assert all(np.any(np.all(np.isclose(X, row), axis=1)) for row in L)
+    FL, FX = fmap.transform(L), fmap.transform(X)
+    np.testing.assert_allclose(FL @ FL.T, pairwise.rbf_kernel(L, gamma=0.5), atol=1e-10)
+    # k(x, landmark) is reproduced exactly for any x (the Nystroem projection is exact there)
+    np.testing.assert_allclose(FX @ FL.T, pairwise.rbf_kernel(X, L, gamma=0.5), atol=1e-10)
+
+
+def test_nystroem_drops_null_directions_of_low_rank_kernel(rng):
+    X = rng.normal(size=(12, 3))
+    fmap = Nystroem(Linear(), n_landmarks=8, random_state=1).fit(X)
+    assert fmap.normalization_.shape == (8, 3)
+    F = fmap.transform(X)
+    # 8 landmarks span R^3, so the linear kernel is reproduced for every point
+    np.testing.assert_allclose(F @ F.T, X @ X.T, atol=1e-10)
+
+
+def test_nystroem_too_many_landmarks(rng):
+    with pytest.raises(ValueError, match="n_landmarks=30 exceeds the 10 training points"):
+        Nystroem("rbf", n_landmarks=30).fit(rng.normal(size=(10, 2)))
+
+
+@pytest.mark.parametrize(
+    "fmap",
+    [
+        Identity(),
+        PolynomialFeatures(2, 0.5),
+        RandomFourierFeatures(0.9, n_features=40, random_state=0),
+        Nystroem("rbf", n_landmarks=6, random_state=0),
+    ],
+    ids=["identity", "poly", "rff", "nystroem"],
+)
+def test_as_kernel_is_inner_product_of_features(rng, fmap):
+    X, Y = rng.normal(size=(10, 3)), rng.normal(size=(4, 3))
+    fmap.fit(X)
+    kern = fmap.as_kernel()
+    FX, FY = fmap.transform(X), fmap.transform(Y)
+    np.testing.assert_allclose(kern(X, Y), FX @ FY.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kern(X), FX @ FX.T, rtol=1e-12, atol=1e-12)
+    out = kern(torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32))
+    assert out.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), FX @ FY.T, rtol=1e-4, atol=1e-4)
+
+
+def test_identity_and_io_types(rng):
+    X = rng.normal(size=(5, 3))
+    fmap = Identity().fit(X)
+    out = fmap.transform(X)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, X)
+    T = torch.tensor(X)
+    outT = fmap.transform(T)
+    assert isinstance(outT, torch.Tensor)
+    outT += 1.0
+    np.testing.assert_array_equal(T.numpy(), X)  # the map returns a copy
+
+
+def test_feature_map_errors(rng):
+    with pytest.raises(RuntimeError, match="not fitted"):
+        RandomFourierFeatures().transform(rng.normal(size=(3, 2)))
+    fmap = PolynomialFeatures(2).fit(rng.normal(size=(3, 2)))
+    with pytest.raises(ValueError, match="X has 3 features, but PolynomialFeatures was fitted with 2"):
+        fmap.transform(rng.normal(size=(3, 3)))
+    with pytest.raises(ValueError, match="n_features"):
+        RandomFourierFeatures(n_features=0)
+    with pytest.raises(ValueError, match="coef0"):
+        PolynomialFeatures(2, coef0=-0.1)
