@@ -103,8 +103,11 @@ def as_tensor(
         raise ValueError(f"{name} must have {want} dimension(s), got shape {tuple(T.shape)}.{hint}")
     if T.ndim >= 1 and T.shape[0] < min_samples:
         raise ValueError(f"{name} has {T.shape[0]} sample(s); at least {min_samples} are required.")
-    if not allow_nonfinite and T.numel() and not bool(torch.isfinite(T).all()):
-        raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
+    # A finite sum proves every entry finite (NaN and inf propagate); only an overflowing or
+    # non-finite sum needs the elementwise check, which allocates a mask as large as X.
+    if not allow_nonfinite and T.numel() and not bool(torch.isfinite(T.sum())):
+        if not bool(torch.isfinite(T).all()):
+            raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
     return T
 
 

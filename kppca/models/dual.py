@@ -162,7 +162,14 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         return self.centerer_.transform(self.kernel_.gram(X, self.X_fit_))
 
     def _project(self, X: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X) @ basis`` in row chunks, so an (M, N) block never has to exist whole."""
+        """``k_c(X) @ basis`` in row chunks, so an (M, N) block never has to exist whole.
+
+        The centered kernel vectors of the training points are the rows of ``K_c``:
+        when ``X`` is the training set and ``K_c`` is cached, no kernel is evaluated
+        (as in ``fit_transform``).
+        """
+        if "_gram_c" in self.__dict__ and X.shape == self.X_fit_.shape and torch.equal(X, self.X_fit_):
+            return self._gram_c @ basis
         out = [self._centered_kernel(X[i : i + CHUNK_ROWS]) @ basis for i in range(0, X.shape[0], CHUNK_ROWS)]
         return torch.cat(out) if out else X.new_zeros((0, basis.shape[1]))
 
@@ -284,10 +291,15 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
                 self._symmetric_factor = (vectors * self.marginal_scales()) @ vectors.T
             return self._symmetric_factor
         if factor == "fast":
-            lam = self.eigenvalues_
-            top = self.eigenvectors_ * torch.sqrt(lam**2 / self.n_samples_ - self.sigma2_ * lam)
-            return torch.cat([top, self.sigma2_**0.5 * self._gram_square_root()], dim=1)
+            top, scale, L = self._fast_factor_blocks()
+            return torch.cat([top, scale * L], dim=1)
         raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
+
+    def _fast_factor_blocks(self) -> tuple[torch.Tensor, float, torch.Tensor]:
+        """The fast factor as ``[top, scale * L]`` without forming it: (N, q), sigma, (N, r')."""
+        lam = self.eigenvalues_
+        top = self.eigenvectors_ * torch.sqrt(lam**2 / self.n_samples_ - self.sigma2_ * lam)
+        return top, self.sigma2_**0.5, self._gram_square_root()
 
     def kernel_marginal(self, factor: str = "fast") -> DegenerateMultivariateNormal:
         """The marginal distribution of ``k_c``: ``N(0, S)`` on ``range(K_c)``.
@@ -327,8 +339,14 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self._check_fitted("sample_kernel")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}.")
-        F = self.sampling_factor(factor)
         gen = torch_generator(random_state, self._device)
+        if factor == "fast":
+            # a @ [top, sigma L]^T by blocks: the (N, q + r') factor is never materialised.
+            top, scale, L = self._fast_factor_blocks()
+            q = top.shape[1]
+            a = torch.randn((int(n), q + L.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
+            return self._output(torch.addmm(a[:, :q] @ top.T, a[:, q:], L.T, alpha=scale))
+        F = self.sampling_factor(factor)
         a = torch.randn((int(n), F.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
         return self._output(a @ F.T)
 
