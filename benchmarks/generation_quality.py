@@ -38,6 +38,7 @@ from sklearn.model_selection import train_test_split
 
 from kppca import DualPPCA
 from kppca.datasets import load_mnist
+from kppca.inference import kpca_limit_model
 from kppca.kernels import RBF
 from kppca.models.generation import DEFAULT_PREIMAGE, PREIMAGE_OPTIONS
 from kppca.preimage import PreimageConvergenceWarning
@@ -88,8 +89,8 @@ def main() -> None:
     t0 = time.perf_counter()
     ppca = DualPPCA(args.n_components, kernel=RBF(args.bandwidth)).fit(X_tr)
     t_fit = time.perf_counter() - t0
-    tiny = 1e-6 * float(ppca.eigenvalues_[-1]) / ppca.n_samples_
-    kpca = DualPPCA(args.n_components, sigma2=tiny, kernel=RBF(args.bandwidth)).fit(X_tr)
+    kpca = kpca_limit_model(ppca, X_tr)
+    tiny = kpca.sigma2_
 
     ev = float(ppca.explained_variance_ratio_.sum())
     print(

@@ -14,9 +14,9 @@ import torch  # noqa: E402
 from kppca import DualPPCA, PrimalPPCA  # noqa: E402
 from kppca.datasets import load_digits, make_moons  # noqa: E402
 from kppca.kernels import RBF  # noqa: E402
+from kppca.inference import kpca_limit_model  # noqa: E402
 from kppca.plotting import (  # noqa: E402
     image_shape_for,
-    kpca_limit,
     plot_image_grid,
     plot_latent_traversal,
     plot_spectrum,
@@ -100,7 +100,7 @@ def test_plot_toy_generation():
 def test_kpca_limit_matches_projection():
     X, _ = make_moons(25, random_state=1)
     ppca = DualPPCA(3, kernel=RBF(0.5)).fit(X)
-    kpca = kpca_limit(ppca, X)
+    kpca = kpca_limit_model(ppca, X)
     E = kpca.eigenvectors_.numpy()
     k_c = kpca.centered_kernel(X)
     np.testing.assert_allclose(kpca.reconstruct_kernel(X), k_c @ E @ E.T, atol=1e-6)

@@ -6,19 +6,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["kpca_limit", "plot_toy_generation"]
+from ..inference.kpca_limit import kpca_limit_model
 
-
-def kpca_limit(model: Any, X: Any, ratio: float = 1e-6) -> Any:
-    """A copy of a fitted dual model refitted on ``X`` with the same ``q`` and a tiny fixed ``sigma2``.
-
-    ``sigma2 = ratio * lambda_q / N``: the kernel PCA limit (spec, "sigma2 -> 0"), where
-    reconstruction is the KPCA projection ``E_q E_q^T k_c`` and samples stay in ``range(E_q)``.
-    """
-    from sklearn.base import clone
-
-    s2 = ratio * float(model.eigenvalues_[-1]) / model.n_samples_
-    return clone(model).set_params(n_components=int(model.n_components_), sigma2=s2).fit(X)
+__all__ = ["plot_toy_generation"]
 
 
 def plot_toy_generation(
@@ -84,7 +74,7 @@ def plot_toy_generation(
     models = {}
     for ax, q in zip(axes, qs):
         ppca = DualPPCA(q, kernel=RBF(bandwidth)).fit(Xn)
-        kpca = kpca_limit(ppca, Xn)
+        kpca = kpca_limit_model(ppca, Xn)
         models[q] = (ppca, kpca)
         S = ppca.sample(n_generated, random_state=random_state, preimage=preimage, **preimage_options)
         R = ppca.reconstruct(Xn, preimage=preimage, **preimage_options)

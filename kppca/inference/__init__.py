@@ -1,0 +1,46 @@
+"""Uncertainty and inference for the PPCA models.
+
+* :mod:`~kppca.inference.pyro_models` -- Pyro models of the latent codes with the
+  ML parameters fixed (:func:`latent_model`), and a Bayesian variant with priors
+  on ``sigma2`` and ``W`` (:func:`bayesian_model`), for NUTS / SVI / Predictive.
+* :mod:`~kppca.inference.arviz_adapter` -- closed-form or MCMC latent posteriors as
+  ArviZ data (:func:`to_inference_data`, :func:`from_pyro_mcmc`), ArviZ 0.x and 1.x.
+* :mod:`~kppca.inference.summaries` -- mean / sd / HDI tables of the latent codes.
+* :mod:`~kppca.inference.kpca_limit` -- the ``sigma2 -> 0`` limit against kernel PCA.
+* :mod:`~kppca.inference.selection` -- held-out log-likelihood model selection.
+"""
+
+from .arviz_adapter import arviz_major_version, from_groups, from_pyro_mcmc, to_inference_data
+from .kpca_limit import default_sigma2_grid, kpca_limit_model, kpca_limit_sweep
+from .pyro_models import (
+    bayesian_model,
+    bayesian_ppca_model,
+    dual_latent_model,
+    latent_model,
+    primal_latent_model,
+    subspace_coordinates,
+)
+from .selection import HeldoutSelection, select_by_heldout_likelihood
+from .summaries import draws_summary, latent_summary, normal_hdi, sample_hdi
+
+__all__ = [
+    "latent_model",
+    "primal_latent_model",
+    "dual_latent_model",
+    "bayesian_model",
+    "bayesian_ppca_model",
+    "subspace_coordinates",
+    "to_inference_data",
+    "from_pyro_mcmc",
+    "from_groups",
+    "arviz_major_version",
+    "latent_summary",
+    "draws_summary",
+    "normal_hdi",
+    "sample_hdi",
+    "kpca_limit_model",
+    "kpca_limit_sweep",
+    "default_sigma2_grid",
+    "select_by_heldout_likelihood",
+    "HeldoutSelection",
+]

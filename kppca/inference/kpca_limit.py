@@ -1,0 +1,190 @@
+"""The ``sigma2 -> 0`` limit of dual PPCA with a fixed ``q``: kernel PCA (paper §4.3–4.4).
+
+With ``q`` fixed and ``sigma2`` given, the dual model gives
+
+* the MAP reconstruction ``E_q diag(1 - N sigma2 / lam) E_q^T k_c``, which tends
+  to the KPCA projection ``E_q E_q^T k_c`` with error ``O(sigma2)``;
+* the latent code ``h_p = sqrt(N / lam_p) sqrt(1 - N sigma2 / lam_p) z_p``, with
+  ``z = e_p^T k_c / sqrt(lam_p)`` the scikit-learn ``KernelPCA`` score, which
+  tends to ``sqrt(N / lam_p) z_p`` with error ``O(sigma2)``;
+* the posterior covariance ``N sigma2 diag(1/lam)``, which vanishes.
+
+:func:`kpca_limit_sweep` measures all three against an independent KPCA fit
+(scikit-learn, precomputed kernel) over a range of ``sigma2`` (and ``q``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..kernels import as_kernel
+from ..models import DualPPCA
+
+__all__ = ["kpca_limit_model", "kpca_limit_sweep", "default_sigma2_grid", "KPCA_LIMIT_COLUMNS"]
+
+def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
+    """A copy of a fitted dual model refitted on ``X`` with the same ``q`` and a tiny fixed ``sigma2``.
+
+    ``sigma2 = ratio * lam_q / N``: the kernel PCA limit (spec, "sigma2 -> 0"), where the
+    reconstruction is the KPCA projection ``E_q E_q^T k_c`` and samples stay in ``range(E_q)``.
+
+    Parameters
+    ----------
+    model : DualPPCA, fitted
+    X : array-like of shape (N, D), the data to refit on
+    ratio : float in (0, 1), default 1e-6
+
+    Returns
+    -------
+    DualPPCA, fitted
+    """
+    from sklearn.base import clone
+
+    if not 0.0 < ratio < 1.0:
+        raise ValueError(f"ratio must lie in (0, 1), got {ratio!r}.")
+    s2 = ratio * float(model.eigenvalues_[-1]) / model.n_samples_
+    return clone(model).set_params(n_components=int(model.n_components_), sigma2=s2).fit(X)
+
+
+#: Columns of the table returned by :func:`kpca_limit_sweep`.
+KPCA_LIMIT_COLUMNS = (
+    "n_components",
+    "sigma2",
+    "ml",
+    "noise_fraction",
+    "reconstruction_error",
+    "latent_error",
+    "posterior_sd",
+    "explained_variance",
+)
+
+
+def default_sigma2_grid(lam_q_over_n: float, num: int = 10) -> np.ndarray:
+    """``sigma2 = (lam_q / N) 10^{-k}``, ``k = 1 .. num``: all valid (``< lam_q / N``), descending."""
+    return lam_q_over_n * 10.0 ** -np.arange(1, num + 1, dtype=np.float64)
+
+
+def _relative(err: np.ndarray, ref: np.ndarray) -> float:
+    denom = np.linalg.norm(ref)
+    return float(np.linalg.norm(err) / denom) if denom > 0 else float(np.linalg.norm(err))
+
+
+def _kpca_reference(K_train: np.ndarray, K_eval: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn KernelPCA on a precomputed kernel: scores ``z`` (M, q) and projections ``E_q E_q^T k_c`` (M, N).
+
+    ``transform`` returns ``z = k_c^T E_q diag(lam)^{-1/2}``, so the projection is
+    ``z diag(sqrt(lam)) E_q^T``; kppca's own eigen-solver is not involved.
+    """
+    from sklearn.decomposition import KernelPCA
+
+    kpca = KernelPCA(n_components=q, kernel="precomputed", eigen_solver="dense").fit(K_train)
+    z = kpca.transform(K_eval)
+    projection = (z * np.sqrt(kpca.eigenvalues_)) @ kpca.eigenvectors_.T
+    return z, projection
+
+
+def kpca_limit_sweep(
+    X: Any,
+    kernel: Any = "rbf",
+    n_components: int | Sequence[int] = 2,
+    sigma2_values: Iterable[float] | None = None,
+    *,
+    X_eval: Any = None,
+    include_ml: bool = True,
+) -> pd.DataFrame:
+    """Distance between dual PPCA and kernel PCA as ``sigma2 -> 0``, for one or several ``q``.
+
+    For each ``q`` and ``sigma2``, :class:`~kppca.DualPPCA` is fitted with
+    ``sigma2`` fixed and compared with scikit-learn's
+    ``KernelPCA(kernel="precomputed")`` on the same Gram matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, D)
+        Training data.
+    kernel : Kernel, callable or str, default "rbf"
+        As for :class:`~kppca.DualPPCA` (e.g. ``kppca.kernels.RBF(2.0)``).
+    n_components : int or sequence of int, default 2
+        ``q`` (one table block per value).
+    sigma2_values : iterable of float, optional
+        Noise variances, each in ``(0, lam_q / N)``. Default
+        :func:`default_sigma2_grid` (``(lam_q / N) 10^{-1..-10}``), per ``q``.
+    X_eval : array-like of shape (M, D), optional
+        Points at which to compare (default the training points).
+    include_ml : bool, default True
+        Add, per ``q``, a first row at the ML estimate ``sigma2_ML``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (q, sigma2), sorted by ``q`` then decreasing ``sigma2``, columns:
+
+        * ``n_components``, ``sigma2``;
+        * ``ml``: True on the maximum-likelihood row;
+        * ``noise_fraction``: ``sigma2 / (trace(K_c) / N)``, the paper's "sigma2 %";
+        * ``reconstruction_error``: ``||K_c A h_MAP - E_q E_q^T k_c||_F / ||E_q E_q^T k_c||_F``
+          over the evaluation points (rows ``k_c``), KPCA side from scikit-learn;
+        * ``latent_error``: ``||h_MAP - sqrt(N / lam) z||_F / ||sqrt(N / lam) z||_F`` with
+          ``z`` the scikit-learn scores, signs aligned per component;
+        * ``posterior_sd``: the largest posterior sd of ``h``, ``sqrt(N sigma2 / lam_q)``;
+        * ``explained_variance``: ``sum_{p <= q} lam_p / trace(K_c)`` (independent of ``sigma2``).
+
+        Both errors are ``O(sigma2)``: ``error / sigma2`` stays bounded.
+
+    Raises
+    ------
+    ValueError
+        If a ``sigma2`` is not in ``(0, lam_q / N)`` or ``q`` is not below the rank of ``K_c``.
+    """
+    kern = as_kernel(kernel)
+    qs = [n_components] if isinstance(n_components, numbers.Integral) else list(n_components)
+    if not qs or any(isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1 for q in qs):
+        raise ValueError(f"n_components must be a positive int or a sequence of them, got {n_components!r}.")
+    user_grid = None if sigma2_values is None else np.asarray(list(sigma2_values), dtype=np.float64)
+    if user_grid is not None and (user_grid.ndim != 1 or user_grid.size == 0):
+        raise ValueError("sigma2_values must be a non-empty 1-d sequence of floats.")
+
+    rows: list[dict[str, Any]] = []
+    for q in sorted(int(q) for q in qs):
+        ml_model = DualPPCA(q, kernel=kern, eigen_solver="dense").fit(X)
+        Xe = ml_model.X_fit_ if X_eval is None else ml_model._input(X_eval)
+        N = ml_model.n_samples_
+        lam = ml_model.eigenvalues_.detach().cpu().numpy()
+        # KPCA side, computed independently of kppca's eigen-solver.
+        K_train = kern.gram(ml_model.X_fit_, ml_model.X_fit_).detach().cpu().numpy()
+        K_eval = kern.gram(Xe, ml_model.X_fit_).detach().cpu().numpy()
+        z, kpca_projection = _kpca_reference(K_train, K_eval, q)
+        h_limit = z * np.sqrt(N / lam)
+
+        grid = default_sigma2_grid(float(lam[-1] / N)) if user_grid is None else user_grid
+        entries = ([(ml_model.sigma2_, True)] if include_ml else []) + [(float(s), False) for s in grid]
+        for s2, is_ml in entries:
+            model = ml_model if is_ml else DualPPCA(q, sigma2=s2, kernel=kern, eigen_solver="dense").fit(X)
+            h = _to_numpy(model.transform(Xe))
+            signs = np.sign(np.sum(h * h_limit, axis=0))
+            signs[signs == 0] = 1.0
+            recon = _to_numpy(model.reconstruct_kernel(Xe))
+            rows.append(
+                {
+                    "n_components": q,
+                    "sigma2": float(model.sigma2_),
+                    "ml": is_ml,
+                    "noise_fraction": float(model.sigma2_ / model.total_variance_),
+                    "reconstruction_error": _relative(recon - kpca_projection, kpca_projection),
+                    "latent_error": _relative(h - h_limit * signs, h_limit),
+                    "posterior_sd": float(np.sqrt(N * model.sigma2_ / lam[-1])),
+                    "explained_variance": float(model.explained_variance_ratio_.sum()),
+                }
+            )
+    df = pd.DataFrame(rows, columns=list(KPCA_LIMIT_COLUMNS))
+    return df.sort_values(["n_components", "sigma2"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+def _to_numpy(T: Any) -> np.ndarray:
+    return T.detach().cpu().numpy() if isinstance(T, torch.Tensor) else np.asarray(T)

@@ -1,0 +1,135 @@
+"""Model selection by held-out log-likelihood (``score`` on a validation set).
+
+``PPCA.score`` is the average log-density of the points on ``H_E`` under the
+fitted marginal Gaussian. Across ``q`` (same kernel, same ``H_E``) it is a proper
+predictive criterion: too few components model real variance as noise, too many
+fit noise directions whose held-out variance is smaller than fitted.
+
+Across kernels or bandwidths the numbers are densities on *different* spaces
+(another ``H_E``, another dimension ``r``, another metric), so comparing them is a
+heuristic, not a likelihood-ratio comparison; the result table keeps ``rank`` so
+that this stays visible. Minka's evidence (``n_components="mle"``) is the
+training-set-only alternative for choosing ``q``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
+
+__all__ = ["select_by_heldout_likelihood", "HeldoutSelection"]
+
+
+@dataclass
+class HeldoutSelection:
+    """Result of :func:`select_by_heldout_likelihood`.
+
+    Attributes
+    ----------
+    best_params : dict
+        The grid point with the largest held-out log-likelihood.
+    best_score : float
+        Its average held-out log-likelihood per point.
+    best_estimator : estimator
+        A clone fitted on ``X_train`` with ``best_params``.
+    results : pandas.DataFrame
+        One row per grid point: a column per parameter, then ``heldout_score``,
+        ``train_score``, ``n_components_``, ``sigma2_``, ``rank_``, ``error``
+        (the message when the fit failed, else empty) and ``rank_test_score`` (1 = best).
+    """
+
+    best_params: dict[str, Any]
+    best_score: float
+    best_estimator: Any
+    results: pd.DataFrame = field(repr=False)
+
+
+def _param_label(value: Any) -> Any:
+    # Kernel objects print as e.g. RBF(bandwidth=2.0); keep scalars as they are so the table stays numeric.
+    return value if isinstance(value, (int, float, str, np.number, type(None))) else repr(value)
+
+
+def select_by_heldout_likelihood(
+    estimator: Any,
+    X_train: Any,
+    X_val: Any,
+    param_grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]],
+    *,
+    error_score: float | str = np.nan,
+) -> HeldoutSelection:
+    """Fit a clone of ``estimator`` for every grid point and rank them by ``score(X_val)``.
+
+    Parameters
+    ----------
+    estimator : PrimalPPCA or DualPPCA (any estimator with ``fit`` / ``score``)
+        Template; it is cloned (``sklearn.base.clone``), never fitted itself.
+    X_train : array-like of shape (N, D)
+    X_val : array-like of shape (M, D)
+        Held-out points; never used for fitting.
+    param_grid : dict or list of dicts
+        As for ``sklearn.model_selection.ParameterGrid``, e.g.
+        ``{"n_components": range(1, 8)}`` or
+        ``{"n_components": [2, 5], "kernel": [RBF(1.0), RBF(2.0)]}``.
+    error_score : float or "raise", default nan
+        Held-out score recorded when a fit fails (e.g. ``q >= rank``); "raise" re-raises.
+        A warning names the failed points.
+
+    Returns
+    -------
+    HeldoutSelection
+
+    Raises
+    ------
+    ValueError
+        If every grid point failed, or the grid is empty.
+    """
+    grid = list(ParameterGrid(param_grid))
+    if not grid:
+        raise ValueError("param_grid is empty.")
+    rows: list[dict[str, Any]] = []
+    fitted: list[Any] = []
+    failures: list[str] = []
+    for params in grid:
+        est = clone(estimator).set_params(**params)
+        row: dict[str, Any] = {k: _param_label(v) for k, v in params.items()}
+        try:
+            est.fit(X_train)
+            row.update(
+                heldout_score=float(est.score(X_val)),
+                train_score=float(est.score(X_train)),
+                n_components_=int(est.n_components_),
+                sigma2_=float(est.sigma2_),
+                rank_=int(est.rank_),
+                error="",
+            )
+            fitted.append(est)
+        except (ValueError, np.linalg.LinAlgError, RuntimeError) as exc:
+            if error_score == "raise":
+                raise
+            row.update(heldout_score=float(error_score), train_score=np.nan, n_components_=np.nan,
+                       sigma2_=np.nan, rank_=np.nan, error=str(exc))
+            failures.append(f"{params}: {exc}")
+            fitted.append(None)
+        rows.append(row)
+    if failures:
+        warnings.warn(
+            f"{len(failures)} of {len(grid)} grid points failed to fit and got score {error_score}:\n"
+            + "\n".join(failures),
+            UserWarning,
+            stacklevel=2,
+        )
+    results = pd.DataFrame(rows)
+    scores = results["heldout_score"].to_numpy(dtype=np.float64)
+    if not np.isfinite(scores).any():
+        raise ValueError("no grid point could be fitted and scored; see the warnings for the reasons.")
+    results["rank_test_score"] = pd.Series(-scores).rank(method="min", na_option="bottom").astype(int).to_numpy()
+    best = int(np.nanargmax(np.where(np.isfinite(scores), scores, -np.inf)))
+    return HeldoutSelection(
+        best_params=dict(grid[best]), best_score=float(scores[best]), best_estimator=fitted[best], results=results
+    )
