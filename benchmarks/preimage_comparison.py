@@ -71,7 +71,7 @@ def main() -> None:
         return kernel_smoother(k, X, **opts)
 
     def fixed_point(init):
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True):
             warnings.simplefilter("always", PreimageConvergenceWarning)
             Z, info = fixed_point_preimage(dual_coefficients_to_expansion(alpha), X, kern, init=init,
                                            return_info=True)

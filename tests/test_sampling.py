@@ -15,7 +15,6 @@ import torch
 from sklearn.metrics.pairwise import rbf_kernel
 
 from kppca import DualPPCA, PrimalPPCA
-from kppca.features import Identity
 
 Z = 5.0
 N_DRAWS = 40_000

@@ -126,7 +126,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             return min(L.shape[1], max_rank)
 
         spectrum = self._solve_spectrum(K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank)
-        del raw_chol
+        raw_chol = None  # the factor kept (if any) is in `factor`; free the rest now
         self.X_fit_ = X
         self.n_features_in_ = X.shape[1]
         self._set_ml_estimates(spectrum, N)

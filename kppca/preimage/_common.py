@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validation import as_tensor, is_numpy_like
 from ..kernels import RBF
 
 
@@ -23,6 +24,40 @@ def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]
             dtype = a.dtype if a.dtype in (torch.float32, torch.float64) else None
             return dtype, a.device
     return None, None
+
+
+def weights_and_targets(
+    rows: Any, targets: Any, rows_name: str
+) -> tuple[torch.Tensor, torch.Tensor, bool, bool, bool]:
+    """Validate a block of per-training-point rows (weights or distances) against the targets.
+
+    Parameters
+    ----------
+    rows : array-like of shape (M, N) or (N,)
+    targets : array-like of shape (N, D) or (N,)
+    rows_name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    R : Tensor of shape (M, N)
+    T : Tensor of shape (N, D)
+    single, vector_targets, numpy_out : bool
+        Whether ``rows`` was 1-D, ``targets`` 1-D, and the result should be numpy.
+    """
+    numpy_out = is_numpy_like(rows)
+    dtype, device = dtype_device(rows, targets)
+    R = as_tensor(rows, rows_name, ndim=(1, 2), dtype=dtype, device=device)
+    T = as_tensor(targets, "targets", ndim=(1, 2), dtype=R.dtype, device=R.device)
+    single, vector_targets = R.ndim == 1, T.ndim == 1
+    R = R[None] if single else R
+    T = T[:, None] if vector_targets else T
+    if R.shape[1] != T.shape[0]:
+        raise ValueError(
+            f"{rows_name} has {R.shape[1]} column(s) (training points) but targets has {T.shape[0]} row(s); "
+            "they must match."
+        )
+    return R, T, single, vector_targets, numpy_out
 
 
 def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> int | None:

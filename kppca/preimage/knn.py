@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
-from ._common import check_n_neighbors, dtype_device, format_rows
+from ._common import check_n_neighbors, dtype_device, format_rows, weights_and_targets
 
 __all__ = ["feature_space_sq_distances", "knn_preimage"]
 
@@ -114,18 +114,7 @@ def knn_preimage(
         Shape mismatch, NaN/inf, invalid ``n_neighbors``/``weighting``, or negative
         distances with ``weighting="distance"``.
     """
-    numpy_out = is_numpy_like(sq_distances)
-    dtype, device = dtype_device(sq_distances, targets)
-    D2 = as_tensor(sq_distances, "sq_distances", ndim=(1, 2), dtype=dtype, device=device)
-    T = as_tensor(targets, "targets", ndim=(1, 2), dtype=D2.dtype, device=D2.device)
-    single, vector_targets = D2.ndim == 1, T.ndim == 1
-    D2 = D2[None] if single else D2
-    T = T[:, None] if vector_targets else T
-    if D2.shape[1] != T.shape[0]:
-        raise ValueError(
-            f"sq_distances has {D2.shape[1]} column(s) (training points) but targets has {T.shape[0]} row(s); "
-            "they must match."
-        )
+    D2, T, single, vector_targets, numpy_out = weights_and_targets(sq_distances, targets, "sq_distances")
     k = check_n_neighbors(n_neighbors, T.shape[0], allow_none=False)
     if weighting not in ("uniform", "distance"):
         raise ValueError(f"weighting={weighting!r} is unknown; use 'uniform' or 'distance'.")

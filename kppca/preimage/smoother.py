@@ -23,7 +23,7 @@ import torch
 
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import Kernel, as_kernel
-from ._common import check_n_neighbors, check_nonnegative, dtype_device, format_rows
+from ._common import check_n_neighbors, check_nonnegative, dtype_device, format_rows, weights_and_targets
 
 __all__ = ["kernel_smoother", "KernelSmoother"]
 
@@ -154,18 +154,7 @@ def kernel_smoother(
     >>> kernel_smoother(np.array([1.0, 3.0]), np.array([[0.0], [4.0]]))
     array([3.])
     """
-    numpy_out = is_numpy_like(weights)
-    dtype, device = dtype_device(weights, targets)
-    W = as_tensor(weights, "weights", ndim=(1, 2), dtype=dtype, device=device)
-    T = as_tensor(targets, "targets", ndim=(1, 2), dtype=W.dtype, device=W.device)
-    single, vector_targets = W.ndim == 1, T.ndim == 1
-    W = W[None] if single else W
-    T = T[:, None] if vector_targets else T
-    if W.shape[1] != T.shape[0]:
-        raise ValueError(
-            f"weights has {W.shape[1]} column(s) (training points) but targets has {T.shape[0]} row(s); "
-            "they must match."
-        )
+    W, T, single, vector_targets, numpy_out = weights_and_targets(weights, targets, "weights")
     n_neighbors = check_n_neighbors(n_neighbors, T.shape[0], allow_none=True)
     epsilon = check_nonnegative(epsilon, "epsilon")
 
