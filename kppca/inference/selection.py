@@ -1,9 +1,16 @@
 """Model selection by held-out log-likelihood (``score`` on a validation set).
 
 ``PPCA.score`` is the average log-density of the points on ``H_E`` under the
-fitted marginal Gaussian. Across ``q`` (same kernel, same ``H_E``) it is a proper
-predictive criterion: too few components model real variance as noise, too many
+fitted marginal Gaussian. When ``H_E`` is the whole feature space (explicit
+features with ``N > d``, e.g. the linear kernel) it is a proper predictive
+criterion across ``q``: too few components model real variance as noise, too many
 fit noise directions whose held-out variance is smaller than fitted.
+
+With a kernel whose feature space is larger than ``H_E`` (RBF, Laplacian, ...) it
+is not: new points lie partly outside ``H_E`` (that part is not scored), and
+inside it their coordinates along the weak directions are smaller than the
+training ones, so a smaller ``sigma2`` (a larger ``q``) keeps winning. Use it
+there only as a heuristic, next to Minka's evidence.
 
 Across kernels or bandwidths the numbers are densities on *different* spaces
 (another ``H_E``, another dimension ``r``, another metric), so comparing them is a

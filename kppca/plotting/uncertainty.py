@@ -118,8 +118,9 @@ def plot_latent_uncertainty(
     n = mean.shape[0] if max_ellipses is None else min(mean.shape[0], int(max_ellipses))
     ekw = {"facecolor": "none", "edgecolor": "0.4", "linewidth": 0.8, "alpha": 0.7}
     ekw.update(ellipse_kwargs or {})
+    ekw.setdefault("label", "credible ellipses")
     patches = [credible_ellipse(mean[k], cov, prob) for k in range(n)]
-    collection = PatchCollection(patches, match_original=False, label="credible ellipses", **ekw)
+    collection = PatchCollection(patches, match_original=False, **ekw)
     ax.add_collection(collection)
     skw = {"s": 12, "zorder": 3}
     skw.update(scatter_kwargs or {})
