@@ -30,7 +30,7 @@ from kppca import DualPPCA  # noqa: E402
 from kppca.datasets import make_moons  # noqa: E402
 from kppca.inference import kpca_limit_sweep  # noqa: E402
 from kppca.kernels import RBF  # noqa: E402
-from kppca.plotting.uncertainty import plot_latent_uncertainty  # noqa: E402
+from kppca.plotting import plot_latent_uncertainty, save_figure  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ax_lat.legend(fontsize="x-small", loc="best")
     ax_lat.set_title(f"ML $\\sigma^2$ = {model.sigma2_:.2e}: posterior of $h$ vs KPCA")
     fig.tight_layout()
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(out_dir, exist_ok=True)
-    fig.savefig(args.out, dpi=120)
+    save_figure(fig, args.out, dpi=120)
     print(f"figure saved to {args.out}")
     return 0
 

@@ -32,7 +32,7 @@ from kppca import DualPPCA  # noqa: E402
 from kppca.datasets import load_mnist  # noqa: E402
 from kppca.inference import latent_summary  # noqa: E402
 from kppca.kernels import RBF  # noqa: E402
-from kppca.plotting import plot_latent_forest, plot_latent_uncertainty  # noqa: E402
+from kppca.plotting import plot_latent_forest, plot_latent_uncertainty, save_figure  # noqa: E402
 
 CLASSES = (0, 1, 7)
 
@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_latent_forest(model, X_sel, obs_names=names, hdi_prob=args.hdi_prob, ax=ax_forest)
     ax_forest.set_title("posterior of the selected digits")
     fig.tight_layout()
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(out_dir, exist_ok=True)
-    fig.savefig(args.out, dpi=120)
+    save_figure(fig, args.out, dpi=120)
     print(f"figure saved to {args.out}")
     return 0
 

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from kppca import DualPPCA  # noqa: E402
 from kppca.datasets import load_mnist  # noqa: E402
 from kppca.kernels import RBF  # noqa: E402
-from kppca.plotting import plot_image_grid, plot_latent_traversal, plot_spectrum  # noqa: E402
+from kppca.plotting import plot_image_grid, plot_latent_traversal, plot_spectrum, save_figure  # noqa: E402
 
 
 def report(name: str, model: DualPPCA, seconds: float) -> None:
@@ -79,8 +79,7 @@ def main() -> None:
     plot_spectrum(m01, ax=axes[1, 1], n_show=60)
     plot_image_grid(samples10, n_cols=8, ax=axes[1, 2], title="generated digits (N = 2000, q = 10)")
     fig.tight_layout()
-    fig.savefig(args.out, dpi=80)
-    plt.close(fig)
+    save_figure(fig, args.out, dpi=80)
     print(f"wrote {args.out}")
 
 

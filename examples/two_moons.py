@@ -22,12 +22,11 @@ import matplotlib
 if not os.environ.get("DISPLAY"):
     matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 
 from kppca import DualPPCA  # noqa: E402
 from kppca.datasets import make_moons  # noqa: E402
 from kppca.kernels import RBF  # noqa: E402
-from kppca.plotting import plot_toy_generation  # noqa: E402
+from kppca.plotting import plot_toy_generation, save_figure  # noqa: E402
 
 PAPER = {1: 31.23, 3: 54.03, 10: 91.93}
 
@@ -53,8 +52,7 @@ def main() -> None:
         print(f"| {q} | {paper:.2f} % | {ev05:.2f} % | {ev2:.2f} % | {100 * m05.sigma2_ / m05.total_variance_:.2f} % |")
 
     fig = plot_toy_generation(X, (1, 3, 10), bandwidth=args.bandwidth, random_state=args.seed)
-    fig.savefig(args.out, dpi=90)
-    plt.close(fig)
+    save_figure(fig, args.out, dpi=90)
     print(f"wrote {args.out} (bandwidth {args.bandwidth:g})")
 
 

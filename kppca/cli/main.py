@@ -394,14 +394,9 @@ def _check_output(out: str, what: str = "image") -> None:
 
 
 def _save_figure(fig: Any, out: str) -> None:
-    import matplotlib.pyplot as plt
+    from ..plotting import save_figure
 
-    path = Path(out)
-    fmt = path.suffix[1:].lower() or "png"
-    try:
-        fig.savefig(path, format=fmt, dpi=100, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    save_figure(fig, out, dpi=100)
 
 
 def _cmd_sample(args: argparse.Namespace, stages: _Stages) -> None:

@@ -8,6 +8,7 @@
 * :func:`plot_latent_forest` -- forest plot of the latent posteriors of selected points.
 """
 
+from .figures import save_figure
 from .images import image_shape_for, plot_image_grid, plot_latent_traversal, tile_images
 from .spectrum import plot_spectrum
 from .toy import plot_toy_generation
@@ -22,5 +23,6 @@ __all__ = [
     "plot_latent_traversal",
     "plot_spectrum",
     "plot_toy_generation",
+    "save_figure",
     "tile_images",
 ]
