@@ -86,6 +86,9 @@ class KernelCenterer:
         """
         if not self.center:
             return K_c.clone()
+        # The statistics follow K_c's dtype and device (e.g. float32 or CUDA kernel vectors).
+        column_means = self.column_means_.to(dtype=K_c.dtype, device=K_c.device)
+        grand_mean = self.grand_mean_.to(dtype=K_c.dtype, device=K_c.device)
         s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
         s = s.reshape(-1, 1) if s.ndim else s
-        return K_c + self.column_means_[None, :] + (s - self.grand_mean_)
+        return K_c + column_means[None, :] + (s - grand_mean)

@@ -144,12 +144,12 @@ def uncenter_kernel_vectors(
     if not centerer.center:
         K_rows, s = Kc_rows.clone(), Kc_rows.mean(1)
     else:
-        base = Kc_rows + colmean[None, :]  # k for s = grand mean
         if isinstance(estimate, str):
             if estimate == "mean":
                 s = gm.expand(M).clone()
             elif estimate == "zero-min":
-                s = gm - base.min(1).values
+                # with s = grand mean the weights are k_c + K 1/N; shift so that the smallest is 0
+                s = gm - (Kc_rows + colmean[None, :]).min(1).values
             elif estimate == "span":
                 s = gm + _span_offset(Kc_rows, colmean - gm, gram_centered, rcond)
             else:
@@ -169,7 +169,7 @@ def uncenter_kernel_vectors(
                 raise ValueError(
                     f"estimate given as row means must have one value per row of K_c_rows ({M}), got {s.shape[0]}."
                 )
-        K_rows = base + (s - gm)[:, None]
+        K_rows = centerer.uncenter(Kc_rows, s)
 
     if single:
         K_rows, s = K_rows[0], s[0]
