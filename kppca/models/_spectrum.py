@@ -169,7 +169,7 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             f"the centered data have rank {r}; probabilistic PCA needs rank >= 2 (q >= 1 component plus noise)."
         )
     if n_components is None and sigma2 is None:
-        n_components = 2
+        n_components = min(2, r - 1)  # the default always fits: two components when the rank allows
     if n_components == "mle":
         q = minka_dimension(lam, N)
     elif n_components is None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
 from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
-from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
+from .._param_validation import fit_context
+from .._validation import ArrayLike, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..kernels.base import CallableKernel, Kernel, as_kernel
 from ..kernels.centering import KernelCenterer
@@ -32,7 +34,9 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     ----------
     n_components : int, float in (0, 1), "mle" or None, default None
         ``q``, the fraction of explained variance to keep, or Minka's choice.
-        None means 2, unless ``sigma2`` is given alone (then ``q`` follows from it).
+        None means ``min(2, r - 1)`` (two components whenever the rank ``r`` of the
+        centered data allows, so the default fits any data of rank >= 2), unless
+        ``sigma2`` is given alone (then ``q`` follows from it).
     sigma2 : float, optional
         Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer
         ``n_components``: fixed instead of estimated (e.g. small values for the
@@ -47,8 +51,10 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         entry positive).
     random_state : int, Generator or None
         Seeds the Lanczos start vector.
-    dtype : torch dtype or str, default float64
-    device : torch device or str, default "cpu"
+    dtype : {"float64", "float32"}, torch/numpy float dtype or None, default None
+        None follows the data, as scikit-learn does: float32 input is fitted
+        (and transformed) in float32, everything else in float64.
+    device : torch device or str, default None (the CPU)
 
     Attributes
     ----------
@@ -85,7 +91,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         center: bool = True,
         eigen_solver: str = "auto",
         random_state: Any = None,
-        dtype: torch.dtype | str = torch.float64,
+        dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
     ):
         self.n_components = n_components
@@ -98,12 +104,20 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self.device = device
 
     # ------------------------------------------------------------------ fit
+    _parameter_constraints = {
+        **BasePPCA._parameter_constraints,
+        "kernel": [Kernel, str, callable, None],
+    }
+
+    @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
-        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``."""
-        self._setup()
-        self.kernel_ = as_kernel(self.kernel)
-        self._numpy_fit_ = is_numpy_like(X)
-        X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
+
+        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        """
+        X = self._setup(X)
+        # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
         N = X.shape[0]
         max_rank = N - int(self.center)
         partial = self._resolve_solver(N) == "partial"
@@ -128,7 +142,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         spectrum = self._solve_spectrum(K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank)
         raw_chol = None  # the factor kept (if any) is in `factor`; free the rest now
         self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()

@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 from .._linalg import eigh_descending
-from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
+from .._param_validation import fit_context
+from .._validation import ArrayLike, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
@@ -61,7 +62,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         center: bool = True,
         eigen_solver: str = "auto",
         random_state: Any = None,
-        dtype: torch.dtype | str = torch.float64,
+        dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
     ):
         self.n_components = n_components
@@ -73,15 +74,15 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         self.dtype = dtype
         self.device = device
 
+    _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
+
+    @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
-        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``."""
-        self._setup()
-        if self.feature_map is not None and not isinstance(self.feature_map, FeatureMap):
-            raise TypeError(
-                f"feature_map must be a kppca.features.FeatureMap or None, got {type(self.feature_map).__name__}."
-            )
-        self._numpy_fit_ = is_numpy_like(X)
-        X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
+
+        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        """
+        X = self._setup(X)
         fmap = copy.deepcopy(self.feature_map) if self.feature_map is not None else Identity()
         if not hasattr(fmap, "n_features_in_"):
             fmap.fit(X)
@@ -90,7 +91,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
                 f"feature_map was fitted on {fmap.n_features_in_} features but X has {X.shape[1]}."
             )
         self.feature_map_ = fmap
-        self.n_features_in_ = X.shape[1]
         Phi = fmap.map(X)
         N, d = Phi.shape
         self.mean_ = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
