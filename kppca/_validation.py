@@ -220,6 +220,11 @@ def check_positive(value: Any, name: str, *, allow_none: bool = False, integer: 
     return check_scalar(value, name, allowed + [None] if allow_none else allowed)
 
 
+def check_count(value: Any, name: str, minimum: int = 1) -> int:
+    """Validate an integer count (numpy integers too, bools refused) ``>= minimum``; return it as an int."""
+    return int(check_scalar(value, name, [Interval("int", minimum, None, closed="left")]))
+
+
 def check_random_state(random_state: Any, name: str = "random_state") -> Any:
     """Validate a ``random_state`` argument (the one definition of what it may be); return it unchanged.
 

@@ -10,7 +10,7 @@ import torch
 
 from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
 from .._param_validation import fit_context
-from .._validation import ArrayLike, torch_generator
+from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..kernels.base import CallableKernel, Kernel, as_kernel
 from ..kernels.centering import KernelCenterer
@@ -350,8 +350,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
         """
         self._check_fitted("sample_kernel")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        n = check_count(n, "n")
         gen = torch_generator(random_state, self._device)
         if factor == "fast":
             # a @ [top, sigma L]^T by blocks: the (N, q + r') factor is never materialised.

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-import numbers
 from typing import Any
 
 import torch
 
 from .._linalg import eigh_descending
 from .._param_validation import fit_context
-from .._validation import ArrayLike, torch_generator
+from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
@@ -167,8 +166,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     def sample_features(self, n: int, random_state: Any = None) -> Any:
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:  # numpy integers too
-            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        n = check_count(n, "n")
         values, V = self._full_eigen()
         q = self.n_components_
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()
