@@ -72,9 +72,11 @@ import numpy as np
 import torch
 
 from .._linalg import cholesky_or_none
-from .._validation import ArrayLike, as_tensor
+from .._validation import ArrayLike, as_tensor, check_positive
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
+from ..preimage._common import check_nonnegative
+from ..preimage.uncenter import ROW_MEAN_ESTIMATES
 from ..preimage import (
     LearnedPreimage,
     dual_coefficients_to_expansion,
@@ -136,7 +138,44 @@ def resolve_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)} for preimage={name!r}; it accepts: {', '.join(defaults)}."
         )
-    return name, {**defaults, **options}
+    opts = {**defaults, **options}
+    _check_option_values(name, opts)
+    return name, opts
+
+
+def _check_option_values(name: str, opts: dict[str, Any]) -> None:
+    """Validate the values of a method's options up front, so that every model checks them.
+
+    The primal model with the identity map never calls a pre-image, and bounds that
+    depend on the training set (``n_neighbors > N`` is clamped, ``n_coordinates <= rank``)
+    are checked where they are known; everything else is refused here.
+    """
+    def positive_int(key: str, allow_none: bool = False) -> None:
+        check_positive(opts[key], key, allow_none=allow_none, integer=True)
+
+    if name in ("smoother", "knn"):
+        positive_int("n_neighbors", allow_none=name == "smoother")
+    if name == "smoother":
+        estimate = opts["estimate"]
+        if isinstance(estimate, str) and estimate not in ROW_MEAN_ESTIMATES:
+            raise ValueError(f"estimate={estimate!r} is unknown; use one of {ROW_MEAN_ESTIMATES}, a float or row means.")
+        if isinstance(estimate, bool) or (isinstance(estimate, numbers.Real) and not np.isfinite(estimate)):
+            raise ValueError(f"estimate must be a method name, a finite float or row means, got {estimate!r}.")
+        if not isinstance(opts["clip_negative"], (bool, np.bool_)):
+            raise TypeError(f"clip_negative must be True or False, got {opts['clip_negative']!r}.")
+        check_nonnegative(opts["epsilon"], "epsilon")
+    elif name == "knn":
+        if opts["weighting"] not in ("uniform", "distance"):
+            raise ValueError(f"weighting={opts['weighting']!r} is unknown; use 'uniform' or 'distance'.")
+    elif name == "fixed-point":
+        if isinstance(opts["init"], str) and opts["init"] not in ("best", "smoother"):
+            raise ValueError(f"init={opts['init']!r} is unknown; use 'best', 'smoother' or an (M, D) array.")
+        positive_int("max_iter")
+        check_nonnegative(opts["tol"], "tol")
+    elif name == "learned":
+        positive_int("n_coordinates", allow_none=True)
+        check_positive(opts["bandwidth"], "bandwidth", allow_none=True)
+        check_positive(opts["alpha"], "alpha")
 
 
 def _at_most(n_neighbors: Any, N: int) -> Any:
