@@ -127,22 +127,32 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return self.eigen_solver_
 
     def _solve_spectrum(
-        self, G: torch.Tensor, *, what: str, max_rank: int, rank: Callable[[float], int] | None = None
+        self,
+        G: torch.Tensor,
+        *,
+        what: str,
+        max_rank: int,
+        rank: Callable[[float], int] | None = None,
+        scale: float = 0.0,
+        size: int | None = None,
     ) -> Spectrum:
         """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
 
         ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
         matrix, whose null vector ``1`` is exact). The partial solver has no full
         spectrum: ``rank(tol)`` counts the rank against the eigenvalue tolerance
-        ``tol`` (default: a Cholesky-based count on ``G``).
+        ``tol`` (default: a Cholesky-based count on ``G``). ``scale`` (magnitude before
+        centering) and ``size`` (terms per entry) set that tolerance, see
+        :func:`~kppca._linalg.rank_tolerance`.
         """
         if self.eigen_solver_ == "dense":
-            return full_spectrum(G, what=what, max_rank=max_rank)
+            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size)
         if rank is None:
             def rank(tol: float) -> int:
                 return numerical_rank_by_cholesky(G, max_rank, tol)
         return partial_spectrum(
-            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what
+            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what,
+            scale=scale, size=size,
         )
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:

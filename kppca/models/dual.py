@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
+from .._linalg import check_gram_scale, eigh_descending, matrix_scale, pivoted_cholesky, rank_tolerance
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
@@ -19,6 +19,11 @@ from .generation import DualGenerationMixin
 
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
 CHUNK_ROWS = 4096
+
+_GRAM_ADVICE = (
+    "Check that `kernel` returns finite values for finite inputs; for large values rescale X "
+    "(e.g. standardise it) or use dtype='float64'."
+)
 
 
 class DualPPCA(DualGenerationMixin, BasePPCA):
@@ -61,8 +66,9 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps lam_1`` with the
-        dense solver. The partial solver has no full spectrum: a Cholesky
+        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps max(lam_1, max|K_ij|)``
+        with the dense solver (``K`` the raw Gram matrix before centering: centering leaves
+        an absolute rounding error of its size, which dominates for data far from the origin). The partial solver has no full spectrum: a Cholesky
         factorisation of the raw ``K`` certifies ``r = N - 1`` (and becomes the
         sampling factor); when ``K`` is numerically singular a pivoted Cholesky
         of ``K_c`` stops at the numerical rank. Both tests use the same relative
@@ -122,6 +128,11 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         max_rank = N - int(self.center)
         partial = self._resolve_solver(N) == "partial"
         K = self.kernel_.gram(X, X)
+        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and
+        # bounds every later product; non-finite or overflow-prone Gram matrices stop here.
+        self._gram_scale = check_gram_scale(
+            matrix_scale(K), N, K.dtype, what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE
+        )
         if isinstance(self.kernel_, CallableKernel):
             self._check_symmetric(K)
         # The partial solver needs the numerical rank without a full spectrum. A Cholesky of
@@ -139,7 +150,9 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             factor.append(L)
             return min(L.shape[1], max_rank)
 
-        spectrum = self._solve_spectrum(K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank)
+        spectrum = self._solve_spectrum(
+            K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank, scale=self._gram_scale
+        )
         raw_chol = None  # the factor kept (if any) is in `factor`; free the rest now
         self.X_fit_ = X
         self._set_ml_estimates(spectrum, N)
@@ -216,7 +229,8 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
     def _rank_tolerance(self) -> float:
         """The eigenvalue tolerance the fit counted the rank against."""
-        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype)
+        scale = self.__dict__.get("_gram_scale", 0.0)  # absent from models pickled before it existed
+        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, scale)
 
     def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
         """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""

@@ -7,13 +7,18 @@ from typing import Any
 
 import torch
 
-from .._linalg import eigh_descending
+from .._linalg import check_gram_scale, eigh_descending, scatter_rounding_scale
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
 from .generation import PrimalGenerationMixin
+
+_FEATURE_ADVICE = (
+    "Check that X and `feature_map` give finite values; for large values rescale X "
+    "(e.g. standardise it) or use dtype='float64'."
+)
 
 
 class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
@@ -93,15 +98,27 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         Phi = fmap.map(X)
         N, d = Phi.shape
         self.mean_ = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
+        # max_i |phi_i|^2, the diagonal scale of the raw Gram matrix: it sets the rounding level of
+        # the centered scatter (rank tolerance) and bounds later products; overflow stops here.
+        scale = check_gram_scale(
+            float((Phi * Phi).sum(1).max()) if N else 0.0, N, Phi.dtype,
+            what="feature matrix phi(X) (its squared row norms)", advice=_FEATURE_ADVICE,
+        )
         Phi_c = Phi - self.mean_
+        # Centered before the product, the scatter carries a smaller rounding error than K_c.
+        scale = scatter_rounding_scale(scale, float((Phi_c * Phi_c).sum()), N)
         self._resolve_solver(min(d, N))
         if d <= N:
             max_rank = min(d, N - int(self.center))
-            spectrum = self._solve_spectrum(Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank)
+            spectrum = self._solve_spectrum(
+                Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
+            )
             V = spectrum.vectors
         else:
             # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
-            spectrum = self._solve_spectrum(Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center))
+            spectrum = self._solve_spectrum(
+                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center), scale=scale
+            )
             V = Phi_c.T @ spectrum.vectors / spectrum.values.sqrt()
             if spectrum.complete:
                 spectrum.vectors = V
