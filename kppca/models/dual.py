@@ -10,7 +10,8 @@ import torch
 from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
 from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
 from ..distributions import DegenerateMultivariateNormal
-from ..kernels.base import CallableKernel, Kernel, as_kernel
+from ..kernels.base import CallableKernel, Kernel
+from ..kernels.registry import as_kernel
 from ..kernels.centering import KernelCenterer
 from ._base import BasePPCA
 from .generation import DualGenerationMixin
