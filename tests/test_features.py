@@ -131,7 +131,17 @@ def test_feature_map_errors(rng):
     fmap = PolynomialFeatures(2).fit(rng.normal(size=(3, 2)))
     with pytest.raises(ValueError, match="X has 3 features, but PolynomialFeatures was fitted with 2"):
         fmap.transform(rng.normal(size=(3, 3)))
+    # hyper-parameters are stored as given (scikit-learn rule) and checked by fit
+    X = rng.normal(size=(3, 2))
     with pytest.raises(ValueError, match="n_features"):
-        RandomFourierFeatures(n_features=0)
+        RandomFourierFeatures(n_features=0).fit(X)
+    with pytest.raises(ValueError, match="bandwidth"):
+        RandomFourierFeatures(bandwidth=-1.0).fit(X)
     with pytest.raises(ValueError, match="coef0"):
-        PolynomialFeatures(2, coef0=-0.1)
+        PolynomialFeatures(2, coef0=-0.1).fit(X)
+    with pytest.raises(TypeError, match="degree"):
+        PolynomialFeatures(2.5).fit(X)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        Nystroem(n_landmarks=0).fit(X)
+    with pytest.raises(ValueError, match="bandwidth"):
+        Nystroem(RBF(-2.0), n_landmarks=2).fit(X)

@@ -101,7 +101,10 @@ def test_as_kernel_names_and_errors():
     with pytest.raises(ValueError, match="kernel='cosine' is unknown"):
         as_kernel("cosine")
     with pytest.raises(TypeError, match="kernel must be a Kernel or a callable"):
-        CallableKernel(3.0)
+        as_kernel(3.0)
+    # scikit-learn rule: __init__ stores, use validates (set_params bypasses __init__)
+    with pytest.raises(TypeError, match="kernel must be a Kernel or a callable"):
+        CallableKernel(3.0)(np.zeros((2, 2)))
 
 
 @pytest.mark.parametrize(
@@ -116,8 +119,20 @@ def test_as_kernel_names_and_errors():
     ],
 )
 def test_bad_hyperparameters(make, match):
+    """Bad values are stored as given (scikit-learn rule) and rejected, by name, on use."""
+    kernel = make()
+    X = np.zeros((3, 2))
     with pytest.raises((ValueError, TypeError), match=match):
-        make()
+        kernel(X)
+    with pytest.raises((ValueError, TypeError), match=match):
+        kernel.gram(torch.tensor(X), torch.tensor(X))
+    with pytest.raises((ValueError, TypeError), match=match):
+        kernel.diag(torch.tensor(X))
+    # a valid kernel made invalid through set_params is caught the same way
+    good = type(kernel)()
+    good.set_params(**kernel.get_params())
+    with pytest.raises((ValueError, TypeError), match=match):
+        good(X)
 
 
 def test_feature_count_mismatch(rng):

@@ -9,5 +9,6 @@ from .base import FeatureMap, FeatureMapKernel, Identity
 from .nystroem import Nystroem
 from .polynomial import PolynomialFeatures
 from .random_fourier import RandomFourierFeatures
+from .registry import FEATURE_MAPS
 
-__all__ = ["FeatureMap", "FeatureMapKernel", "Identity", "RandomFourierFeatures", "Nystroem", "PolynomialFeatures"]
+__all__ = ["FeatureMap", "FeatureMapKernel", "Identity", "RandomFourierFeatures", "Nystroem", "PolynomialFeatures", "FEATURE_MAPS"]

@@ -4,19 +4,40 @@ from __future__ import annotations
 
 import torch
 
+import copy
+
+from sklearn.base import BaseEstimator
+
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels.base import Kernel
 
 
-class FeatureMap:
+class FeatureMap(BaseEstimator):
     """Base class: ``fit(X)`` draws or learns what the map needs, ``transform(X)`` applies it.
 
     Every map also exposes :meth:`as_kernel`, the kernel ``<phi(x), phi(y)>`` it
     induces, so the dual model can be run on exactly the same feature space.
+
+    Feature maps are scikit-learn estimators: ``__init__`` only stores its
+    arguments (``get_params``/``set_params``/``clone`` work, e.g.
+    ``PrimalPPCA(feature_map=RandomFourierFeatures()).set_params(feature_map__bandwidth=2.0)``),
+    the hyper-parameters are validated by ``fit`` (:meth:`_check_params`), and
+    what ``fit`` learns ends with ``_``. ``clone`` gives an unfitted map, as
+    for any scikit-learn estimator.
     """
 
-    def fit(self, X: ArrayLike) -> "FeatureMap":
-        """Prepare the map for inputs like ``X`` (n, D). Returns ``self``."""
+    def _check_params(self) -> None:
+        """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
+
+    def fit(self, X: ArrayLike, y: object = None) -> "FeatureMap":
+        """Prepare the map for inputs like ``X`` (n, D). Returns ``self``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, D)
+        y : ignored
+        """
+        self._check_params()
         X = as_tensor(X, "X")
         self.n_features_in_ = X.shape[1]
         self._fit(X)
@@ -42,25 +63,51 @@ class FeatureMap:
             )
         return to_output(self.map(Xt), numpy_out)
 
-    def fit_transform(self, X: ArrayLike) -> torch.Tensor:
+    def fit_transform(self, X: ArrayLike, y: object = None) -> torch.Tensor:
+        """``fit(X)`` then ``transform(X)``, shape (n, d)."""
         return self.fit(X).transform(X)
 
     def as_kernel(self) -> Kernel:
         """The kernel ``k(x, y) = <phi(x), phi(y)>`` of this (fitted) map."""
         return FeatureMapKernel(self)
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_"))
+    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
+        # All constructor parameters, not only the non-default ones (scikit-learn's default).
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
 
 
 class FeatureMapKernel(Kernel):
-    """Linear kernel on the output of a fitted :class:`FeatureMap`."""
+    """Linear kernel on the output of a fitted :class:`FeatureMap`.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        A fitted map (its ``scikit-learn`` parameter). ``clone`` of this kernel
+        keeps the map fitted (a deep copy): a kernel has no ``fit`` of its own,
+        so an unfitted map would make it unusable. Changing the map's
+        hyper-parameters through ``set_params`` does not refit it.
+    """
 
     def __init__(self, feature_map: FeatureMap):
         self.feature_map = feature_map
 
+    def _check_params(self) -> None:
+        if not isinstance(self.feature_map, FeatureMap):
+            raise TypeError(
+                f"feature_map must be a kppca.features.FeatureMap, got {type(self.feature_map).__name__}."
+            )
+        if not hasattr(self.feature_map, "n_features_in_"):
+            raise RuntimeError(
+                f"the feature_map {self.feature_map!r} of this FeatureMapKernel is not fitted; "
+                "fit it first (feature_map.fit(X)) or use feature_map.fit(X).as_kernel()."
+            )
+
+    def __sklearn_clone__(self) -> "FeatureMapKernel":
+        return type(self)(copy.deepcopy(self.feature_map))
+
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        self._check_params()
         fx = self.feature_map.map(X)
         fy = fx if Y is X else self.feature_map.map(Y)
         return fx @ fy.T

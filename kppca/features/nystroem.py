@@ -6,7 +6,8 @@ import torch
 
 from .._linalg import rank_tolerance
 from .._validation import check_positive, numpy_rng
-from ..kernels.base import Kernel, as_kernel
+from ..kernels.base import Kernel
+from ..kernels.registry import as_kernel
 from .base import FeatureMap
 
 
@@ -23,26 +24,35 @@ class Nystroem(FeatureMap):
     kernel : Kernel, callable or str
     n_landmarks : int, default 100
         At most the number of training points.
+        Positive integer (checked by ``fit``).
     random_state : int, numpy Generator or None
 
     Attributes
     ----------
+    kernel_ : Kernel
+        ``kernel`` resolved by :func:`kppca.kernels.as_kernel`.
     landmarks_ : Tensor of shape (n_landmarks, D)
     normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
     """
 
     def __init__(self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, random_state=None):
-        self.kernel = as_kernel(kernel)
-        self.n_landmarks = int(check_positive(n_landmarks, "n_landmarks", integer=True))
+        self.kernel = kernel
+        self.n_landmarks = n_landmarks
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        check_positive(self.n_landmarks, "n_landmarks", integer=True)
+        as_kernel(self.kernel)._check_params()
 
     def _fit(self, X: torch.Tensor) -> None:
         n = X.shape[0]
-        if self.n_landmarks > n:
-            raise ValueError(f"n_landmarks={self.n_landmarks} exceeds the {n} training points; lower it.")
-        idx = numpy_rng(self.random_state).choice(n, size=self.n_landmarks, replace=False)
+        n_landmarks = int(self.n_landmarks)
+        if n_landmarks > n:
+            raise ValueError(f"n_landmarks={n_landmarks} exceeds the {n} training points; lower it.")
+        self.kernel_ = as_kernel(self.kernel)
+        idx = numpy_rng(self.random_state).choice(n, size=n_landmarks, replace=False)
         self.landmarks_ = X[torch.as_tensor(idx, device=X.device)].clone()
-        K_ll = self.kernel.gram(self.landmarks_, self.landmarks_)
+        K_ll = self.kernel_.gram(self.landmarks_, self.landmarks_)
         values, vectors = torch.linalg.eigh(K_ll)
         if float(values.min()) < -rank_tolerance(float(values.max()), len(values), values.dtype):
             raise ValueError("the kernel's Gram matrix on the landmarks is not positive semi-definite.")
@@ -51,4 +61,4 @@ class Nystroem(FeatureMap):
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
         landmarks = self.landmarks_.to(X.device, X.dtype)
-        return self.kernel.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)
+        return self.kernel_.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)

@@ -20,6 +20,7 @@ class RandomFourierFeatures(FeatureMap):
     Parameters
     ----------
     bandwidth : float, default 1.0
+        Positive and finite (checked by ``fit``).
     n_features : int, default 500
         Output dimension ``d``.
     random_state : int, numpy Generator or None
@@ -32,19 +33,25 @@ class RandomFourierFeatures(FeatureMap):
     """
 
     def __init__(self, bandwidth: float = 1.0, n_features: int = 500, random_state=None):
-        self.bandwidth = float(check_positive(bandwidth, "bandwidth"))
-        self.n_features = int(check_positive(n_features, "n_features", integer=True))
+        self.bandwidth = bandwidth
+        self.n_features = n_features
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        check_positive(self.bandwidth, "bandwidth")
+        check_positive(self.n_features, "n_features", integer=True)
 
     def _fit(self, X: torch.Tensor) -> None:
         # Draw with numpy so the map depends only on random_state, not on the device.
         rng = numpy_rng(self.random_state)
-        omega = rng.standard_normal((X.shape[1], self.n_features)) / self.bandwidth
-        offset = rng.uniform(0.0, 2.0 * math.pi, self.n_features)
+        n_features = int(self.n_features)
+        omega = rng.standard_normal((X.shape[1], n_features)) / float(self.bandwidth)
+        offset = rng.uniform(0.0, 2.0 * math.pi, n_features)
         self.omega_ = torch.as_tensor(omega, dtype=torch.float64)
         self.offset_ = torch.as_tensor(offset, dtype=torch.float64)
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
         omega = self.omega_.to(X.device, X.dtype)
         offset = self.offset_.to(X.device, X.dtype)
-        return torch.addmm(offset, X, omega).cos_().mul_(math.sqrt(2.0 / self.n_features))
+        # The fitted width, not the parameter: set_params after fit must not rescale a stale draw.
+        return torch.addmm(offset, X, omega).cos_().mul_(math.sqrt(2.0 / self.omega_.shape[1]))

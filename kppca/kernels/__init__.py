@@ -4,14 +4,16 @@ All kernels map ``(X (n, D), Y (m, D)) -> (n, m)``; they accept numpy arrays or
 tensors and compute in float64 by default.
 """
 
-from .base import CallableKernel, Kernel, as_kernel
+from .base import CallableKernel, Kernel
 from .centering import KernelCenterer
+from .registry import KERNELS, as_kernel
 from .standard import RBF, Laplacian, Linear, Polynomial, squared_distances
 
 __all__ = [
     "Kernel",
     "CallableKernel",
     "as_kernel",
+    "KERNELS",
     "Linear",
     "RBF",
     "Polynomial",

@@ -1,20 +1,37 @@
-"""Kernel interface: a batched, torch-native ``k(X, Y)``."""
+"""Kernel interface: a batched, torch-native ``k(X, Y)``.
+
+Kernels are scikit-learn estimators (:class:`sklearn.base.BaseEstimator`):
+``__init__`` only stores its arguments, so ``get_params``/``set_params``/``clone``
+work and ``DualPPCA(kernel=RBF()).set_params(kernel__bandwidth=2.0)`` or a grid
+search over ``kernel__bandwidth`` do what they say. Hyper-parameters are
+validated when the kernel is used (:meth:`Kernel._check_params`), not when it is
+built, because ``set_params`` bypasses ``__init__``.
+"""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import torch
+from sklearn.base import BaseEstimator
 
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 
 
-class Kernel:
+class Kernel(BaseEstimator):
     """Base class of positive semi-definite kernels.
 
-    Subclasses implement :meth:`gram` on tensors; ``kernel(X, Y)`` accepts numpy
-    arrays or tensors and returns the same type as ``X``.
+    Subclasses implement :meth:`gram` on tensors (calling :meth:`_check_params`
+    first); ``kernel(X, Y)`` accepts numpy arrays or tensors and returns the
+    same type as ``X``.
     """
+
+    def _check_params(self) -> None:
+        """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one.
+
+        Called by :meth:`gram`, :meth:`__call__` and :meth:`diag` of every kernel
+        (the parameters may have changed through ``set_params`` since ``__init__``).
+        """
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         """Kernel matrix between the rows of two tensors.
@@ -23,6 +40,8 @@ class Kernel:
         ----------
         X : Tensor of shape (n, D)
         Y : Tensor of shape (m, D)
+            Pass the same object as ``X`` for the Gram matrix of one set (the
+            stationary kernels then make the diagonal exact).
 
         Returns
         -------
@@ -37,11 +56,16 @@ class Kernel:
         costs ``O(n * block)`` kernel evaluations; subclasses override it when a
         closed form exists.
         """
+        self._check_params()
         block = 512
-        parts = [self.gram(X[i : i + block], X[i : i + block]).diagonal() for i in range(0, X.shape[0], block)]
+        parts = []
+        for i in range(0, X.shape[0], block):
+            chunk = X[i : i + block]
+            parts.append(self.gram(chunk, chunk).diagonal())
         return torch.cat(parts) if parts else X.new_zeros(0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
+        self._check_params()
         numpy_out = is_numpy_like(X)
         dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
         device = X.device if isinstance(X, torch.Tensor) else None
@@ -51,8 +75,9 @@ class Kernel:
             raise ValueError(f"X has {Xt.shape[1]} features but Y has {Yt.shape[1]}; they must match.")
         return to_output(self.gram(Xt, Yt), numpy_out)
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
+        # All constructor parameters, not only the non-default ones (scikit-learn's default).
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
 
 
@@ -61,15 +86,25 @@ class CallableKernel(Kernel):
 
     The function receives torch tensors and may return a tensor or a numpy
     array. Positive semi-definiteness is not assumed: the models check the
-    spectrum of the Gram matrix and raise if it is not PSD.
+    spectrum of the Gram matrix and raise if it is not PSD. ``fn`` is the
+    (only) scikit-learn parameter. A model with a callable kernel cannot be
+    saved with its kernel (code is never stored in model files): see
+    :meth:`kppca.DualPPCA.save`.
+
+    Parameters
+    ----------
+    fn : callable ``fn(X (n, D), Y (m, D)) -> (n, m)``
     """
 
     def __init__(self, fn: Callable[[torch.Tensor, torch.Tensor], ArrayLike]):
-        if not callable(fn):
-            raise TypeError(f"kernel must be a Kernel or a callable fn(X, Y), got {type(fn).__name__}.")
         self.fn = fn
 
+    def _check_params(self) -> None:
+        if not callable(self.fn):
+            raise TypeError(f"kernel must be a Kernel or a callable fn(X, Y), got {type(self.fn).__name__}.")
+
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        self._check_params()
         out = self.fn(X, Y)
         out = torch.as_tensor(out, dtype=X.dtype, device=X.device)
         if out.shape != (X.shape[0], Y.shape[0]):
@@ -79,25 +114,16 @@ class CallableKernel(Kernel):
             )
         return out
 
-    def __repr__(self) -> str:
+    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
         return f"CallableKernel({getattr(self.fn, '__name__', repr(self.fn))})"
 
 
-def as_kernel(kernel: Kernel | Callable | str | None) -> Kernel:
-    """Resolve the ``kernel`` argument of the models.
+def __getattr__(name: str) -> Any:
+    # ``as_kernel`` moved to .registry (which imports the standard kernels); this lazy
+    # alias keeps ``from kppca.kernels.base import as_kernel`` working without the
+    # import cycle base <-> standard.
+    if name == "as_kernel":
+        from .registry import as_kernel
 
-    Accepts a :class:`Kernel`, a callable ``fn(X, Y)``, the strings ``"linear"``
-    / ``"rbf"`` / ``"laplacian"`` / ``"polynomial"`` (default parameters) or None (linear).
-    """
-    from .standard import RBF, Laplacian, Linear, Polynomial
-
-    if kernel is None:
-        return Linear()
-    if isinstance(kernel, Kernel):
-        return kernel
-    if isinstance(kernel, str):
-        named = {"linear": Linear, "rbf": RBF, "laplacian": Laplacian, "polynomial": Polynomial}
-        if kernel.lower() not in named:
-            raise ValueError(f"kernel={kernel!r} is unknown; use one of {sorted(named)} or a Kernel instance.")
-        return named[kernel.lower()]()
-    return CallableKernel(kernel)
+        return as_kernel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 from .._validation import check_positive
@@ -11,14 +13,43 @@ from .base import Kernel
 def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """Pairwise squared Euclidean distances, shape (n, m), clipped at 0.
 
-    Uses the expansion ``|x|^2 + |y|^2 - 2 x.y`` (one matrix product, the
-    dominant cost); rounding can make it slightly negative, hence the clip.
+    Uses the expansion ``|x - c|^2 + |y - c|^2 - 2 (x - c).(y - c)`` with ``c``
+    the mean of ``Y`` (one matrix product, the dominant cost). Centering first
+    makes the result translation invariant: the expansion of raw coordinates
+    loses ``eps * |x|^2`` to cancellation, i.e. everything for data far from
+    the origin (``Y + 1000``), while after centering the error is
+    ``~ D eps (|x - c|^2 + |y - c|^2)``, relative to the spread of the data.
+    ``c`` depends on ``Y`` only, so row blocks of ``X`` (against the same
+    training set ``Y``) give the same numbers as one call. When ``Y is X`` the
+    diagonal is set to exactly 0 (``k(x, x) = 1`` for the RBF kernel at any
+    scale); rounding can make other entries slightly negative, hence the clip.
+
+    Parameters
+    ----------
+    X : Tensor of shape (n, D)
+    Y : Tensor of shape (m, D)
+        Usually the training set; pass ``X`` itself for a self-distance matrix.
+
+    Returns
+    -------
+    Tensor of shape (n, m)
     """
-    xx = (X * X).sum(1)
-    yy = (Y * Y).sum(1)
+    same = Y is X
+    # c is a tiny (1, D) row; the centered copies are the size of the inputs, not (n, m, D).
+    c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
+    Xc = X - c
+    Yc = Xc if same else Y - c
+    xx = (Xc * Xc).sum(1)
+    yy = xx if same else (Yc * Yc).sum(1)
     # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
-    D = torch.addmm(xx[:, None], X, Y.T, alpha=-2.0).add_(yy[None, :])
+    D = torch.addmm(xx[:, None], Xc, Yc.T, alpha=-2.0).add_(yy[None, :])
+    if same:
+        D.diagonal().zero_()
     return D.clamp_(min=0.0)
+
+
+def _check_bandwidth(bandwidth: object) -> float:
+    return float(check_positive(bandwidth, "bandwidth"))
 
 
 class Linear(Kernel):
@@ -34,45 +65,69 @@ class Linear(Kernel):
 class RBF(Kernel):
     """Gaussian kernel ``k(x, y) = exp(-||x - y||^2 / (2 bandwidth^2))``.
 
+    Translation invariant to rounding (see :func:`squared_distances`).
+
     Parameters
     ----------
     bandwidth : float, default 1.0
         The length scale sigma of the paper (not scikit-learn's ``gamma``;
-        ``gamma = 1 / (2 bandwidth^2)``).
+        ``gamma = 1 / (2 bandwidth^2)``). Must be positive and finite (checked on use).
     """
 
     def __init__(self, bandwidth: float = 1.0):
-        self.bandwidth = float(check_positive(bandwidth, "bandwidth"))
+        self.bandwidth = bandwidth
+
+    def _check_params(self) -> None:
+        _check_bandwidth(self.bandwidth)
 
     @property
     def gamma(self) -> float:
         """scikit-learn's parameterisation, ``1 / (2 bandwidth^2)``."""
-        return 1.0 / (2.0 * self.bandwidth**2)
+        return 1.0 / (2.0 * _check_bandwidth(self.bandwidth) ** 2)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         return squared_distances(X, Y).mul_(-self.gamma).exp_()
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
         return torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
 
 
 class Laplacian(Kernel):
     """Laplacian kernel ``k(x, y) = exp(-||x - y||_1 / bandwidth)`` (L1 distance, as scikit-learn).
 
+    ``torch.cdist(p=1)`` sums ``|x_i - y_i|`` directly (no expansion), so the
+    kernel is translation invariant to rounding.
+
     Parameters
     ----------
     bandwidth : float, default 1.0
-        Length scale; scikit-learn's ``gamma = 1 / bandwidth``.
+        Length scale; scikit-learn's ``gamma = 1 / bandwidth``. Positive and finite (checked on use).
     """
 
     def __init__(self, bandwidth: float = 1.0):
-        self.bandwidth = float(check_positive(bandwidth, "bandwidth"))
+        self.bandwidth = bandwidth
+
+    def _check_params(self) -> None:
+        _check_bandwidth(self.bandwidth)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        return torch.cdist(X, Y, p=1.0).div_(-self.bandwidth).exp_()
+        bandwidth = _check_bandwidth(self.bandwidth)
+        return torch.cdist(X, Y, p=1.0).div_(-bandwidth).exp_()
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
         return torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
+
+
+def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
+    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``."""
+    degree = int(check_positive(degree, "degree", integer=True))
+    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"coef0 must be a real number, got {coef0!r}.")
+    if not coef0 >= 0 or coef0 == float("inf"):  # `not >=` also catches NaN
+        raise ValueError(f"coef0 must be >= 0 (and finite) for a positive semi-definite kernel, got {coef0}.")
+    return degree, float(coef0)
 
 
 class Polynomial(Kernel):
@@ -81,18 +136,22 @@ class Polynomial(Kernel):
     Parameters
     ----------
     degree : int, default 2
+        Positive integer (checked on use).
     coef0 : float, default 1.0
         Must be non-negative so that the kernel is positive semi-definite.
     """
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):
-        self.degree = int(check_positive(degree, "degree", integer=True))
-        if coef0 < 0:
-            raise ValueError(f"coef0 must be >= 0 for a positive semi-definite kernel, got {coef0}.")
-        self.coef0 = float(coef0)
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _check_params(self) -> None:
+        check_polynomial_params(self.degree, self.coef0)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        return (X @ Y.T).add_(self.coef0).pow_(self.degree)
+        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
+        return (X @ Y.T).add_(coef0).pow_(degree)
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
-        return ((X * X).sum(1) + self.coef0) ** self.degree
+        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
+        return ((X * X).sum(1) + coef0) ** degree

@@ -12,7 +12,8 @@ from .._linalg import check_gram_scale, eigh_descending, matrix_scale, pivoted_c
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
-from ..kernels.base import CallableKernel, Kernel, as_kernel
+from ..kernels.base import CallableKernel, Kernel
+from ..kernels.registry import as_kernel
 from ..kernels.centering import KernelCenterer
 from ._base import BasePPCA
 from .generation import DualGenerationMixin

@@ -1,0 +1,51 @@
+"""Kernels by name: the ``kernel="rbf"`` strings of the models and the names used in model files.
+
+One table, :data:`KERNELS`, serves both :func:`as_kernel` and
+:mod:`kppca.models._persistence`; a model file names its kernel class by a key
+of this table (never by an import path), so loading can only build these classes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .base import CallableKernel, Kernel
+from .standard import RBF, Laplacian, Linear, Polynomial
+
+#: Name -> kernel class, for ``kernel="name"`` and for model files.
+KERNELS: dict[str, type[Kernel]] = {"linear": Linear, "rbf": RBF, "laplacian": Laplacian, "polynomial": Polynomial}
+
+
+def kernel_name(kernel: Kernel) -> str | None:
+    """The registry name of ``kernel``'s class, or None if it is not a registered class (exact type)."""
+    for name, cls in KERNELS.items():
+        if type(kernel) is cls:
+            return name
+    return None
+
+
+def as_kernel(kernel: Kernel | Callable | str | None) -> Kernel:
+    """Resolve the ``kernel`` argument of the models.
+
+    Parameters
+    ----------
+    kernel : Kernel, callable ``fn(X, Y)``, str or None
+        A :class:`Kernel` is returned as is; a name of :data:`KERNELS`
+        (case-insensitive) gives that kernel with default parameters; None
+        gives :class:`Linear`; any other callable is wrapped in :class:`CallableKernel`.
+
+    Returns
+    -------
+    Kernel
+    """
+    if kernel is None:
+        return Linear()
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str):
+        if kernel.lower() not in KERNELS:
+            raise ValueError(f"kernel={kernel!r} is unknown; use one of {sorted(KERNELS)} or a Kernel instance.")
+        return KERNELS[kernel.lower()]()
+    if not callable(kernel):
+        raise TypeError(f"kernel must be a Kernel or a callable fn(X, Y), got {type(kernel).__name__}.")
+    return CallableKernel(kernel)
