@@ -8,8 +8,8 @@ see the models' ``novelty_score``.
 """
 
 from .scoring import (
-    ReconstructionScorer,
     SCORING_PREIMAGE,
+    ReconstructionScorer,
     make_reconstruction_scorer,
     reconstruction_error,
     reconstruction_samples,
@@ -17,10 +17,10 @@ from .scoring import (
 )
 
 __all__ = [
+    "SCORING_PREIMAGE",
+    "ReconstructionScorer",
+    "make_reconstruction_scorer",
     "reconstruction_error",
     "reconstruction_samples",
-    "make_reconstruction_scorer",
-    "ReconstructionScorer",
     "reconstruction_scorer",
-    "SCORING_PREIMAGE",
 ]

@@ -29,25 +29,25 @@ default top-10 smoother, ``"learned"``) instead decrease *monotonically* with
 the bandwidth towards the linear-PCA limit (a wide RBF kernel is linear PCA up to
 ``O(1/bandwidth^2)``), so with them the criterion compares the kernel model with
 linear PCA plus a flexible decoder rather than picking a bandwidth; see
-``docs/theory``, "Comparing models across kernels", for the measurements.
+:ref:`comparing-kernels` in the theory page for the measurements.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from .._validation import ArrayLike, as_tensor
+from .._validation import ArrayLike
 
 __all__ = [
+    "SCORING_PREIMAGE",
+    "ReconstructionScorer",
+    "make_reconstruction_scorer",
     "reconstruction_error",
     "reconstruction_samples",
-    "make_reconstruction_scorer",
-    "ReconstructionScorer",
     "reconstruction_scorer",
-    "SCORING_PREIMAGE",
 ]
 
 #: Pre-image used by :func:`reconstruction_error` and the scorers unless told otherwise:

@@ -43,11 +43,15 @@ class NoveltyMixin:
     def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
 
-        A scale-free detector of inputs unlike the training data (see
-        :mod:`kppca.models._novelty` for the formulas and their rounding error).
-        Training points score 0 up to rounding; a point at the feature-space
-        mean scores 0 by definition. Needs the complete spectrum (computed
-        once on first use after a partial fit).
+        ``|(I - P_E)(phi(x) - m)|^2 / |phi(x) - m|^2``: a scale-free detector of
+        inputs unlike the training data, which ``score`` cannot see (it models
+        ``H_E`` only). Training points score 0 up to rounding; a point at the
+        feature-space mean scores 0 by definition. Dual: ``k(x, x) - 2 mean_i
+        k(x, x_i) + mean(K)`` minus ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p``, a
+        difference accurate to about ``N eps (max k + lam_1)`` (absolute), so
+        fractions below that divided by ``|phi(x) - m|^2`` are rounding. Primal:
+        the residual is formed explicitly. Needs the complete spectrum
+        (computed once on first use after a partial fit).
 
         Parameters
         ----------
