@@ -23,7 +23,7 @@ EPS = np.finfo(np.float64).eps
 
 def _dual_error_bound(model: DualPPCA, X: np.ndarray) -> np.ndarray:
     """Per-point bound on the rounding error of the dual fraction (see the module docstring)."""
-    Xt = torch.as_tensor(X)
+    Xt = torch.as_tensor(X, dtype=model.eigenvalues_.dtype)
     K_x = model.kernel_.gram(Xt, model.X_fit_)
     kmax = float(max(K_x.abs().max(), model.kernel_.diag(Xt).abs().max()))
     total = (
@@ -32,7 +32,8 @@ def _dual_error_bound(model: DualPPCA, X: np.ndarray) -> np.ndarray:
         else model.kernel_.diag(Xt)
     )
     lam1 = float(model.eigenvalues_[0])
-    return (10 * model.n_samples_ * EPS * (kmax + lam1) / total).numpy()
+    eps = torch.finfo(model.eigenvalues_.dtype).eps  # the model's working precision
+    return (10 * model.n_samples_ * eps * (kmax + lam1) / total).double().numpy()
 
 
 @pytest.mark.parametrize("center", [True, False])
@@ -65,6 +66,15 @@ def test_training_points_are_inside_the_span(rng, kernel):
     primal = PrimalPPCA(2).fit(X)
     # Primal: explicit residual of a projection onto orthonormal V (d x r): error ~ d eps relative.
     assert primal.novelty_score(X).max() < 10 * X.shape[1] * EPS
+
+
+def test_float32_models_stay_within_their_precision(rng):
+    X, Y = rng.normal(size=(50, 4)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
+    model = DualPPCA(2, kernel=RBF(1.0), dtype=torch.float32).fit(X)
+    assert model.eigenvalues_.dtype == torch.float32
+    np.testing.assert_array_less(model.novelty_score(X), _dual_error_bound(model, X))
+    s = model.novelty_score(Y)
+    assert s.dtype == np.float32 and np.all((s >= 0) & (s <= 1))
 
 
 def test_partial_solver_gives_the_same_scores(rng):
