@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import __version__
+from .._param_validation import Interval, InvalidParameterError, check_scalar
+from ..models import DualPPCA
 from ..models.generation import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS
 
 PROG = "kppca"
@@ -43,34 +45,38 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------- argument types
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _checked_number(constraints: list[Any]) -> Any:
+    """An argparse type: parse an int (else a float), then apply the library's own checks.
+
+    The constraints are those of :mod:`kppca._param_validation`, often the models'
+    own ``_parameter_constraints``, so the command line accepts exactly what the
+    library accepts and says so in the same words.
+    """
+
+    def convert(text: str) -> int | float:
+        try:
+            value: int | float = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        try:
+            return check_scalar(value, "the value", constraints)
+        except InvalidParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
-    return value
+_positive_int = _checked_number([Interval("int", 1, None, closed="left")])
+_nonnegative_int = _checked_number([Interval("int", 0, None, closed="left")])
+_positive_float = _checked_number([Interval("real", 0, None, closed="neither")])
+_steps = _checked_number([Interval("int", 2, None, closed="left")])
+#: ``--n-components``: the models' constraint less its non-numeric options ('mle', None).
+_components = _checked_number(
+    [c for c in DualPPCA._parameter_constraints["n_components"] if isinstance(c, Interval)]
+)
 
 
 def _digit_list(text: str) -> list[int]:
@@ -101,32 +107,6 @@ class _ComponentsAction(argparse.Action):
         if values[0] == values[1]:
             parser.error(f"argument {option_string}: the two components must differ, got {values[0]} twice")
         setattr(namespace, self.dest, list(values))
-
-
-def _steps(text: str) -> int:
-    value = _positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {value}")
-    return value
-
-
-def _components(text: str) -> int | float:
-    """``--n-components``: an integer q >= 1 or a fraction of explained variance in (0, 1)."""
-    try:
-        value = int(text)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected an integer >= 1 or a fraction in (0, 1), got {text!r}"
-            ) from None
-        if not 0.0 < value < 1.0:
-            raise argparse.ArgumentTypeError(f"a fractional value must lie in (0, 1), got {text}")
-        return value
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or a fraction in (0, 1), got {value}")
-    return value
 
 
 def _preimage_name(text: str) -> str:
