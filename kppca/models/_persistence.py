@@ -351,7 +351,36 @@ def save_model(model: Any, path: str | Path, *, allow_callable_kernel: bool = Fa
 def load_model(
     path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None
 ) -> Any:
-    """Read a model written by :func:`save_model` (see :func:`kppca.load`)."""
+    """Load a model saved by :meth:`PrimalPPCA.save <kppca.PrimalPPCA.save>` / :meth:`DualPPCA.save <kppca.DualPPCA.save>`.
+
+    Nothing in the file is executed or imported: it may only name the model
+    classes and kppca's registered kernels and feature maps, filled with
+    tensors, numbers and strings.
+
+    Parameters
+    ----------
+    path : str or Path
+    map_location : str or torch.device, optional
+        Device for the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
+        default: the device the model was saved from.
+    kernel : Kernel or callable, optional
+        The custom kernel of a model saved with ``allow_callable_kernel=True``
+        (required for such files, refused for the others).
+
+    Returns
+    -------
+    PrimalPPCA or DualPPCA
+        The class recorded in the file, fitted.
+
+    Raises
+    ------
+    ModelFileError
+        The file is not a kppca model file: another format (a PNG, an old
+        pickle), truncated or corrupt, from a newer kppca, naming an unknown
+        class, missing fields, or a custom-kernel file loaded without ``kernel=``.
+    FileNotFoundError
+        ``path`` does not exist.
+    """
     from safetensors import safe_open
 
     path = Path(path)
