@@ -187,6 +187,7 @@ def test_saved_bytes_do_not_depend_on_caches(make, rng, tmp_path):
     X = rng.normal(size=(40, 3))
     model = make().fit(X)
     model.save(tmp_path / "a.pt")
+    pickled = len(pickle.dumps(model))
     model.score_samples(X)
     model.sample(2, random_state=0)
     if isinstance(model, DualPPCA):
@@ -196,6 +197,15 @@ def test_saved_bytes_do_not_depend_on_caches(make, rng, tmp_path):
     model.save(tmp_path / "b.pt")
     # the fitted state did not change, so neither does a single byte of the file
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    assert len(pickle.dumps(model)) == pickled  # pickles drop the same caches (one list of them)
+
+
+def test_generator_random_state_is_saved_as_none(rng, tmp_path):
+    model = DualPPCA(2, kernel=RBF(1.0), eigen_solver="partial", random_state=np.random.default_rng(0))
+    model.fit(rng.normal(size=(30, 3)))
+    model.save(tmp_path / "m.pt")
+    assert isinstance(model.random_state, np.random.Generator)  # the model itself is untouched
+    assert kppca.load(tmp_path / "m.pt").random_state is None
 
 
 def test_loaded_dense_model_recomputes_the_full_spectrum_bit_exactly(rng, tmp_path):

@@ -189,8 +189,13 @@ def fixed_point_preimage(
 
     rho = (G * kern.gram(Z, X)).sum(1)
     # Never worse than the best training point (local maxima, minima, stalled rows).
-    # (with a rounding margin, so a row that converged onto x_best is not flagged)
-    margin = 64 * torch.finfo(G.dtype).eps * G.abs().sum(1)
+    # (with a rounding margin, so a row that converged onto x_best is not flagged). rho_train's
+    # diagonal terms k(x, x) = 1 are exact, k(z, x) for z ~ x is not: squared_distances rounds
+    # by ~(D + 2) eps (|z - c|^2 + |x - c|^2) with c the mean of X, times gamma in the kernel.
+    c = X.mean(0)
+    reach = ((X - c) ** 2).sum(1).max() + ((Z - c) ** 2).sum(1)  # (M,)
+    kernel_rounding = 4 * (X.shape[1] + 2) * kern.gamma * reach
+    margin = torch.finfo(G.dtype).eps * G.abs().sum(1) * (64 + kernel_rounding)
     fell_back = rho < best_rho - margin
     Z = torch.where(fell_back[:, None], Z_best, Z)
     rho = torch.where(fell_back, best_rho, rho)
