@@ -8,39 +8,69 @@ on a freshly converted tensor.
 
 from __future__ import annotations
 
-import numbers
+import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 import torch
+
+from ._param_validation import Interval, check_scalar, device_from_spec, dtype_from_spec
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
 DEFAULT_DTYPE = torch.float64
 
 
-def resolve_dtype(dtype: torch.dtype | str | None) -> torch.dtype:
-    """Return a floating torch dtype (float64 when ``dtype`` is None)."""
-    if dtype is None:
-        return DEFAULT_DTYPE
-    if isinstance(dtype, str):
-        name = dtype.replace("torch.", "")
-        if not hasattr(torch, name):
-            raise TypeError(f"dtype={dtype!r} is not a torch dtype; use 'float64' or 'float32'.")
-        dtype = getattr(torch, name)
-    if dtype not in (torch.float64, torch.float32):
-        raise TypeError(f"dtype={dtype} is not supported; use torch.float64 (default) or torch.float32.")
-    return dtype
+def resolve_dtype(dtype: Any, like: ArrayLike = None) -> torch.dtype:
+    """The floating torch dtype to compute in.
+
+    An explicit ``dtype`` ("float64", "float32", or the torch/numpy dtype) wins.
+    With ``dtype=None`` the data decide, as in scikit-learn: float32 input
+    (``like``, a numpy array or tensor) stays float32, everything else is float64.
+    """
+    resolved = dtype_from_spec(dtype)
+    if resolved is not None:
+        return resolved
+    data_dtype = getattr(like, "dtype", None)
+    if data_dtype in (torch.float32, np.float32) or (
+        isinstance(data_dtype, np.dtype) and data_dtype == np.float32
+    ):
+        return torch.float32
+    return DEFAULT_DTYPE
 
 
-def resolve_device(device: torch.device | str | None) -> torch.device:
-    """Return a torch device (CPU when ``device`` is None)."""
-    return torch.device("cpu") if device is None else torch.device(device)
+def resolve_device(device: Any) -> torch.device:
+    """Return a torch device (CPU when ``device`` is None), checked to be usable here."""
+    return device_from_spec(device)
 
 
 def is_numpy_like(X: ArrayLike) -> bool:
     """True when results for ``X`` should be returned as numpy arrays."""
     return not isinstance(X, torch.Tensor)
+
+
+def _to_numpy(X: ArrayLike, name: str) -> np.ndarray:
+    """``X`` as a numeric numpy array (may share memory with ``X``; never written to)."""
+    if scipy.sparse.issparse(X):
+        raise TypeError(
+            f"Sparse data was passed for {name}, but dense data is required; convert it with {name}.toarray()."
+        )
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype.kind in "USV":
+        raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric (float) data.")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
+    if arr.dtype == object:
+        # Object arrays of numbers (e.g. from a mixed DataFrame) are fine; anything else is not.
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} has dtype object and could not be converted to numbers: {exc}") from exc
+    return arr
 
 
 def as_tensor(
@@ -51,6 +81,7 @@ def as_tensor(
     dtype: torch.dtype | None = None,
     device: torch.device | None = None,
     min_samples: int = 1,
+    min_features: int = 1,
     allow_nonfinite: bool = False,
 ) -> torch.Tensor:
     """Convert ``X`` to a floating tensor and validate it.
@@ -58,8 +89,10 @@ def as_tensor(
     Parameters
     ----------
     X : array-like or torch.Tensor
-        The user's data. It is never modified: the result is a copy whenever
-        the conversion would otherwise share memory with ``X``.
+        The user's data (numpy arrays of any memory layout, pandas objects,
+        nested sequences, tensors). It is never modified: the result is a copy
+        whenever the conversion would otherwise share memory with ``X``.
+        Sparse matrices are refused (the models need dense kernel matrices).
     name : str
         Argument name used in error messages.
     ndim : int or tuple of int
@@ -68,6 +101,8 @@ def as_tensor(
         Target dtype (float64 by default) and device (CPU by default).
     min_samples : int
         Minimum length of the first axis.
+    min_features : int
+        Minimum length of the second axis of 2-D input.
     allow_nonfinite : bool
         Accept NaN/inf (only for internal use).
 
@@ -77,38 +112,99 @@ def as_tensor(
         A tensor with the requested dtype and device.
     """
     dtype = resolve_dtype(dtype)
-    device = resolve_device(device)
+    device = torch.device("cpu") if device is None else device
     if isinstance(X, torch.Tensor):
+        if X.layout != torch.strided:
+            raise TypeError(
+                f"Sparse data was passed for {name}, but dense data is required; convert it with {name}.to_dense()."
+            )
         if X.is_complex():
-            raise TypeError(f"{name} is complex; pass real-valued data.")
+            raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
         T = X.detach().to(device=device, dtype=dtype)
         # .to() returns the same object when nothing changes: copy so that
         # in-place work downstream can never touch the user's tensor.
         if T.data_ptr() == X.data_ptr():
             T = T.clone()
     else:
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # pragma: no cover - exotic inputs
-            raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
-        if arr.dtype == object or arr.dtype.kind in "USV":
-            raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric (float) data.")
-        if arr.dtype.kind == "c":
-            raise TypeError(f"{name} is complex; pass real-valued data.")
-        T = torch.tensor(arr, dtype=dtype, device=device)  # torch.tensor always copies
+        # ascontiguousarray: torch refuses negative strides (X[::-1], np.flip); it copies
+        # only when needed, and torch.tensor copies again, so X itself is never shared.
+        T = torch.tensor(np.ascontiguousarray(_to_numpy(X, name)), dtype=dtype, device=device)
     ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if T.ndim not in ndims:
         want = " or ".join(str(d) for d in ndims)
-        hint = " Reshape a single sample with X.reshape(1, -1)." if 2 in ndims and T.ndim == 1 else ""
+        hint = ""
+        if 2 in ndims and T.ndim == 1:
+            hint = (" Reshape your data either using X.reshape(-1, 1) if it has a single feature or "
+                    "X.reshape(1, -1) if it is a single sample.")
         raise ValueError(f"{name} must have {want} dimension(s), got shape {tuple(T.shape)}.{hint}")
     if T.ndim >= 1 and T.shape[0] < min_samples:
-        raise ValueError(f"{name} has {T.shape[0]} sample(s); at least {min_samples} are required.")
+        raise ValueError(
+            f"{name} has {T.shape[0]} sample(s) (shape={tuple(T.shape)}) while a minimum of {min_samples} is required."
+        )
+    if T.ndim == 2 and T.shape[1] < min_features:
+        raise ValueError(
+            f"{name} has {T.shape[1]} feature(s) (shape={tuple(T.shape)}) while a minimum of {min_features} is required."
+        )
     # A finite sum proves every entry finite (NaN and inf propagate); only an overflowing or
     # non-finite sum needs the elementwise check, which allocates a mask as large as X.
     if not allow_nonfinite and T.numel() and not bool(torch.isfinite(T.sum())):
         if not bool(torch.isfinite(T).all()):
             raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
     return T
+
+
+def feature_names(X: ArrayLike) -> np.ndarray | None:
+    """Column names of a DataFrame-like ``X`` when they are all strings, else None (as scikit-learn)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, (np.ndarray, torch.Tensor)):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    if len(names) and all(isinstance(n, str) for n in names):
+        return names
+    return None
+
+
+def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
+    """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``.
+
+    The checks and messages are scikit-learn's: names must match those seen in
+    ``fit`` in the same order; a mismatch in whether names are present at all
+    only warns.
+    """
+    names = feature_names(X)
+    if reset:
+        if names is not None:
+            estimator.feature_names_in_ = names
+        else:
+            estimator.__dict__.pop("feature_names_in_", None)
+        return
+    fitted = getattr(estimator, "feature_names_in_", None)
+    cls = type(estimator).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is not None and names is None:
+        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning)
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {cls} was fitted without feature names", UserWarning)
+        return
+    if len(fitted) == len(names) and bool(np.all(fitted == names)):
+        return
+    message = "The feature names should match those that were passed during fit.\n"
+    unseen = sorted(set(names) - set(fitted))
+    missing = sorted(set(fitted) - set(names))
+
+    def listed(items: list[str], limit: int = 5) -> str:
+        out = "".join(f"- {item}\n" for item in items[:limit])
+        return out + ("- ...\n" if len(items) > limit else "")
+
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message)
 
 
 def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
@@ -119,56 +215,54 @@ def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
 
 
 def check_positive(value: Any, name: str, *, allow_none: bool = False, integer: bool = False) -> Any:
-    """Validate a strictly positive scalar hyper-parameter."""
-    if value is None and allow_none:
-        return None
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        what = "an integer" if integer else "a real number"
-        raise TypeError(f"{name} must be {what}, got {value!r}.")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be positive and finite, got {value!r}.")
-    return value
+    """Validate a strictly positive (finite) scalar argument; return it unchanged."""
+    allowed: list[Any] = [Interval("int" if integer else "real", 0, None, closed="neither")]
+    return check_scalar(value, name, allowed + [None] if allow_none else allowed)
+
+
+def check_count(value: Any, name: str, minimum: int = 1) -> int:
+    """Validate an integer count (numpy integers too, bools refused) ``>= minimum``; return it as an int."""
+    return int(check_scalar(value, name, [Interval("int", minimum, None, closed="left")]))
+
+
+def check_random_state(random_state: Any, name: str = "random_state") -> Any:
+    """Validate a ``random_state`` argument (the one definition of what it may be); return it unchanged.
+
+    Accepted: None (fresh entropy), an int in ``[0, 2**64 - 1]``, a numpy
+    ``Generator``/``RandomState`` (seeds are drawn from it) or a
+    ``torch.Generator`` (used as is where torch draws the numbers).
+    """
+    return check_scalar(random_state, name, ["random_state"])
+
+
+def _seed_from(random_state: Any) -> int | None:
+    """An integer seed from a validated ``random_state`` (None stays None)."""
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**62))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31 - 1))
+    if isinstance(random_state, torch.Generator):
+        return int(torch.randint(2**31 - 1, (1,), generator=random_state))
+    return None if random_state is None else int(random_state)
 
 
 def torch_generator(random_state: Any, device: torch.device) -> torch.Generator:
-    """Build a seeded ``torch.Generator`` on ``device``.
-
-    ``random_state`` may be None (fresh entropy), an int, a
-    ``numpy.random.Generator``/``RandomState`` (a seed is drawn from it) or a
-    ``torch.Generator`` (returned as is).
-    """
+    """A seeded ``torch.Generator`` on ``device`` (a ``torch.Generator`` is returned as is)."""
+    check_random_state(random_state)
     if isinstance(random_state, torch.Generator):
         return random_state
     gen = torch.Generator(device=device)
-    if random_state is None:
+    seed = _seed_from(random_state)
+    if seed is None:
         gen.seed()
-    elif isinstance(random_state, (np.random.Generator, np.random.RandomState)):
-        gen.manual_seed(int(random_state.integers(2**62)) if hasattr(random_state, "integers")
-                        else int(random_state.randint(2**31 - 1)))
-    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be non-negative, got {random_state}.")
-        gen.manual_seed(int(random_state))
     else:
-        raise TypeError(
-            "random_state must be None, an int, a numpy Generator/RandomState or a torch.Generator, "
-            f"got {type(random_state).__name__}."
-        )
+        gen.manual_seed(seed)
     return gen
 
 
 def numpy_rng(random_state: Any) -> np.random.Generator:
-    """Build a numpy ``Generator`` from the same kinds of ``random_state`` as :func:`torch_generator`."""
+    """A numpy ``Generator`` from the same kinds of ``random_state`` as :func:`torch_generator`."""
+    check_random_state(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(2**31 - 1))
-    if isinstance(random_state, torch.Generator):
-        return np.random.default_rng(int(torch.randint(2**31 - 1, (1,), generator=random_state)))
-    if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
-        return np.random.default_rng(random_state)
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator/RandomState or a torch.Generator, "
-        f"got {type(random_state).__name__}."
-    )
+    return np.random.default_rng(_seed_from(random_state))

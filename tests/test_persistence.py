@@ -168,7 +168,7 @@ def test_file_is_safetensors_with_json_metadata(rng, tmp_path):
     assert doc["kppca_version"] == kppca.__version__ and doc["class"] == "DualPPCA"
     assert doc["params"]["kernel"]["__object__"] == "kernel:rbf"
     assert doc["params"]["kernel"]["params"] == {"bandwidth": 1.2}
-    assert doc["params"]["dtype"] == {"__dtype__": "float64"}
+    assert doc["params"]["dtype"] is None and doc["state"]["_dtype"] == {"__dtype__": "float64"}
     assert "state/X_fit_" in tensors and tensors["state/X_fit_"].dtype == torch.float64
     assert not any(key.startswith(("state/_gram", "state/_full")) for key in tensors)
 
@@ -406,3 +406,18 @@ def test_crafted_metadata_is_rejected(edit, match, rng, tmp_path):
     _rewrite(path, doc, tensors)
     with pytest.raises(ModelFileError, match=match):
         kppca.load(path)
+
+
+def test_feature_names_survive_the_round_trip(rng, tmp_path):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"])
+    model = DualPPCA(2, kernel=RBF(1.0)).fit(frame)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    assert loaded.feature_names_in_.dtype == object
+    np.testing.assert_array_equal(loaded.feature_names_in_, model.feature_names_in_)
+    # new points (for the training set itself the fitted model reuses its cached K_c rows)
+    new = pd.DataFrame(rng.normal(size=(4, 3)), columns=["a", "b", "c"])
+    np.testing.assert_array_equal(loaded.transform(new), model.transform(new))
+    with pytest.raises(ValueError, match="feature names"):
+        loaded.transform(new.rename(columns={"a": "z"}))

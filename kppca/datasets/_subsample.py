@@ -16,6 +16,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import torch
+
+from .._validation import check_count, check_random_state, numpy_rng
 
 __all__ = ["as_generator", "check_n_samples", "parse_labels", "select_indices", "sklearn_seed"]
 
@@ -36,20 +39,7 @@ def as_generator(random_state: RandomState) -> np.random.Generator:
     -------
     numpy.random.Generator
     """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(2**31 - 1))
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}.")
-        return np.random.default_rng(int(random_state))
-    raise TypeError(
-        "random_state must be None, a non-negative int or a numpy.random.Generator, "
-        f"got {type(random_state).__name__}."
-    )
+    return numpy_rng(random_state)
 
 
 def sklearn_seed(random_state: RandomState) -> int | np.random.RandomState | None:
@@ -59,18 +49,12 @@ def sklearn_seed(random_state: RandomState) -> int | np.random.RandomState | Non
     ``Generator`` is turned into an int seed drawn from it, so passing the same
     generator twice gives different (but reproducible) data, as users expect.
     """
+    check_random_state(random_state)
     if random_state is None or isinstance(random_state, np.random.RandomState):
         return random_state
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**31 - 1))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}.")
-        return int(random_state)
-    raise TypeError(
-        "random_state must be None, a non-negative int or a numpy.random.Generator, "
-        f"got {type(random_state).__name__}."
-    )
+    if isinstance(random_state, (np.random.Generator, torch.Generator)):
+        return int(numpy_rng(random_state).integers(2**31 - 1))
+    return int(random_state) % 2**32  # scikit-learn's RandomState takes seeds below 2**32
 
 
 def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
@@ -84,11 +68,7 @@ def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
     ValueError
         If ``n_samples`` is zero or negative.
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
-        raise TypeError(f"{name} must be a positive int, got {n_samples!r}.")
-    if n_samples <= 0:
-        raise ValueError(f"{name} must be a positive int, got {n_samples}.")
-    return int(n_samples)
+    return check_count(n_samples, name)
 
 
 def parse_labels(labels: Any, valid: Sequence[int], name: str = "digits") -> list[int] | None:

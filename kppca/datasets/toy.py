@@ -11,12 +11,12 @@ costs about half a second, which users who only need MNIST should not pay.
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from .._param_validation import Interval, check_scalar
 from ._subsample import RandomState, check_n_samples, select_indices, sklearn_seed
 
 __all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
@@ -29,9 +29,7 @@ _DIGITS_MAX = 16.0
 
 
 def _check_noise(noise: Any) -> float:
-    if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not np.isfinite(noise) or noise < 0:
-        raise ValueError(f"noise must be a finite non-negative number, got {noise!r}.")
-    return float(noise)
+    return float(check_scalar(noise, "noise", [Interval("real", 0, None, closed="left")]))
 
 
 def make_moons(
@@ -86,8 +84,7 @@ def make_circles(
     from sklearn.datasets import make_circles as _sk_make_circles
 
     n = check_n_samples(n_samples)
-    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < 1:
-        raise ValueError(f"factor must be a number in (0, 1), got {factor!r}.")
+    check_scalar(factor, "factor", [Interval("real", 0, 1, closed="neither")])
     X, y = _sk_make_circles(
         n_samples=n, noise=_check_noise(noise), factor=float(factor), random_state=sklearn_seed(random_state)
     )

@@ -10,6 +10,11 @@ from torch.distributions import constraints
 from torch.distributions.utils import lazy_property
 
 
+#: Multiple of the leak ``delta`` below which an off-basis residual is attributed to the factor
+#: (``1 + t`` with ``t = 12``: a false rejection of a sample has probability ``exp(-72) < 1e-31``).
+LEAK_QUANTILE = 13.0
+
+
 class DegenerateMultivariateNormal(TorchDistribution):
     r"""Multivariate normal with a possibly singular covariance ``F F^T``.
 
@@ -40,7 +45,22 @@ class DegenerateMultivariateNormal(TorchDistribution):
         Required together with ``basis``.
     support_rtol : float, optional
         Relative distance from the subspace beyond which a value counts as off
-        the support (default ``sqrt(eps)`` of the dtype).
+        the support (default ``sqrt(eps)`` of the dtype); never below the rounding
+        level ``(n + m) eps`` of drawing ``loc + F a`` and projecting it.
+
+    Notes
+    -----
+    The support test and the sampler share one basis and one tolerance. ``F`` need
+    not lie exactly in ``span(basis)``: a factor from a Cholesky or Lanczos route, or
+    the singular directions of ``F`` dropped as numerically zero, leave a *leak*
+    ``delta = ||(I - U U^T) F||_F`` (computed exactly, once). A draw ``F a`` then has
+    an off-basis part ``(I - U U^T) F a``, Gaussian with covariance trace
+    ``delta^2``, whose norm exceeds ``delta (1 + t)`` with probability below
+    ``exp(-t^2 / 2)`` (Gaussian concentration of a 1-Lipschitz function of ``a``
+    with Lipschitz constant ``||(I - U U^T) F||_2 <= delta``). With ``t = 12`` that is
+    ``< 1e-31``, so a value is off the support when its residual exceeds
+    ``LEAK_QUANTILE * delta + rtol * size``: ``log_prob`` of the distribution's own
+    samples is always finite.
     validate_args : bool, optional
         When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
     """
@@ -73,6 +93,8 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 )
             if bool((basis_scale <= 0).any()):
                 raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
+        # A factor built from the basis lies in its span exactly: no leak to measure.
+        self._factor_from_basis = scale_factor is None
         if scale_factor is None:
             if basis is None:
                 raise ValueError("give scale_factor, or basis and basis_scale.")
@@ -97,7 +119,20 @@ class DegenerateMultivariateNormal(TorchDistribution):
         U, S, _ = torch.linalg.svd(self.scale_factor, full_matrices=False)
         tol = max(self.scale_factor.shape) * torch.finfo(S.dtype).eps * (S[0] if S.numel() else 0.0)
         keep = S > tol
+        # The dropped singular directions are still in the sampler's range: they are the leak.
+        self._leak = float(torch.linalg.vector_norm(S[~keep]))
         return U[:, keep], S[keep]
+
+    @lazy_property
+    def _leak(self) -> float:
+        """``||(I - U U^T) F||_F``: how far draws of the sampler's factor reach off :attr:`basis`."""
+        U, _ = self._basis  # the SVD route sets _leak itself
+        if "_leak" in self.__dict__:
+            return self.__dict__["_leak"]
+        if self._factor_from_basis:
+            return 0.0
+        F = self.scale_factor
+        return float(torch.linalg.vector_norm(F - U @ (U.T @ F)))
 
     @property
     def basis(self) -> torch.Tensor:
@@ -138,8 +173,10 @@ class DegenerateMultivariateNormal(TorchDistribution):
         new.loc = self.loc.expand(batch_shape + self.event_shape)
         new.scale_factor = self.scale_factor
         new.support_rtol = self.support_rtol
-        if "_basis" in self.__dict__:
-            new._basis = self._basis
+        new._factor_from_basis = self._factor_from_basis
+        for key in ("_basis", "_leak"):
+            if key in self.__dict__:
+                setattr(new, key, self.__dict__[key])
         super(DegenerateMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -158,7 +195,10 @@ class DegenerateMultivariateNormal(TorchDistribution):
         z = y @ U
         residual = torch.linalg.vector_norm(y - z @ U.T, dim=-1)
         size = torch.linalg.vector_norm(value, dim=-1) + torch.linalg.vector_norm(self.loc, dim=-1) + s.max()
-        off_support = residual > self.support_rtol * size
+        n, m = self.scale_factor.shape
+        # Rounding of loc + F a (m terms per entry) and of the projection (n terms): relative (n + m) eps.
+        rtol = max(self.support_rtol, (n + m) * torch.finfo(value.dtype).eps)
+        off_support = residual > LEAK_QUANTILE * self._leak + rtol * size
         if self._validate_args and bool(off_support.any()):
             raise ValueError(
                 "value lies off the support of the DegenerateMultivariateNormal (the affine subspace "

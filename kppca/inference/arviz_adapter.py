@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validation import torch_generator
+from .._validation import check_count, torch_generator
 
 __all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "LATENT_DIMS"]
 
@@ -99,12 +99,6 @@ def _obs_coords(M: int, obs_names: Sequence[Any] | None) -> list[Any]:
     return names
 
 
-def _check_count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
 def to_inference_data(
     model: Any,
     X: Any,
@@ -140,8 +134,8 @@ def to_inference_data(
         Posterior variable ``h`` with dims (chain, draw, obs, component); the
         posterior attributes hold ``n_components``, ``sigma2`` and the model name.
     """
-    num_draws = _check_count(num_draws, "num_draws")
-    num_chains = _check_count(num_chains, "num_chains")
+    num_draws = check_count(num_draws, "num_draws")
+    num_chains = check_count(num_chains, "num_chains")
     post = model.latent_posterior(X)
     loc, std = post.mean.detach(), post.stddev.detach()  # (M, q), (M, q); the covariance is diagonal
     M, q = loc.shape

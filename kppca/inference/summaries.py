@@ -17,6 +17,8 @@ import pandas as pd
 import torch
 from scipy.stats import norm
 
+from .._param_validation import Interval, check_scalar
+
 __all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi", "SUMMARY_COLUMNS"]
 
 #: Columns of the summary tables (version-independent names; ``hdi_prob`` is in ``DataFrame.attrs``).
@@ -24,9 +26,7 @@ SUMMARY_COLUMNS = ("mean", "sd", "hdi_lower", "hdi_upper")
 
 
 def _check_prob(hdi_prob: float) -> float:
-    if isinstance(hdi_prob, bool) or not isinstance(hdi_prob, (int, float, np.floating)) or not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}.")
-    return float(hdi_prob)
+    return float(check_scalar(hdi_prob, "hdi_prob", [Interval("real", 0, 1, closed="neither")]))
 
 
 def normal_hdi(mean: Any, sd: Any, hdi_prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:

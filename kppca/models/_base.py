@@ -9,12 +9,14 @@ from typing import Any, Callable
 import numpy as np
 import pyro.distributions as dist
 import torch
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
+from .._param_validation import Interval, Options
 from .._validation import (
     ArrayLike,
     as_tensor,
+    check_feature_names,
     is_numpy_like,
     numpy_rng,
     resolve_device,
@@ -25,29 +27,69 @@ from .._linalg import numerical_rank_by_cholesky
 from ._spectrum import Spectrum, check_component_args, full_spectrum, partial_spectrum, resolve_solver, select_components
 
 
-class BasePPCA(TransformerMixin, BaseEstimator):
+class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
 
     Subclasses provide the PSD matrix of the eigen-problem and the
     coordinates of new points along its eigenvectors; everything expressed
     through the eigenvalues (``sigma2``, the latent posterior, the
-    likelihood on ``H_E``) lives here, once.
+    likelihood on ``H_E``) lives here, once. Subclasses wrap ``fit`` with
+    :func:`~kppca._param_validation.fit_context`: parameters are checked
+    against ``_parameter_constraints`` first, and a ``fit`` that raises leaves
+    the estimator exactly as it was.
     """
+
+    #: What each constructor argument may be (see :mod:`kppca._param_validation`).
+    _parameter_constraints: dict[str, list[Any]] = {
+        "n_components": [
+            Interval("int", 1, None, closed="left"),
+            Interval("real_not_int", 0, 1, closed="neither"),
+            Options({"mle"}),
+            None,
+        ],
+        "sigma2": [Interval("real", 0, None, closed="neither"), None],
+        "center": ["boolean"],
+        "eigen_solver": [Options({"auto", "dense", "partial"})],
+        "random_state": ["random_state"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+    _parameter_hints: dict[str, str] = {
+        "n_components": "Pass an int for a number of components, a float in (0, 1) for a fraction of explained "
+        "variance, 'mle' for Minka's choice, or None.",
+        "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
+    }
 
     #: Attributes recomputed on demand from the fitted state: dropped by a refit, never
     #: pickled, never written to model files (the one list of them).
     _cache_attributes: tuple[str, ...] = ("_full", "_gram_c", "_gram_factor", "_symmetric_factor", "_gen_cache_")
 
     # ------------------------------------------------------------------ parameters
-    def _setup(self) -> None:
+    def _setup(self, X: ArrayLike) -> torch.Tensor:
+        """Start a fit: resolve dtype and device, record the input's metadata, return ``X`` as a tensor."""
         # A refit must never reuse what was cached for the previous training set.
         for key in self._cache_attributes:
             self.__dict__.pop(key, None)
-        check_component_args(self.n_components, self.sigma2)
-        self._dtype = resolve_dtype(self.dtype)
+        check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
+        self._dtype = resolve_dtype(self.dtype, like=X)
         self._device = resolve_device(self.device)
-        if not isinstance(self.center, bool):
-            raise TypeError(f"center must be True or False, got {self.center!r}.")
+        self._numpy_fit_ = is_numpy_like(X)
+        check_feature_names(self, X, reset=True)
+        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        self.n_features_in_ = Xt.shape[1]
+        return Xt
+
+    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn's estimator tags
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # kernels and scatter matrices are dense
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # with dtype=None
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns of :meth:`transform` (names from :meth:`get_feature_names_out`)."""
+        return self.n_components_
 
     def _check_fitted(self, method: str) -> None:
         if not hasattr(self, "sigma2_"):
@@ -56,12 +98,13 @@ class BasePPCA(TransformerMixin, BaseEstimator):
             )
 
     def _input(self, X: ArrayLike, name: str = "X") -> torch.Tensor:
-        """Validate new data against the fitted model (dtype, device, feature count)."""
+        """Validate new data against the fitted model (dtype, device, feature count and names)."""
+        check_feature_names(self, X, reset=False)
         T = as_tensor(X, name, dtype=self._dtype, device=self._device)
         if T.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"{name} has {T.shape[1]} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_}; pass data with the same columns as in fit."
+                f"{name} has {T.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input; pass data with the same columns as in fit."
             )
         return T
 
@@ -88,26 +131,42 @@ class BasePPCA(TransformerMixin, BaseEstimator):
         return self.eigen_solver_
 
     def _solve_spectrum(
-        self, G: torch.Tensor, *, what: str, max_rank: int, rank: Callable[[float], int] | None = None
+        self,
+        G: torch.Tensor,
+        *,
+        what: str,
+        max_rank: int,
+        rank: Callable[[float], int] | None = None,
+        scale: float = 0.0,
+        size: int | None = None,
     ) -> Spectrum:
         """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
 
         ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
         matrix, whose null vector ``1`` is exact). The partial solver has no full
         spectrum: ``rank(tol)`` counts the rank against the eigenvalue tolerance
-        ``tol`` (default: a Cholesky-based count on ``G``).
+        ``tol`` (default: a Cholesky-based count on ``G``). ``scale`` (magnitude before
+        centering) and ``size`` (terms per entry) set that tolerance, see
+        :func:`~kppca._linalg.rank_tolerance`.
         """
         if self.eigen_solver_ == "dense":
-            return full_spectrum(G, what=what, max_rank=max_rank)
+            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size)
         if rank is None:
             def rank(tol: float) -> int:
                 return numerical_rank_by_cholesky(G, max_rank, tol)
         return partial_spectrum(
-            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what
+            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what,
+            scale=scale, size=size,
         )
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
         """Store ``q``, ``sigma2`` and the eigenvalue summaries shared by both models."""
+        if spectrum.rank < 2 and self.n_features_in_ == 1:
+            raise ValueError(
+                f"the centered data have rank {spectrum.rank}: X has 1 feature(s), which here span(s) at most one "
+                "direction; probabilistic PCA needs rank >= 2. Use more features, or a non-linear kernel or "
+                "feature map."
+            )
         q, sigma2 = select_components(spectrum, n_samples, self.n_components, self.sigma2)
         lam = spectrum.values[:q].clone()
         N = n_samples

@@ -48,11 +48,28 @@ class Spectrum:
     complete: bool
 
 
-def full_spectrum(G: torch.Tensor, *, what: str, max_rank: int | None = None) -> Spectrum:
+def full_spectrum(
+    G: torch.Tensor, *, what: str, max_rank: int | None = None, scale: float = 0.0, size: int | None = None
+) -> Spectrum:
     """Dense eigendecomposition, numerical rank and PSD check of ``G``.
 
-    ``max_rank`` caps the numerical rank at a structural bound (``N - 1`` for a
-    centered Gram matrix, whose null vector ``1`` is known exactly).
+    Parameters
+    ----------
+    G : Tensor of shape (n, n), symmetric
+    what : str
+        Name of ``G`` in error messages.
+    max_rank : int, optional
+        A structural bound on the rank (``N - 1`` for a centered Gram matrix, whose
+        null vector ``1`` is known exactly).
+    scale : float, default 0.0
+        Magnitude of the matrix before centering (``max |K_ij|`` of the raw Gram
+        matrix, or ``max_i |phi_i|^2``): centering leaves an absolute rounding error
+        of that size in every entry (see :func:`~kppca._linalg.rank_tolerance`).
+    size : int, optional
+        Number of terms summed into each entry (default ``n``; ``N`` for a scatter matrix).
+
+    The rank counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``;
+    ``G`` is refused as not PSD only when an eigenvalue is below ``-tol``.
 
     Raises
     ------
@@ -60,11 +77,11 @@ def full_spectrum(G: torch.Tensor, *, what: str, max_rank: int | None = None) ->
         If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite).
     """
     values, vectors = eigh_descending(G)
-    tol = rank_tolerance(float(values[0]), G.shape[0], G.dtype)
+    tol = rank_tolerance(float(values[0]), size or G.shape[0], G.dtype, scale)
     if float(values[-1]) < -tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
-            f"largest {float(values[0]):.3g}); check that the kernel is a valid (PSD) kernel."
+            f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
         )
     rank = int((values > tol).sum())
     if max_rank is not None:
@@ -73,14 +90,44 @@ def full_spectrum(G: torch.Tensor, *, what: str, max_rank: int | None = None) ->
 
 
 def partial_spectrum(
-    G: torch.Tensor, k: int, *, rank: Callable[[float], int], random_state: np.random.Generator, what: str
+    G: torch.Tensor,
+    k: int,
+    *,
+    rank: Callable[[float], int],
+    random_state: np.random.Generator,
+    what: str,
+    scale: float = 0.0,
+    size: int | None = None,
 ) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos; ``rank(tol)`` counts the rank against the eigenvalue tolerance ``tol``."""
-    values, vectors = eigh_top(G, k, random_state=random_state)
+    """Top-``k`` eigenpairs by Lanczos; ``rank(tol)`` counts the rank against the eigenvalue tolerance ``tol``.
+
+    ``scale`` and ``size`` as in :func:`full_spectrum`; ``tol = size * eps * max(lam_1, scale)``.
+
+    Raises
+    ------
+    ValueError
+        When ``G`` is numerically zero (rank 0), or not PSD.
+    """
     trace = float(G.diagonal().sum())
+    n_terms = size or G.shape[0]
+    # G is PSD, so trace(G) bounds every eigenvalue: a trace at rounding level means rank 0.
+    # Checked before Lanczos, which fails obscurely on a zero operator ("starting vector is zero").
+    zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
+    if trace < -zero_tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (negative trace {trace:.3g}); check that the kernel is "
+            "a valid (PSD) kernel."
+        )
+    if trace <= zero_tol:
+        raise ValueError(
+            f"the {what} is numerically zero (trace {trace:.3g}): the centered data have rank 0, so "
+            "probabilistic PCA needs rank >= 2 (q >= 1 component plus noise). Check X for constant or "
+            "duplicated rows."
+        )
+    values, vectors = eigh_top(G, k, random_state=random_state)
     if float(values[0]) <= 0:
         raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
-    tol = rank_tolerance(float(values[0]), G.shape[0], G.dtype)
+    tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
     if trace < float(values.sum()) - tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
@@ -166,10 +213,12 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
     N, r = n_samples, spectrum.rank
     if r < 2:
         raise ValueError(
-            f"the centered data have rank {r}; probabilistic PCA needs rank >= 2 (q >= 1 component plus noise)."
+            f"the centered data have rank {r}; probabilistic PCA needs rank >= 2 (q >= 1 component plus noise). "
+            "The rank counts variation above the rounding level of the uncentered data: for data far from the "
+            "origin (or a float32 model) subtract a constant offset from X, rescale it, or use dtype='float64'."
         )
     if n_components is None and sigma2 is None:
-        n_components = 2
+        n_components = min(2, r - 1)  # the default always fits: two components when the rank allows
     if n_components == "mle":
         q = minka_dimension(lam, N)
     elif n_components is None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from .._linalg import eigh_descending, pivoted_cholesky, rank_tolerance
-from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
+from .._linalg import check_gram_scale, eigh_descending, matrix_scale, pivoted_cholesky, rank_tolerance
+from .._param_validation import fit_context
+from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..kernels.base import CallableKernel, Kernel
 from ..kernels.registry import as_kernel
@@ -18,6 +20,11 @@ from .generation import DualGenerationMixin
 
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
 CHUNK_ROWS = 4096
+
+_GRAM_ADVICE = (
+    "Check that `kernel` returns finite values for finite inputs; for large values rescale X "
+    "(e.g. standardise it) or use dtype='float64'."
+)
 
 
 class DualPPCA(DualGenerationMixin, BasePPCA):
@@ -33,7 +40,9 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     ----------
     n_components : int, float in (0, 1), "mle" or None, default None
         ``q``, the fraction of explained variance to keep, or Minka's choice.
-        None means 2, unless ``sigma2`` is given alone (then ``q`` follows from it).
+        None means ``min(2, r - 1)`` (two components whenever the rank ``r`` of the
+        centered data allows, so the default fits any data of rank >= 2), unless
+        ``sigma2`` is given alone (then ``q`` follows from it).
     sigma2 : float, optional
         Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer
         ``n_components``: fixed instead of estimated (e.g. small values for the
@@ -48,16 +57,19 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         entry positive).
     random_state : int, Generator or None
         Seeds the Lanczos start vector.
-    dtype : torch dtype or str, default float64
-    device : torch device or str, default "cpu"
+    dtype : {"float64", "float32"}, torch/numpy float dtype or None, default None
+        None follows the data, as scikit-learn does: float32 input is fitted
+        (and transformed) in float32, everything else in float64.
+    device : torch device or str, default None (the CPU)
 
     Attributes
     ----------
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps lam_1`` with the
-        dense solver. The partial solver has no full spectrum: a Cholesky
+        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps max(lam_1, max|K_ij|)``
+        with the dense solver (``K`` the raw Gram matrix before centering: centering leaves
+        an absolute rounding error of its size, which dominates for data far from the origin). The partial solver has no full spectrum: a Cholesky
         factorisation of the raw ``K`` certifies ``r = N - 1`` (and becomes the
         sampling factor); when ``K`` is numerically singular a pivoted Cholesky
         of ``K_c`` stops at the numerical rank. Both tests use the same relative
@@ -86,7 +98,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         center: bool = True,
         eigen_solver: str = "auto",
         random_state: Any = None,
-        dtype: torch.dtype | str = torch.float64,
+        dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
     ):
         self.n_components = n_components
@@ -99,16 +111,29 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self.device = device
 
     # ------------------------------------------------------------------ fit
+    _parameter_constraints = {
+        **BasePPCA._parameter_constraints,
+        "kernel": [Kernel, str, callable, None],
+    }
+
+    @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
-        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``."""
-        self._setup()
-        self.kernel_ = as_kernel(self.kernel)
-        self._numpy_fit_ = is_numpy_like(X)
-        X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
+
+        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        """
+        X = self._setup(X)
+        # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
         N = X.shape[0]
         max_rank = N - int(self.center)
         partial = self._resolve_solver(N) == "partial"
         K = self.kernel_.gram(X, X)
+        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and
+        # bounds every later product; non-finite or overflow-prone Gram matrices stop here.
+        self._gram_scale = check_gram_scale(
+            matrix_scale(K), N, K.dtype, what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE
+        )
         if isinstance(self.kernel_, CallableKernel):
             self._check_symmetric(K)
         # The partial solver needs the numerical rank without a full spectrum. A Cholesky of
@@ -126,10 +151,11 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             factor.append(L)
             return min(L.shape[1], max_rank)
 
-        spectrum = self._solve_spectrum(K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank)
+        spectrum = self._solve_spectrum(
+            K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank, scale=self._gram_scale
+        )
         raw_chol = None  # the factor kept (if any) is in `factor`; free the rest now
         self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()
@@ -204,7 +230,8 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
     def _rank_tolerance(self) -> float:
         """The eigenvalue tolerance the fit counted the rank against."""
-        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype)
+        scale = self.__dict__.get("_gram_scale", 0.0)  # absent from models pickled before it existed
+        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, scale)
 
     def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
         """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""
@@ -338,8 +365,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
         """
         self._check_fitted("sample_kernel")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        n = check_count(n, "n")
         gen = torch_generator(random_state, self._device)
         if factor == "fast":
             # a @ [top, sigma L]^T by blocks: the (N, q + r') factor is never materialised.

@@ -23,6 +23,12 @@ model, for a whole batch at once:
     ``<phi(x_i), psi>``. The row mean lost by centering is recovered exactly
     (``estimate="span"``: ``s = 1^T K 1/N^2 + c^T alpha`` with ``c = K 1/N - 1^T K 1/N^2``,
     valid because every generated ``psi`` lies in ``m + span{phi_i - m}``).
+    A row whose kept weights have no positive total (``psi`` is not positively
+    similar to any training point it keeps) has no weighted mean; it falls back to
+    the ``"knn"`` pre-image below with the same ``n_neighbors`` (5 when None) and
+    ``weighting="distance"``, which is always defined. With ``k(x, x)`` constant
+    (RBF) the nearest points in feature space are exactly the largest weights, so
+    only the weighting changes.
 ``"knn"``
     Mean of the nearest training points in feature space, with exact distances
     ``|psi - m|^2 - 2 k_c + diag(K_c)`` (``|psi - m|^2 = alpha^T k_c``).
@@ -33,6 +39,13 @@ model, for a whole batch at once:
     Kernel ridge regression from principal coordinates ``e_p^T k_c / sqrt(lam_p)``
     (the first ``n_coordinates`` of them, default ``q``) to inputs, fitted once on
     the training points (coordinates ``E_p diag(sqrt(lam_p))``) and cached on the model.
+
+Uncentered models (``center=False``, the spec's variant with ``mu = 0``): ``K_c``,
+``Phi_c`` and ``m`` read ``K``, ``Phi`` and ``0``, so the generated vector is the raw
+``k = Phi^T psi`` (nothing to un-center) and ``alpha = K^+ k``. The marginal model is
+centred at the *origin* of feature space, not at the data: for the RBF kernel many
+samples (and codes such as ``h = -1``) have negative inner products with every
+training point, which is where the smoother's fallback above applies.
 
 Here ``alpha = K_c^+ k_c`` are the dual coefficients, ``psi - m = Phi_c alpha``: for
 latent codes ``alpha = A h``; for other vectors the full eigendecomposition after
@@ -72,15 +85,17 @@ import numpy as np
 import torch
 
 from .._linalg import cholesky_or_none
-from .._validation import ArrayLike, as_tensor
+from .._validation import ArrayLike, as_tensor, check_positive
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
+from ..preimage._common import check_n_neighbors, check_nonnegative
+from ..preimage.smoother import _smooth
+from ..preimage.uncenter import ROW_MEAN_ESTIMATES
 from ..preimage import (
     LearnedPreimage,
     dual_coefficients_to_expansion,
     feature_space_sq_distances,
     fixed_point_preimage,
-    kernel_smoother,
     knn_preimage,
     uncenter_kernel_vectors,
 )
@@ -136,7 +151,44 @@ def resolve_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)} for preimage={name!r}; it accepts: {', '.join(defaults)}."
         )
-    return name, {**defaults, **options}
+    opts = {**defaults, **options}
+    _check_option_values(name, opts)
+    return name, opts
+
+
+def _check_option_values(name: str, opts: dict[str, Any]) -> None:
+    """Validate the values of a method's options up front, so that every model checks them.
+
+    The primal model with the identity map never calls a pre-image, and bounds that
+    depend on the training set (``n_neighbors > N`` is clamped, ``n_coordinates <= rank``)
+    are checked where they are known; everything else is refused here.
+    """
+    def positive_int(key: str, allow_none: bool = False) -> None:
+        check_positive(opts[key], key, allow_none=allow_none, integer=True)
+
+    if name in ("smoother", "knn"):
+        positive_int("n_neighbors", allow_none=name == "smoother")
+    if name == "smoother":
+        estimate = opts["estimate"]
+        if isinstance(estimate, str) and estimate not in ROW_MEAN_ESTIMATES:
+            raise ValueError(f"estimate={estimate!r} is unknown; use one of {ROW_MEAN_ESTIMATES}, a float or row means.")
+        if isinstance(estimate, bool) or (isinstance(estimate, numbers.Real) and not np.isfinite(estimate)):
+            raise ValueError(f"estimate must be a method name, a finite float or row means, got {estimate!r}.")
+        if not isinstance(opts["clip_negative"], (bool, np.bool_)):
+            raise TypeError(f"clip_negative must be True or False, got {opts['clip_negative']!r}.")
+        check_nonnegative(opts["epsilon"], "epsilon")
+    elif name == "knn":
+        if opts["weighting"] not in ("uniform", "distance"):
+            raise ValueError(f"weighting={opts['weighting']!r} is unknown; use 'uniform' or 'distance'.")
+    elif name == "fixed-point":
+        if isinstance(opts["init"], str) and opts["init"] not in ("best", "smoother"):
+            raise ValueError(f"init={opts['init']!r} is unknown; use 'best', 'smoother' or an (M, D) array.")
+        positive_int("max_iter")
+        check_nonnegative(opts["tol"], "tol")
+    elif name == "learned":
+        positive_int("n_coordinates", allow_none=True)
+        check_positive(opts["bandwidth"], "bandwidth", allow_none=True)
+        check_positive(opts["alpha"], "alpha")
 
 
 def _at_most(n_neighbors: Any, N: int) -> Any:
@@ -324,14 +376,19 @@ class GenerationMixin:
                 cm, gm = ctx.centerer.column_means_, ctx.centerer.grand_mean_
                 estimate = gm + alpha @ (cm - gm)
             W = uncenter_kernel_vectors(k_c, ctx.centerer, estimate)
-            return kernel_smoother(
-                W, ctx.X, n_neighbors=_at_most(opts["n_neighbors"], N), clip_negative=opts["clip_negative"],
-                epsilon=opts["epsilon"],
-            )
+            n_neighbors = check_n_neighbors(_at_most(opts["n_neighbors"], N), N, allow_none=True)
+            out, bad = _smooth(W, ctx.X, n_neighbors, bool(opts["clip_negative"]), float(opts["epsilon"]))
+            if bool(bad.any()):
+                # psi has no positive similarity to the training points it keeps (e.g. the uncentered
+                # model, whose samples are symmetric about the origin of feature space, or a code like
+                # h = -1): the weighted mean is undefined. The nearest training points in feature space
+                # are always defined; they are the smoother's own choice (the largest weights) when
+                # k(x, x) is constant (RBF), weighted by 1 / distance instead of by the weights.
+                k = n_neighbors if n_neighbors is not None else PREIMAGE_OPTIONS["knn"]["n_neighbors"]
+                out[bad] = self._knn_chunk(ctx, k_c[bad], alpha[bad], min(k, N), "distance")
+            return out
         if method == "knn":
-            sq_norms = (alpha * k_c).sum(1).clamp(min=0.0)  # |psi - m|^2 = alpha^T K_c alpha
-            D2 = feature_space_sq_distances(k_c, ctx.diag_centered, sq_norms)
-            return knn_preimage(D2, ctx.X, n_neighbors=_at_most(opts["n_neighbors"], N), weighting=opts["weighting"])
+            return self._knn_chunk(ctx, k_c, alpha, _at_most(opts["n_neighbors"], N), opts["weighting"])
         if method == "fixed-point":
             if not isinstance(ctx.kernel, RBF):
                 raise NotImplementedError(
@@ -344,6 +401,13 @@ class GenerationMixin:
                 init = as_tensor(init, "init", dtype=k_c.dtype, device=k_c.device)[start : start + k_c.shape[0]]
             return fixed_point_preimage(gamma, ctx.X, ctx.kernel, init=init, max_iter=opts["max_iter"], tol=opts["tol"])
         raise AssertionError(method)  # pragma: no cover - resolve_preimage validated it
+
+    @staticmethod
+    def _knn_chunk(ctx: _Training, k_c: torch.Tensor, alpha: torch.Tensor, n_neighbors: Any, weighting: str) -> torch.Tensor:
+        """k-nearest-neighbour pre-image of ``psi - m = Phi_c alpha`` from exact feature-space distances, (M, D)."""
+        sq_norms = (alpha * k_c).sum(1).clamp(min=0.0)  # |psi - m|^2 = alpha^T K_c alpha
+        D2 = feature_space_sq_distances(k_c, ctx.diag_centered, sq_norms)
+        return knn_preimage(D2, ctx.X, n_neighbors=n_neighbors, weighting=weighting)
 
     def _learned_dimension(self, n_coordinates: Any) -> tuple[int, str]:
         """Number of principal coordinates of the learned map and the basis that provides them."""

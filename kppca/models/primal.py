@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import copy
-import numbers
 from typing import Any
 
 import torch
 
-from .._linalg import eigh_descending
-from .._validation import ArrayLike, as_tensor, is_numpy_like, torch_generator
+from .._linalg import check_gram_scale, eigh_descending, scatter_rounding_scale
+from .._param_validation import fit_context
+from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
 from .generation import PrimalGenerationMixin
+
+_FEATURE_ADVICE = (
+    "Check that X and `feature_map` give finite values; for large values rescale X "
+    "(e.g. standardise it) or use dtype='float64'."
+)
 
 
 class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
@@ -61,7 +66,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         center: bool = True,
         eigen_solver: str = "auto",
         random_state: Any = None,
-        dtype: torch.dtype | str = torch.float64,
+        dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
     ):
         self.n_components = n_components
@@ -73,15 +78,15 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         self.dtype = dtype
         self.device = device
 
+    _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
+
+    @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
-        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``."""
-        self._setup()
-        if self.feature_map is not None and not isinstance(self.feature_map, FeatureMap):
-            raise TypeError(
-                f"feature_map must be a kppca.features.FeatureMap or None, got {type(self.feature_map).__name__}."
-            )
-        self._numpy_fit_ = is_numpy_like(X)
-        X = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
+
+        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        """
+        X = self._setup(X)
         fmap = copy.deepcopy(self.feature_map) if self.feature_map is not None else Identity()
         if not hasattr(fmap, "n_features_in_"):
             fmap.fit(X)
@@ -90,19 +95,30 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
                 f"feature_map was fitted on {fmap.n_features_in_} features but X has {X.shape[1]}."
             )
         self.feature_map_ = fmap
-        self.n_features_in_ = X.shape[1]
         Phi = fmap.map(X)
         N, d = Phi.shape
         self.mean_ = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
+        # max_i |phi_i|^2, the diagonal scale of the raw Gram matrix: it sets the rounding level of
+        # the centered scatter (rank tolerance) and bounds later products; overflow stops here.
+        scale = check_gram_scale(
+            float((Phi * Phi).sum(1).max()) if N else 0.0, N, Phi.dtype,
+            what="feature matrix phi(X) (its squared row norms)", advice=_FEATURE_ADVICE,
+        )
         Phi_c = Phi - self.mean_
+        # Centered before the product, the scatter carries a smaller rounding error than K_c.
+        scale = scatter_rounding_scale(scale, float((Phi_c * Phi_c).sum()), N)
         self._resolve_solver(min(d, N))
         if d <= N:
             max_rank = min(d, N - int(self.center))
-            spectrum = self._solve_spectrum(Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank)
+            spectrum = self._solve_spectrum(
+                Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
+            )
             V = spectrum.vectors
         else:
             # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
-            spectrum = self._solve_spectrum(Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center))
+            spectrum = self._solve_spectrum(
+                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center), scale=scale
+            )
             V = Phi_c.T @ spectrum.vectors / spectrum.values.sqrt()
             if spectrum.complete:
                 spectrum.vectors = V
@@ -167,8 +183,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     def sample_features(self, n: int, random_state: Any = None) -> Any:
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:  # numpy integers too
-            raise ValueError(f"n must be a positive integer, got {n!r}.")
+        n = check_count(n, "n")
         values, V = self._full_eigen()
         q = self.n_components_
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()

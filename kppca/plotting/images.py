@@ -7,6 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._validation import check_count
+
 __all__ = ["image_shape_for", "tile_images", "plot_image_grid", "plot_latent_traversal"]
 
 
@@ -74,9 +76,7 @@ def tile_images(
         raise ValueError("images is empty; nothing to plot.")
     if n_cols is None:
         n_cols = math.ceil(math.sqrt(n))
-    if isinstance(n_cols, bool) or not isinstance(n_cols, (int, np.integer)) or n_cols < 1:
-        raise ValueError(f"n_cols must be a positive integer, got {n_cols!r}.")
-    n_cols = min(int(n_cols), n)
+    n_cols = min(check_count(n_cols, "n_cols"), n)
     n_rows = math.ceil(n / n_cols)
     cells = np.full((n_rows * n_cols, h + pad, w + pad), fill, dtype=np.float64)
     cells[:n, :h, :w] = A

@@ -1,0 +1,363 @@
+"""One declarative vocabulary for validating hyper-parameters, and the fit context built on it.
+
+Estimators declare what each constructor argument may be in a class attribute,
+as scikit-learn does (``sklearn/utils/_param_validation.py``)::
+
+    _parameter_constraints = {
+        "n_components": [Interval("int", 1, None, closed="left"), Options({"mle"}), None],
+        "center": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+and wrap ``fit`` with :func:`fit_context`, which checks every parameter against
+its constraints before any work and makes the fit atomic: if ``fit`` raises,
+the estimator is put back exactly as it was (a previously fitted model stays
+fitted, with bit-identical attributes). Scalar arguments of functions use
+:func:`check_scalar`, which speaks the same vocabulary, so the phrase "must be an
+int in the range [1, inf)" means the same thing everywhere.
+
+Constraints are either :class:`Constraint` objects or these shorthands:
+
+``None``            the value None
+``"boolean"``       a Python or numpy bool (not an int)
+``"random_state"``  None, an int in ``[0, 2**64 - 1]``, a numpy ``Generator`` /
+                    ``RandomState`` or a ``torch.Generator``
+``"dtype"``         None, ``"float32"``/``"float64"``, or the torch/numpy float dtypes
+``"device"``        None or a torch device (string or ``torch.device``) that exists here
+``callable``        any callable
+a type              an instance of that type
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import torch
+
+__all__ = [
+    "InvalidParameterError",
+    "Constraint",
+    "Interval",
+    "Options",
+    "fit_context",
+    "check_scalar",
+    "validate_parameter_constraints",
+]
+
+#: Largest seed a ``torch.Generator`` accepts (it stores an unsigned 64-bit integer).
+MAX_SEED = 2**64 - 1
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A hyper-parameter has the wrong type or value.
+
+    Subclasses both ``ValueError`` and ``TypeError`` (as scikit-learn's error of
+    the same name), so callers may catch either.
+    """
+
+
+class Constraint:
+    """A predicate on a parameter value with a human-readable description."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        raise NotImplementedError
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+class Interval(Constraint):
+    """Numbers of one kind in an interval.
+
+    Parameters
+    ----------
+    kind : {"int", "real", "real_not_int"}
+        "real" accepts ints too; "real_not_int" only non-integral reals (e.g.
+        a fraction, distinguished from a count).
+    left, right : float or None
+        Bounds; None means unbounded. Reals must be finite whatever the bounds.
+    closed : {"left", "right", "both", "neither"}, default "both"
+    """
+
+    def __init__(self, kind: str, left: float | None, right: float | None, *, closed: str = "both"):
+        if kind not in ("int", "real", "real_not_int"):
+            raise ValueError(f"unknown interval kind {kind!r}")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"unknown closed={closed!r}")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if self.kind == "int":
+            if not _is_int(value):
+                return False
+        elif not _is_real(value) or (self.kind == "real_not_int" and _is_int(value)):
+            return False
+        elif not math.isfinite(value):
+            return False
+        if self.left is not None:
+            if value < self.left or (value == self.left and self.closed in ("right", "neither")):
+                return False
+        if self.right is not None:
+            if value > self.right or (value == self.right and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def __str__(self) -> str:
+        what = {"int": "an int", "real": "a float", "real_not_int": "a float"}[self.kind]
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
+        lb = "[" if self.closed in ("left", "both") and self.left is not None else "("
+        rb = "]" if self.closed in ("right", "both") and self.right is not None else ")"
+        return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings are compared exactly)."""
+
+    def __init__(self, options: Iterable[Any]):
+        self.options = tuple(options)
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, (str, numbers.Number)) and any(
+            value == o and type(value) is type(o) for o in self.options
+        )
+
+    def __str__(self) -> str:
+        return "one of {" + ", ".join(repr(o) for o in sorted(self.options, key=str)) + "}"
+
+
+class _InstanceOf(Constraint):
+    def __init__(self, kind: type | tuple[type, ...]):
+        self.kind = kind
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, self.kind)
+
+    def __str__(self) -> str:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return " or ".join(f"an instance of {k.__module__.split('.')[0]}.{k.__qualname__}"
+                           if k.__module__ != "builtins" else f"a {k.__name__}" for k in kinds)
+
+
+class _NoneConstraint(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        return value is None
+
+    def __str__(self) -> str:
+        return "None"
+
+
+class _Boolean(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def __str__(self) -> str:
+        return "True or False"
+
+
+class _Callable(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        return callable(value)
+
+    def __str__(self) -> str:
+        return "a callable"
+
+
+class _RandomState(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        if value is None or isinstance(value, (np.random.Generator, np.random.RandomState, torch.Generator)):
+            return True
+        return _is_int(value) and 0 <= value <= MAX_SEED
+
+    def __str__(self) -> str:
+        return ("None, an int in the range [0, 2**64 - 1], a numpy Generator/RandomState "
+                "or a torch.Generator")
+
+
+#: Names accepted for the floating dtypes.
+_DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def dtype_from_spec(dtype: Any) -> torch.dtype | None:
+    """The torch dtype meant by a ``dtype`` parameter (None stays None), or raise."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        key = dtype.replace("torch.", "").replace("numpy.", "")
+        key = {"double": "float64", "float": "float32", "single": "float32"}.get(key, key)
+        if key in _DTYPE_NAMES:
+            return _DTYPE_NAMES[key]
+    elif isinstance(dtype, torch.dtype):
+        if dtype in (torch.float32, torch.float64):
+            return dtype
+    else:
+        try:
+            np_dtype = np.dtype(dtype)
+        except TypeError:
+            np_dtype = None
+        if np_dtype is not None and np_dtype.name in _DTYPE_NAMES:
+            return _DTYPE_NAMES[np_dtype.name]
+    raise InvalidParameterError(
+        f"dtype={dtype!r} is not supported; use 'float64', 'float32' or None (float32 data stay float32, "
+        "everything else becomes float64)."
+    )
+
+
+class _Dtype(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        try:
+            dtype_from_spec(value)
+        except InvalidParameterError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
+
+
+def device_from_spec(device: Any) -> torch.device:
+    """The torch device meant by a ``device`` parameter (None is the CPU), checked to exist here."""
+    if device is None:
+        return torch.device("cpu")
+    if not isinstance(device, (str, torch.device)):
+        raise InvalidParameterError(
+            f"device must be None, a string such as 'cpu' or 'cuda:0', or a torch.device, got {device!r}."
+        )
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"device={device!r} is not a torch device name; use 'cpu', 'cuda' or 'cuda:<index>'."
+        ) from exc
+    if dev.type != "cpu":
+        # A zero-size allocation is the one test that covers every reason a device is unusable
+        # (torch built without CUDA, no driver, index out of range, ...).
+        try:
+            torch.empty(0, device=dev)
+        except (RuntimeError, AssertionError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InvalidParameterError(
+                f"device={device!r} is not available on this machine ({reason}); use device='cpu'."
+            ) from exc
+    return dev
+
+
+class _Device(Constraint):
+    def is_satisfied_by(self, value: Any) -> bool:
+        try:
+            device_from_spec(value)
+        except InvalidParameterError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
+
+
+_SHORTHANDS: dict[str, Callable[[], Constraint]] = {
+    "boolean": _Boolean,
+    "random_state": _RandomState,
+    "dtype": _Dtype,
+    "device": _Device,
+}
+
+
+def make_constraint(constraint: Any) -> Constraint:
+    """Turn a shorthand (see the module docstring) into a :class:`Constraint`."""
+    if isinstance(constraint, Constraint):
+        return constraint
+    if constraint is None:
+        return _NoneConstraint()
+    if constraint is callable:
+        return _Callable()
+    if isinstance(constraint, str) and constraint in _SHORTHANDS:
+        return _SHORTHANDS[constraint]()
+    if isinstance(constraint, (type, tuple)):
+        return _InstanceOf(constraint)
+    raise ValueError(f"unknown constraint {constraint!r}")  # a programming error, not a user's
+
+
+def _describe(constraints: list[Constraint]) -> str:
+    parts = [str(c) for c in constraints]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def validate_parameter_constraints(
+    constraints: dict[str, list[Any]], params: dict[str, Any], caller: str, hints: dict[str, str] | None = None
+) -> None:
+    """Check each parameter named in ``constraints`` against its list (any one may hold).
+
+    ``hints`` adds advice to the message of a parameter (e.g. how to reach a
+    limit the constraint excludes).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the parameter, what it may be and what it got.
+    """
+    for name, allowed in constraints.items():
+        if name not in params:
+            continue
+        value = params[name]
+        made = [make_constraint(c) for c in allowed]
+        if any(c.is_satisfied_by(value) for c in made):
+            continue
+        hint = (hints or {}).get(name)
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller} must be {_describe(made)}. Got {value!r} instead."
+            + (f" {hint}" if hint else "")
+        )
+
+
+def check_scalar(value: Any, name: str, constraints: list[Any]) -> Any:
+    """Validate one argument of a function with the same vocabulary; return it unchanged.
+
+    Example: ``check_scalar(n, "n", [Interval("int", 1, None, closed="left")])``.
+    """
+    made = [make_constraint(c) for c in constraints]
+    if not any(c.is_satisfied_by(value) for c in made):
+        raise InvalidParameterError(f"{name} must be {_describe(made)}, got {value!r}.")
+    return value
+
+
+def fit_context(fit: Callable) -> Callable:
+    """Decorate an estimator's ``fit``: validate hyper-parameters first, and make the fit atomic.
+
+    The constraints are the class attribute ``_parameter_constraints`` (checked
+    against ``get_params(deep=False)``), with optional advice per parameter in
+    ``_parameter_hints``. When ``fit`` raises, every attribute is
+    put back as it was before the call, so a failed refit leaves the previously
+    fitted model intact instead of a mixture of old and new state. This works
+    because ``fit`` only ever *rebinds* attributes (new tensors, new centerers,
+    copied kernels) and never mutates the old objects in place.
+    """
+
+    @functools.wraps(fit)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        validate_parameter_constraints(
+            getattr(self, "_parameter_constraints", {}),
+            self.get_params(deep=False),
+            type(self).__name__,
+            getattr(self, "_parameter_hints", None),
+        )
+        saved = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return wrapper
