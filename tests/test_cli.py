@@ -146,6 +146,83 @@ def test_user_errors_exit_1(tmp_path, capsys):
     assert "sigma2" in err
 
 
+def test_save_into_unwritable_place_fails_before_fitting(tmp_path, capsys):
+    # Tests may run as root, which ignores permission bits: use places nobody can write to.
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("a file, not a folder")
+    targets = [blocker / "model.pt", tmp_path / "missing" / "model.pt"]
+    if os.path.isdir("/proc/self"):  # Linux: /proc refuses new files even to root
+        targets.append("/proc/kppca-test-model.pt")
+    for target in targets:
+        assert main(["fit", *TINY, "--save", str(target)]) == 1
+        captured = capsys.readouterr()
+        err = captured.err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in captured.err, captured.err
+        assert err.startswith("kppca: error: cannot write") and str(target) in err
+        assert "fit model" not in captured.out and "data:" not in captured.out  # checked before any work
+
+
+def test_save_probe_leaves_no_file_behind_and_keeps_existing_ones(tmp_path, capsys):
+    from kppca.cli.main import _check_output
+
+    new = tmp_path / "new.pt"
+    _check_output(str(new), "model")
+    assert not new.exists()
+    old = tmp_path / "old.pt"
+    old.write_bytes(b"previous content")
+    _check_output(str(old), "model")
+    assert old.read_bytes() == b"previous content"
+
+
+@pytest.mark.parametrize(
+    "error, needle",
+    [
+        (OSError(28, "No space left on device"), "No space left on device"),
+        (RuntimeError("[enforce fail at inline_container.cc:747] . open file failed with strerror: Permission denied"),
+         "Permission denied"),
+    ],
+)
+def test_save_failure_is_one_line(tmp_path, capsys, monkeypatch, error, needle):
+    from kppca.models import DualPPCA
+
+    def fail(self, path):
+        raise error
+
+    monkeypatch.setattr(DualPPCA, "save", fail)
+    target = tmp_path / "model.pt"
+    err = _error(capsys, ["fit", *TINY, "--save", str(target)], 1)
+    assert str(target) in err and needle in err
+    assert "enforce fail" not in err and ".cc" not in err
+
+
+@pytest.mark.parametrize("error", [ValueError, TypeError, OSError])
+def test_load_errors_are_one_line(tmp_path, capsys, monkeypatch, error):
+    # Whatever the model loader raises for a file that is not a model, main() reports it in one line.
+    import importlib
+
+    cli = importlib.import_module("kppca.cli.main")  # `kppca.cli.main` as an attribute is the function
+
+    class NotAModel(error):
+        pass
+
+    def load(path):
+        raise NotAModel(f"{path!r} is not a kppca model file:\nit starts with a PNG signature")
+
+    monkeypatch.setattr(cli, "_load_model", load)
+    png = tmp_path / "digits.png"
+    png.write_bytes(PNG_SIGNATURE + bytes(64))
+    err = _error(capsys, ["sample", "--model", str(png), "--out", str(tmp_path / "x.png")], 1)
+    assert "digits.png" in err and "PNG signature" in err
+
+
+def test_model_option_with_an_image_is_one_line(tmp_path, capsys):
+    png = tmp_path / "digits.png"
+    assert main(["sample", *TINY, "--n-samples", "4", "--out", str(png)]) == 0
+    capsys.readouterr()
+    err = _error(capsys, ["sample", "--model", str(png), "--out", str(tmp_path / "x.png")], 1)
+    assert "digits.png" in err
+
+
 def test_subprocess_bad_argument_has_no_traceback(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "kppca", "sample", "--preimage", "magic", "--out", str(tmp_path / "x.png")],

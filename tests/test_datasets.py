@@ -132,6 +132,20 @@ def test_read_idx_corrupt(tmp_path, content, message):
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("ndim", [40, 255])
+def test_read_idx_bad_dimension_count_gives_a_short_message(tmp_path, ndim):
+    # A label file whose byte 3 (the dimension count) is damaged: the sizes that follow are then read from
+    # the data, and the message used to print every one of them (over 1,000 characters).
+    path = tmp_path / "labels-idx1-ubyte"
+    path.write_bytes(bytes([0, 0, 0x08, ndim]) + np.full(ndim, 3, dtype=">i4").tobytes() + bytes(100))
+    with pytest.raises(ValueError, match="corrupt IDX file") as info:
+        read_idx(path)
+    message = str(info.value)
+    assert str(path) in message and f"declares {ndim} dimension" in message
+    assert len(message) - len(str(path)) < 200, message
+    assert "\n" not in message
+
+
 def test_read_idx_truncated_gzip(tmp_path):
     path = tmp_path / "cut.gz"
     data = gzip.compress(b"\x00\x00\x08\x01\x00\x00\x00\x10" + bytes(16))
@@ -435,6 +449,27 @@ def test_wrong_array_kinds_in_mnist_files(tmp_path):
         load_mnist(path=tmp_path)
     write_idx(tmp_path / "train-images-idx3-ubyte", images.astype(np.float32))
     with pytest.raises(ValueError, match="unsigned bytes"):
+        load_mnist(path=tmp_path)
+
+
+@pytest.mark.parametrize("bad", [10, 42, 255])
+def test_mnist_labels_outside_0_to_9_are_rejected(tmp_path, bad):
+    images, labels = _fake_split()
+    labels = labels.copy()
+    labels[7] = bad
+    _write_split(tmp_path, "train", images, labels)
+    with pytest.raises(ValueError, match=rf"train-labels-idx1-ubyte.*digits 0\.\.9, found {bad} at row 7"):
+        load_mnist(path=tmp_path)
+    # Also when only other digits are requested: the file itself is wrong.
+    with pytest.raises(ValueError, match="digits 0..9"):
+        load_mnist(path=tmp_path, digits=[0])
+
+
+def test_mnist_signed_labels_outside_0_to_9_are_rejected(tmp_path):
+    images, labels = _fake_split()
+    write_idx(tmp_path / "train-images-idx3-ubyte", images)
+    write_idx(tmp_path / "train-labels-idx1-ubyte", np.where(np.arange(30) == 3, -1, labels).astype(np.int8))
+    with pytest.raises(ValueError, match="found -1 at row 3"):
         load_mnist(path=tmp_path)
 
 

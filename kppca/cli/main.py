@@ -391,6 +391,30 @@ def _check_output(out: str, what: str = "image") -> None:
         fmt = path.suffix[1:].lower() or "png"
         if fmt not in FigureCanvasBase.get_supported_filetypes():
             raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
+    # Permission bits do not tell (root ignores them, /proc refuses anyway): try to open the file for
+    # appending, which never truncates an existing file, and remove it again if it is new.
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write {out!r}: {exc.strerror or exc}; choose a writable folder.") from exc
+    if not existed:
+        try:
+            path.unlink()
+        except OSError:  # left as an empty file: harmless, it is overwritten at the end
+            pass
+
+
+def _save_model(model: Any, out: str) -> None:
+    """Write ``model`` to ``out``; any failure is one line naming the file, not the serializer's internals."""
+    try:
+        model.save(out)
+    except OSError as exc:
+        raise UserError(f"cannot write the model to {out!r}: {exc.strerror or exc}.") from exc
+    except RuntimeError as exc:  # torch.save reports I/O failures as RuntimeError('[enforce fail at ...]')
+        reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
+        raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
 
 
 def _save_figure(fig: Any, out: str) -> None:
@@ -463,7 +487,7 @@ def _cmd_fit(args: argparse.Namespace, stages: _Stages) -> None:
         _check_output(args.spectrum)
     model = _prepare(args, stages)
     if args.save:
-        stages.run("save model", model.save, args.save)
+        stages.run("save model", _save_model, model, args.save)
         print(f"saved the model to {args.save}")
     if args.spectrum:
         def draw() -> None:

@@ -49,6 +49,18 @@ def _corrupt(path: PathLike, what: str) -> ValueError:
     return ValueError(f"corrupt IDX file {os.fspath(path)!r}: {what}")
 
 
+def _shape_text(shape: tuple[int, ...]) -> str:
+    """``shape`` for an error message, elided when a corrupt header declares many dimensions."""
+    if len(shape) <= 6:
+        return str(shape)
+    return f"({shape[0]}, {shape[1]}, {shape[2]}, ..., {shape[-1]})"
+
+
+def _bytes_text(n: int) -> str:
+    """A byte count for an error message (a corrupt header can declare astronomically many)."""
+    return str(n) if n < 10**15 else f"{n:.3g}"
+
+
 def _read_bytes(path: PathLike) -> bytes:
     """Return the (decompressed) content of ``path``."""
     with open(path, "rb") as fh:
@@ -109,24 +121,23 @@ def read_idx(path: PathLike) -> np.ndarray:
         raise _corrupt(path, f"truncated header: {ndim} dimension sizes declared but the file has {len(data)} bytes")
     shape = tuple(int(d) for d in np.frombuffer(data, dtype=">i4", count=ndim, offset=4))
     if any(d < 0 for d in shape):
-        raise _corrupt(path, f"negative dimension size in shape {shape}")
+        raise _corrupt(path, f"negative dimension size in the {ndim}-dimensional shape {_shape_text(shape)}")
     dtype = IDX_DTYPES[code]
     # Python ints: no overflow even for absurd headers.
     n_values = 1
     for d in shape:
         n_values *= d
     expected = header_len + n_values * dtype.itemsize
+    # A wrong dimension count (byte 3) shows up as a size mismatch; say how many were declared.
+    declared = f"the header declares {ndim} dimension(s), shape {_shape_text(shape)} of {dtype.newbyteorder('=').name}"
     if len(data) < expected:
         raise _corrupt(
-            path,
-            f"truncated data: shape {shape} of {dtype.newbyteorder('=').name} needs {expected} bytes, "
-            f"the file has only {len(data)}",
+            path, f"truncated data: {declared}, which needs {_bytes_text(expected)} bytes, the file has {len(data)}"
         )
     if len(data) > expected:
         raise _corrupt(
             path,
-            f"{len(data) - expected} byte(s) of trailing garbage after the data "
-            f"(shape {shape} of {dtype.newbyteorder('=').name} needs exactly {expected} bytes)",
+            f"{len(data) - expected} byte(s) of trailing garbage: {declared}, which needs exactly {expected} bytes",
         )
     values = np.frombuffer(data, dtype=dtype, count=n_values, offset=header_len)
     # astype copies: the result is writable, native-endian and does not keep

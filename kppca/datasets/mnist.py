@@ -119,10 +119,21 @@ def _read_split_cached(images_key: tuple[str, int, int], labels_key: tuple[str, 
             f"{labels_path!r} holds {len(labels)} labels; the counts must match"
         )
     labels = labels.astype(np.int64)
+    _check_labels(labels, labels_path)
     # Read-only guards the shared cached arrays against in-place edits.
     images.setflags(write=False)
     labels.setflags(write=False)
     return images, labels
+
+
+def _check_labels(labels: np.ndarray, path: str) -> None:
+    """MNIST classes are the digits 0..9; any other value means a wrong or damaged label file."""
+    bad = np.flatnonzero((labels < 0) | (labels > 9))
+    if bad.size:
+        raise ValueError(
+            f"corrupt MNIST label file {path!r}: labels must be digits 0..9, found {int(labels[bad[0]])} "
+            f"at row {int(bad[0])} ({bad.size} such label(s)); is this an MNIST label file?"
+        )
 
 
 def _read_folder(folder: str, subset: str) -> tuple[np.ndarray, np.ndarray]:
@@ -190,6 +201,7 @@ def _read_bundled() -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"unexpected layout of the bundled MNIST sample {path!r}: shape {table.shape}")
     images = np.ascontiguousarray(table[:, :-1]).reshape(-1, *MNIST_SHAPE)
     labels = table[:, -1].astype(np.int64)
+    _check_labels(labels, path)
     images.setflags(write=False)
     labels.setflags(write=False)
     return images, labels
@@ -244,9 +256,9 @@ def load_mnist(
     MNISTNotFoundError
         (a ``FileNotFoundError``) if the folder or its IDX files are missing.
     ValueError
-        Corrupt IDX files, unknown ``digits``, a digit without samples,
-        ``n_samples`` not positive or larger than available, unknown
-        ``subset``.
+        Corrupt IDX files (including labels outside 0..9), unknown
+        ``digits``, a digit without samples, ``n_samples`` not positive or
+        larger than available, unknown ``subset``.
 
     Notes
     -----

@@ -47,6 +47,8 @@ class DegenerateMultivariateNormal(TorchDistribution):
         Relative distance from the subspace beyond which a value counts as off
         the support (default ``sqrt(eps)`` of the dtype); never below the rounding
         level ``(n + m) eps`` of drawing ``loc + F a`` and projecting it.
+    validate_args : bool, optional
+        When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
 
     Notes
     -----
@@ -61,8 +63,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
     ``< 1e-31``, so a value is off the support when its residual exceeds
     ``LEAK_QUANTILE * delta + rtol * size``: ``log_prob`` of the distribution's own
     samples is always finite.
-    validate_args : bool, optional
-        When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
     """
 
     arg_constraints = {"loc": constraints.real_vector}

@@ -15,7 +15,9 @@ there only as a heuristic, next to Minka's evidence.
 Across kernels or bandwidths the numbers are densities on *different* spaces
 (another ``H_E``, another dimension ``r``, another metric), so comparing them is a
 heuristic, not a likelihood-ratio comparison; the result table keeps ``rank`` so
-that this stays visible. Minka's evidence (``n_components="mle"``) is the
+that this stays visible. To compare kernels or bandwidths use the held-out
+input-space error of :func:`kppca.metrics.reconstruction_error` (a scikit-learn
+scorer: :data:`kppca.metrics.reconstruction_scorer`). Minka's evidence (``n_components="mle"``) is the
 training-set-only alternative for choosing ``q``.
 """
 

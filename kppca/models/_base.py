@@ -238,8 +238,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         ``phi(x) - m`` is expressed in the orthonormal eigenbasis of ``H_E``;
         along the top ``q`` directions the variance is ``lam_p / N``, along the
         other ``r - q`` it is ``sigma2``. Components of ``phi(x)`` outside
-        ``H_E`` are not modelled. Needs the complete spectrum (computed once on
-        first use after a partial fit).
+        ``H_E`` are not modelled (:meth:`novelty_score` measures them). Needs
+        the complete spectrum (computed once on first use after a partial fit).
+
+        The density is on the model's own ``H_E``: another kernel, bandwidth or
+        feature map gives another space (dimension, metric), so values are
+        **not comparable across kernels**; to compare or select them use
+        :func:`kppca.metrics.reconstruction_error` on held-out data.
 
         Returns
         -------
@@ -253,7 +258,25 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return self._output(logp, X)
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
-        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`)."""
+        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).
+
+        Comparable between models that share a feature space (e.g. choosing
+        ``n_components`` for one kernel), **not** across kernels, bandwidths or
+        feature maps: each model's density lives on its own ``H_E``. With the RBF
+        kernel it keeps rising with the bandwidth, so ``GridSearchCV`` on it picks
+        the widest kernel. For such searches pass
+        ``scoring=kppca.metrics.reconstruction_scorer`` (held-out input-space
+        error, see :mod:`kppca.metrics`).
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
         return float(torch.as_tensor(self.score_samples(X)).mean())
 
     # ------------------------------------------------------------------ persistence

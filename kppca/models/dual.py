@@ -16,6 +16,7 @@ from ..kernels.base import CallableKernel, Kernel
 from ..kernels.registry import as_kernel
 from ..kernels.centering import KernelCenterer
 from ._base import BasePPCA
+from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
 
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
@@ -27,7 +28,7 @@ _GRAM_ADVICE = (
 )
 
 
-class DualPPCA(DualGenerationMixin, BasePPCA):
+class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
 
     With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training

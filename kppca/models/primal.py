@@ -13,6 +13,7 @@ from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
+from ._novelty import PrimalNoveltyMixin
 from .generation import PrimalGenerationMixin
 
 _FEATURE_ADVICE = (
@@ -21,7 +22,7 @@ _FEATURE_ADVICE = (
 )
 
 
-class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
+class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
     With ``Phi_c`` the centered feature matrix (rows ``phi(x_i) - m``) and

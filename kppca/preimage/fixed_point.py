@@ -15,13 +15,12 @@ training point when the denominator vanishes and never returns a point worse
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
 import torch
 
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, to_output
 from ..kernels import RBF
 from ._common import check_nonnegative, dtype_device, rbf_bandwidth
 from .smoother import _smooth
@@ -137,8 +136,7 @@ def fixed_point_preimage(
             f"gamma has {G.shape[1]} column(s) but X_train has {X.shape[0]} training points; they must match."
         )
     kern = RBF(rbf_bandwidth(kernel))
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    max_iter = check_count(max_iter, "max_iter")
     tol = check_nonnegative(tol, "tol")
     denom_rtol = check_nonnegative(denom_rtol, "denom_rtol")
     M = G.shape[0]
@@ -188,14 +186,15 @@ def fixed_point_preimage(
         active[idx] = ~(conv | dead)
 
     rho = (G * kern.gram(Z, X)).sum(1)
-    # Never worse than the best training point (local maxima, minima, stalled rows).
-    # (with a rounding margin, so a row that converged onto x_best is not flagged). rho_train's
-    # diagonal terms k(x, x) = 1 are exact, k(z, x) for z ~ x is not: squared_distances rounds
-    # by ~(D + 2) eps (|z - c|^2 + |x - c|^2) with c the mean of X, times gamma in the kernel.
-    c = X.mean(0)
-    reach = ((X - c) ** 2).sum(1).max() + ((Z - c) ** 2).sum(1)  # (M,)
-    kernel_rounding = 4 * (X.shape[1] + 2) * kern.gamma * reach
-    margin = torch.finfo(G.dtype).eps * G.abs().sum(1) * (64 + kernel_rounding)
+    # Never worse than the best training point (local maxima, minima, stalled rows), up to
+    # rounding, so a row that converged onto x_best is not flagged. squared_distances works
+    # relative to the mean c of X: its absolute error is ~ D eps (|z - c|^2 + |x - c|^2), and
+    # k = exp(-gamma d) moves by at most gamma times that; the sum adds ~eps per term.
+    eps = torch.finfo(G.dtype).eps
+    c = X.mean(0, keepdim=True)
+    spread = ((X - c) ** 2).sum(1).max() + ((Z - c) ** 2).sum(1)
+    distance_error = 4 * X.shape[1] * eps * spread
+    margin = G.abs().sum(1) * (64 * eps + kern.gamma * distance_error)
     fell_back = rho < best_rho - margin
     Z = torch.where(fell_back[:, None], Z_best, Z)
     rho = torch.where(fell_back, best_rho, rho)

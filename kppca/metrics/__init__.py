@@ -1,0 +1,26 @@
+"""Criteria for evaluating and selecting fitted models.
+
+:func:`reconstruction_error` and its scorers (:func:`make_reconstruction_scorer`,
+:data:`reconstruction_scorer`) measure held-out error in the input space, so they
+compare models across kernels, bandwidths and feature maps, unlike
+``score`` (a log-likelihood on the model's own ``H_E``). For novelty detection
+see the models' ``novelty_score``.
+"""
+
+from .scoring import (
+    SCORING_PREIMAGE,
+    ReconstructionScorer,
+    make_reconstruction_scorer,
+    reconstruction_error,
+    reconstruction_samples,
+    reconstruction_scorer,
+)
+
+__all__ = [
+    "SCORING_PREIMAGE",
+    "ReconstructionScorer",
+    "make_reconstruction_scorer",
+    "reconstruction_error",
+    "reconstruction_samples",
+    "reconstruction_scorer",
+]

@@ -1,0 +1,118 @@
+"""Novelty score: the fraction of ``|phi(x) - m|^2`` that lies outside ``H_E``.
+
+The PPCA model lives on ``H_E = span{phi_i - m}`` (dimension ``r``); the part of
+``phi(x) - m`` orthogonal to ``H_E`` is not modelled at all, so
+:meth:`~kppca.DualPPCA.score_samples` cannot see it. Its share of the squared
+distance to the mean,
+
+``novelty(x) = |(I - P_E)(phi(x) - m)|^2 / |phi(x) - m|^2``  in ``[0, 1]``,
+
+is 0 for the training points (and for every point whose feature vector lies in
+``m + H_E``) and close to 1 for points unlike anything in the training set. It is a
+ratio of two squared lengths in the same feature space, so it does not depend on
+the kernel's scale; unlike the log-likelihood it flags points *away from* the
+training span. Points at the mean (``|phi(x) - m|^2 = 0``, up to rounding) lie in
+``m + H_E`` and get 0.
+
+Dual: ``|phi(x) - m|^2 = k(x, x) - 2 mean_i k(x, x_i) + mean(K)`` and the part in
+``H_E`` is ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p`` (all ``r`` eigenpairs). The
+outside part is their difference, a cancellation between numbers of size
+``max k``: its absolute error is about ``N eps (max k + lam_1)`` (rounding of the
+kernel means, plus the eigenvalues below the rank tolerance ``N eps lam_1`` that
+were dropped from ``H_E``), so a fraction is meaningful only well above
+``N eps (max k + lam_1) / |phi(x) - m|^2``. Primal: the residual
+``(I - V_r V_r^T)(phi(x) - m)`` is formed explicitly, without that cancellation;
+there a point counts as "at the mean" when ``|phi(x) - m|^2`` is below the rounding
+of forming ``phi(x) - m`` (``2 d eps^2 (|phi(x)|^2 + |m|^2)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._validation import ArrayLike
+
+#: Rows processed at once (bounds the (rows, N) kernel blocks in memory).
+CHUNK_ROWS = 4096
+
+
+class NoveltyMixin:
+    """``novelty_score`` for both models; subclasses provide ``_outside_and_total(X)``."""
+
+    def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
+
+        ``|(I - P_E)(phi(x) - m)|^2 / |phi(x) - m|^2``: a scale-free detector of
+        inputs unlike the training data, which ``score`` cannot see (it models
+        ``H_E`` only). Training points score 0 up to rounding; a point at the
+        feature-space mean scores 0 by definition. Dual: ``k(x, x) - 2 mean_i
+        k(x, x_i) + mean(K)`` minus ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p``, a
+        difference accurate to about ``N eps (max k + lam_1)`` (absolute), so
+        fractions below that divided by ``|phi(x) - m|^2`` are rounding. Primal:
+        the residual is formed explicitly. Needs the complete spectrum
+        (computed once on first use after a partial fit).
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M,)
+            Values in ``[0, 1]``; the type of ``X``.
+        """
+        self._check_fitted("novelty_score")
+        Xt = self._input(X)
+        parts = [self._outside_and_total(Xt[i : i + CHUNK_ROWS]) for i in range(0, Xt.shape[0], CHUNK_ROWS)]
+        if parts:
+            outside = torch.cat([o for o, _, _ in parts])
+            total = torch.cat([t for _, t, _ in parts])
+            floor = torch.cat([f for _, _, f in parts])
+        else:
+            outside = total = floor = Xt.new_zeros(0)
+        # Below the rounding floor the point is indistinguishable from the mean, which lies in m + H_E.
+        at_mean = total <= floor
+        fraction = torch.where(at_mean, torch.zeros_like(total), outside / torch.where(at_mean, 1.0, total))
+        return self._output(fraction.clamp(0.0, 1.0), X)
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(|(I - P_E)(phi - m)|^2, |phi - m|^2, rounding floor of the latter)``, each of shape (M,)."""
+        raise NotImplementedError
+
+
+class DualNoveltyMixin(NoveltyMixin):
+    """Novelty through kernel values (:class:`~kppca.DualPPCA`)."""
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        values, vectors = self._full_eigen()
+        K_x = self.kernel_.gram(X, self.X_fit_)
+        kxx = self.kernel_.diag(X)
+        eps = torch.finfo(K_x.dtype).eps
+        N = self.n_samples_
+        if self.centerer_.center:
+            row_means = K_x.mean(1)
+            grand = self.centerer_.grand_mean_
+            total = kxx - 2 * row_means + grand
+            scale = kxx.abs() + 2 * row_means.abs() + grand.abs()
+        else:
+            total, scale = kxx, kxx.abs()
+        k_c = self.centerer_.transform(K_x)
+        inside = ((k_c @ vectors) ** 2 / values).sum(1)
+        # Worst-case rounding of the three kernel terms, plus the dropped eigenvalues (< N eps lam_1).
+        floor = N * eps * (scale + float(values[0]))
+        return total - inside, total, floor
+
+
+class PrimalNoveltyMixin(NoveltyMixin):
+    """Novelty from explicit features (:class:`~kppca.PrimalPPCA`)."""
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        _, V = self._full_eigen()
+        C = self.feature_map_.map(X) - self.mean_
+        residual = C - (C @ V) @ V.T  # formed explicitly: no cancellation between |phi - m|^2 and its projection
+        total = (C**2).sum(1)
+        # Each entry of phi - m carries an error up to eps (|phi_j| + |m_j|): below this, x is at the mean.
+        eps = torch.finfo(C.dtype).eps
+        floor = C.shape[1] * eps**2 * 2 * ((C + self.mean_) ** 2).sum(1).add_((self.mean_**2).sum())
+        return (residual**2).sum(1), total, floor
