@@ -393,9 +393,12 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["state"].update({"_gram_c": 0}), "caches"),
         (lambda d: d["state"].pop("sigma2_"), "no fitted state"),
         (lambda d: d["state"]["X_fit_"].update({"strides": [1, 1]}), "invalid memory layout"),
+        (lambda d: d["state"].update({"transform": "x"}), "method or property 'transform'"),
+        (lambda d: d["state"].update({"latent_covariance_": 1}), "method or property 'latent_covariance_'"),
+        (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
     ],
     ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "dunder",
-         "tensor", "tag", "cache", "unfitted", "layout"],
+         "tensor", "tag", "cache", "unfitted", "layout", "method", "property", "object-property"],
 )
 def test_crafted_metadata_is_rejected(edit, match, rng, tmp_path):
     path = tmp_path / "m.pt"

@@ -110,7 +110,8 @@ class _Encoder:
                 items = value.ravel().tolist()
                 if not all(isinstance(v, str) for v in items):
                     raise TypeError(f"cannot save {where}: an object array whose entries are not all strings.")
-                return {"__ndarray_str__": items, "shape": list(value.shape), "dtype": "object" if value.dtype.kind == "O" else "str"}
+                kind = "object" if value.dtype.kind == "O" else "str"
+                return {"__ndarray_str__": items, "shape": list(value.shape), "dtype": kind}
             if value.dtype.kind not in "biuf":
                 raise TypeError(f"cannot save {where}: numpy arrays of dtype {value.dtype} are not supported.")
             self.tensors[where] = torch.from_numpy(np.ascontiguousarray(value).copy())
@@ -295,9 +296,16 @@ class _Decoder:
             obj = cls(**params)
         except TypeError as exc:
             raise self.fail(f"bad parameters for {name}: {exc}") from exc
-        for key, v in state.items():
-            setattr(obj, key, v)
+        self.assign(obj, state, name)
         return obj
+
+    def assign(self, obj: Any, state: dict[str, Any], what: str) -> None:
+        """Set the fitted attributes; names of methods or properties of the class are refused."""
+        for key, value in state.items():
+            existing = getattr(type(obj), key, None)
+            if callable(existing) or isinstance(existing, property):
+                raise self.fail(f"the state of {what} would replace its method or property {key!r}")
+            setattr(obj, key, value)
 
     def decode_custom_kernel(self, value: dict) -> Any:
         from ..kernels.registry import as_kernel
@@ -447,8 +455,7 @@ def load_model(
         model = cls(**params)
     except TypeError as exc:
         raise ModelFileError(f"{path} is not a valid kppca model file: bad parameters ({exc}).") from exc
-    for key, value in state.items():
-        setattr(model, key, value)
+    decoder.assign(model, state, cls.__name__)
     if map_location is not None:
         model._device = torch.device(map_location)
     return model
