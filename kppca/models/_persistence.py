@@ -21,6 +21,7 @@ with :class:`ModelFileError`.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import numbers
@@ -79,7 +80,9 @@ def _init_params(obj: Any) -> dict[str, Any]:
     """Constructor parameters of a registered object (scikit-learn estimators or ``KernelCenterer``)."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
-    return {"center": obj.center}  # KernelCenterer, the only registered non-estimator
+    # KernelCenterer (not an estimator): the same convention, arguments stored under their names.
+    names = [p for p in inspect.signature(type(obj).__init__).parameters if p != "self"]
+    return {name: getattr(obj, name) for name in names}
 
 
 # ----------------------------------------------------------------------------- encoding
