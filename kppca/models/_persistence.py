@@ -401,8 +401,9 @@ def load_model(
         handle = safe_open(str(path), framework="pt", device="cpu")
     except Exception as exc:  # SafetensorError and friends: not safetensors, truncated, corrupt
         raise ModelFileError(
-            f"{path} is not a kppca model file (not a readable safetensors file: {exc}). Files written by "
-            "kppca < 0.2 (pickles) are not read, because unpickling can run code; refit and save again."
+            f"{path} is not a kppca model file (not a readable safetensors file: {exc}). Models saved by "
+            "earlier kppca versions (torch.save pickles) are not read, because unpickling can run code; "
+            "refit and save again."
         ) from exc
     with handle as f:
         metadata = f.metadata() or {}
