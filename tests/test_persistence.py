@@ -424,3 +424,18 @@ def test_feature_names_survive_the_round_trip(rng, tmp_path):
     np.testing.assert_array_equal(loaded.transform(new), model.transform(new))
     with pytest.raises(ValueError, match="feature names"):
         loaded.transform(new.rename(columns={"a": "z"}))
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_distributions_right_after_load_match_right_after_fit(solver, rng, tmp_path):
+    """A dense fit keeps its full spectrum as a cache; the loaded model recomputes it on first use."""
+    X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    model = DualPPCA(2, kernel=RBF(1.3), eigen_solver=solver, random_state=0).fit(X)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    k_c = torch.as_tensor(model.centered_kernel(Xt))
+    h = np.ones(2)
+    np.testing.assert_array_equal(
+        loaded.kernel_conditional(h).log_prob(k_c).numpy(), model.kernel_conditional(h).log_prob(k_c).numpy()
+    )
+    np.testing.assert_array_equal(np_(loaded.sample(3, random_state=0)), np_(model.sample(3, random_state=0)))
