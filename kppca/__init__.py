@@ -7,7 +7,8 @@ Main entry points: :class:`PrimalPPCA` (explicit features) and
 
 from . import distributions, features, kernels
 from .models import DualPPCA, PrimalPPCA
+from .models._persistence import ModelFileError, load_model as load
 
 __version__ = "0.1.0"
 
-__all__ = ["PrimalPPCA", "DualPPCA", "kernels", "features", "distributions", "__version__"]
+__all__ = ["PrimalPPCA", "DualPPCA", "load", "ModelFileError", "kernels", "features", "distributions", "__version__"]

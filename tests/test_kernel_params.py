@@ -134,8 +134,13 @@ def test_fitted_polynomial_features_keep_their_fit_after_set_params(rng):
 
 
 def _dyadic(rng, shape):
-    """Normal data on the grid 2^-10: adding offsets up to 1e4 (< 2^14) is exact in float64 (24 bits used)."""
-    return np.round(rng.normal(size=shape) * 1024.0) / 1024.0
+    """Normal data on the grid 2^-30: adding offsets up to 1e4 (< 2^14) is exact in float64 (<= 47 bits).
+
+    So X + o holds exactly the same differences as X and any change of the kernel is the
+    algorithm's rounding. The grid must stay fine: with few significant bits (e.g. 2^-10)
+    even the raw expansion |x|^2 + |y|^2 - 2 x.y is exact and the test could not fail.
+    """
+    return np.round(rng.normal(size=shape) * 2.0**30) / 2.0**30
 
 
 def _rbf_translation_tolerance(X, Y, gamma):
@@ -168,7 +173,7 @@ def test_rbf_is_translation_invariant(rng, offset):
 def test_laplacian_is_translation_invariant(rng, offset):
     X, Y = _dyadic(rng, (40, 3)), _dyadic(rng, (25, 3))
     # cdist(p=1) subtracts coordinates directly, and (x + o) - (y + o) = x - y exactly on
-    # this grid: the values are bitwise identical (no expansion, no cancellation).
+    # this grid (Sterbenz): the values are bitwise identical (no expansion, no cancellation).
     np.testing.assert_array_equal(Laplacian(0.8)(X + offset, Y + offset), Laplacian(0.8)(X, Y))
 
 

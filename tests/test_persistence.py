@@ -1,16 +1,22 @@
-"""Saving and loading fitted models: identical outputs after the round trip."""
+"""Saving and loading fitted models: identical outputs after the round trip, and safe files."""
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import numpy as np
 import pytest
 import torch
+from safetensors import safe_open
+from safetensors.torch import save as safetensors_bytes
+from sklearn.exceptions import NotFittedError
 
-from kppca import DualPPCA, PrimalPPCA
-from kppca.features import RandomFourierFeatures
-from kppca.kernels import RBF, Polynomial
+import kppca
+from kppca import DualPPCA, ModelFileError, PrimalPPCA
+from kppca.features import Nystroem, PolynomialFeatures, RandomFourierFeatures
+from kppca.kernels import RBF, CallableKernel, Laplacian, Polynomial
+from kppca.models._base import BasePPCA
 
 
 def rbf_callable(A, B):
@@ -46,7 +52,18 @@ def _dual_outputs(model, Xt):
 def _assert_same(a, b):
     assert a.keys() == b.keys()
     for key in a:
-        np.testing.assert_allclose(b[key], a[key], rtol=1e-12, atol=1e-12, err_msg=key)
+        # bit-exact: the file keeps every tensor's bits and memory layout, and the caches the
+        # loaded model recomputes come from the same operations on the same inputs
+        np.testing.assert_array_equal(b[key], a[key], err_msg=key)
+
+
+def _save_load(model, path, **load_kwargs):
+    """save + DualPPCA/PrimalPPCA.load; a callable kernel is stored as a marker and supplied again."""
+    custom = callable(model.get_params()["kernel"]) if "kernel" in model.get_params() else False
+    custom = custom and not isinstance(model.get_params()["kernel"], (RBF, Polynomial, Laplacian))
+    model.save(path, allow_callable_kernel=custom)
+    kernel = model.get_params()["kernel"] if custom else None
+    return type(model).load(path, kernel=kernel, **load_kwargs)
 
 
 @pytest.mark.parametrize("name", list(DUALS))
@@ -54,8 +71,7 @@ def test_dual_save_load_round_trip(name, rng, tmp_path):
     X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
     model = DUALS[name]().fit(X)
     path = tmp_path / "dual.pt"
-    model.save(path)
-    loaded = DualPPCA.load(path)
+    loaded = _save_load(model, path)
     assert isinstance(loaded, DualPPCA) and loaded is not model
     assert loaded.get_params().keys() == model.get_params().keys()
     assert loaded.n_components_ == model.n_components_ and loaded.sigma2_ == model.sigma2_
@@ -70,12 +86,11 @@ def test_dual_loaded_before_any_sampling(name, rng, tmp_path):
     """Save right after fit (the caches of the fit itself are dropped) and compare fresh samples."""
     X = rng.normal(size=(30, 3))
     model = DUALS[name]().fit(X)
-    model.save(tmp_path / "m.pt")
-    loaded = DualPPCA.load(tmp_path / "m.pt", map_location="cpu")
+    loaded = _save_load(model, tmp_path / "m.pt", map_location="cpu")
     a = np_(model.sample_kernel(6, random_state=1))
     b = np_(loaded.sample_kernel(6, random_state=1))
     assert a.shape == b.shape
-    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(b, a)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +109,7 @@ def test_primal_save_load_round_trip(make, rng, tmp_path):
     loaded = PrimalPPCA.load(tmp_path / "p.pt")
     np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
     np.testing.assert_array_equal(loaded.sample_features(5, random_state=2), model.sample_features(5, random_state=2))
-    np.testing.assert_allclose(loaded.score_samples(Xt), model.score_samples(Xt), rtol=1e-12)
+    np.testing.assert_array_equal(loaded.score_samples(Xt), model.score_samples(Xt))
     np.testing.assert_array_equal(loaded.reconstruct(Xt), model.reconstruct(Xt))
 
 
@@ -124,3 +139,303 @@ def test_load_type_check_and_unfitted_save(rng, tmp_path):
     model.save(tmp_path / "p.pt")
     with pytest.raises(TypeError, match="holds a PrimalPPCA, not a DualPPCA"):
         DualPPCA.load(tmp_path / "p.pt")
+    with pytest.raises(NotFittedError, match="before save"):
+        DualPPCA(2).save(tmp_path / "unfitted.pt")
+    assert not (tmp_path / "unfitted.pt").exists()
+
+
+# ----------------------------------------------------------------------------- the safe format
+
+
+def _fitted_dual(rng, **kwargs):
+    return DualPPCA(2, kernel=RBF(1.2), **kwargs).fit(rng.normal(size=(25, 3)))
+
+
+def _document(path):
+    with safe_open(str(path), framework="pt", device="cpu") as f:
+        return json.loads(f.metadata()["kppca"]), {k: f.get_tensor(k) for k in f.keys()}
+
+
+def _rewrite(path, document, tensors):
+    path.write_bytes(safetensors_bytes(tensors, metadata={"kppca": json.dumps(document)}))
+
+
+def test_file_is_safetensors_with_json_metadata(rng, tmp_path):
+    model = _fitted_dual(rng)
+    model.save(tmp_path / "m.any-extension")
+    doc, tensors = _document(tmp_path / "m.any-extension")
+    assert doc["format"] == "kppca-model" and doc["format_version"] == 1
+    assert doc["kppca_version"] == kppca.__version__ and doc["class"] == "DualPPCA"
+    assert doc["params"]["kernel"]["__object__"] == "kernel:rbf"
+    assert doc["params"]["kernel"]["params"] == {"bandwidth": 1.2}
+    assert doc["params"]["dtype"] is None and doc["state"]["_dtype"] == {"__dtype__": "float64"}
+    assert "state/X_fit_" in tensors and tensors["state/X_fit_"].dtype == torch.float64
+    assert not any(key.startswith(("state/_gram", "state/_full")) for key in tensors)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DualPPCA(2, kernel=RBF(1.2)),
+        lambda: DualPPCA(2, kernel=RBF(1.2), eigen_solver="partial", random_state=0),
+        lambda: PrimalPPCA(2),
+        lambda: PrimalPPCA(2, feature_map=Nystroem(RBF(1.0), n_landmarks=10, random_state=0)),
+    ],
+    ids=["dual-dense", "dual-partial", "primal", "primal-nystroem"],
+)
+def test_saved_bytes_do_not_depend_on_caches(make, rng, tmp_path):
+    X = rng.normal(size=(40, 3))
+    model = make().fit(X)
+    model.save(tmp_path / "a.pt")
+    pickled = len(pickle.dumps(model))
+    model.score_samples(X)
+    model.sample(2, random_state=0)
+    if isinstance(model, DualPPCA):
+        model.sampling_factor("symmetric")
+        model.sample_kernel(2, random_state=0)
+    assert any(key in model.__dict__ for key in BasePPCA._cache_attributes)
+    model.save(tmp_path / "b.pt")
+    # the fitted state did not change, so neither does a single byte of the file
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    assert len(pickle.dumps(model)) == pickled  # pickles drop the same caches (one list of them)
+
+
+def test_generator_random_state_is_saved_as_none(rng, tmp_path):
+    model = DualPPCA(2, kernel=RBF(1.0), eigen_solver="partial", random_state=np.random.default_rng(0))
+    model.fit(rng.normal(size=(30, 3)))
+    model.save(tmp_path / "m.pt")
+    assert isinstance(model.random_state, np.random.Generator)  # the model itself is untouched
+    assert kppca.load(tmp_path / "m.pt").random_state is None
+
+
+def test_loaded_dense_model_recomputes_the_full_spectrum_bit_exactly(rng, tmp_path):
+    model = _fitted_dual(rng)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    assert "_full" not in loaded.__dict__
+    for a, b in zip(model._full_eigen(), loaded._full_eigen()):
+        assert torch.equal(a, b)
+
+
+def test_kppca_load_returns_the_right_class(rng, tmp_path):
+    X = rng.normal(size=(20, 3))
+    PrimalPPCA(2).fit(X).save(tmp_path / "p.pt")
+    DualPPCA(2).fit(X).save(tmp_path / "d.pt")
+    assert type(kppca.load(tmp_path / "p.pt")) is PrimalPPCA
+    assert type(kppca.load(tmp_path / "d.pt")) is DualPPCA
+    assert type(BasePPCA.load(tmp_path / "d.pt")) is DualPPCA
+    assert "load" in kppca.__all__ and "ModelFileError" in kppca.__all__
+
+
+def test_float32_model_round_trip(rng, tmp_path):
+    X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(5, 3))
+    model = DualPPCA(2, kernel=Laplacian(1.0), dtype="float32").fit(X)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    assert loaded.eigenvectors_.dtype == torch.float32 and loaded._dtype == torch.float32
+    assert loaded.get_params()["dtype"] == "float32"
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+
+
+@pytest.mark.parametrize(
+    "fmap",
+    [
+        Nystroem("laplacian", n_landmarks=12, random_state=0),
+        RandomFourierFeatures(0.8, n_features=30, random_state=np.random.default_rng(4)),
+        PolynomialFeatures(2, coef0=0.5),
+    ],
+    ids=["nystroem", "rff-generator", "poly"],
+)
+def test_primal_feature_maps_round_trip(fmap, rng, tmp_path):
+    X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    model = PrimalPPCA(2, feature_map=fmap).fit(X)
+    model.save(tmp_path / "p.pt")
+    loaded = kppca.load(tmp_path / "p.pt")
+    assert type(loaded.feature_map_) is type(fmap)
+    np.testing.assert_array_equal(loaded.features(Xt), model.features(Xt))
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+    np.testing.assert_array_equal(loaded.score_samples(Xt), model.score_samples(Xt))
+    if isinstance(fmap, RandomFourierFeatures):
+        # a Generator cannot be stored: saved as None (documented); the fitted draw is kept
+        assert loaded.feature_map.random_state is None
+        assert torch.equal(loaded.feature_map_.omega_, model.feature_map_.omega_)
+
+
+def test_dual_on_a_feature_map_kernel_round_trip(rng, tmp_path):
+    X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    kern = Nystroem(RBF(1.0), n_landmarks=10, random_state=0).fit(X).as_kernel()
+    model = DualPPCA(2, kernel=kern).fit(X)
+    model.save(tmp_path / "d.pt")
+    loaded = kppca.load(tmp_path / "d.pt")
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+    assert torch.equal(loaded.kernel_.feature_map.landmarks_, kern.feature_map.landmarks_)
+
+
+def test_generic_state_types_round_trip(rng, tmp_path):
+    """Attributes added later (e.g. feature names) are saved by type, not from a hand list."""
+    model = _fitted_dual(rng)
+    model.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
+    model.extra_ = {"counts": np.arange(3), "pair": (1.5, None), "nan": float("nan"), "s": np.float32(0.25)}
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    assert loaded.feature_names_in_.dtype == object and list(loaded.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(loaded.extra_["counts"], np.arange(3))
+    assert loaded.extra_["pair"] == (1.5, None) and np.isnan(loaded.extra_["nan"])
+    assert type(loaded.extra_["s"]) is np.float32 and loaded.extra_["s"] == np.float32(0.25)
+    # nothing the user passed was modified by save
+    assert model.extra_["pair"] == (1.5, None)
+
+
+def test_unsupported_attribute_is_named_at_save_time(rng, tmp_path):
+    model = _fitted_dual(rng)
+    model.weird_ = object()
+    with pytest.raises(TypeError, match="state/weird_.*object"):
+        model.save(tmp_path / "m.pt")
+
+
+def test_map_location(rng, tmp_path):
+    model = _fitted_dual(rng)
+    model.save(tmp_path / "m.pt")
+    loaded = DualPPCA.load(tmp_path / "m.pt", map_location="cpu")
+    assert loaded._device == torch.device("cpu") and loaded.X_fit_.device.type == "cpu"
+
+
+# ----------------------------------------------------------------------------- custom kernels
+
+
+def test_callable_kernel_needs_opt_in_and_is_supplied_again(rng, tmp_path):
+    X, Xt = rng.normal(size=(25, 3)), rng.normal(size=(3, 3))
+    model = DualPPCA(2, kernel=CallableKernel(rbf_callable)).fit(X)
+    with pytest.raises(ValueError, match=r"rbf_callable.*user code.*allow_callable_kernel=True.*kernel="):
+        model.save(tmp_path / "m.pt")
+    assert not (tmp_path / "m.pt").exists()
+    model.save(tmp_path / "m.pt", allow_callable_kernel=True)
+    with pytest.raises(ModelFileError, match=r"without its custom kernel 'rbf_callable'.*kernel="):
+        kppca.load(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt", kernel=rbf_callable)
+    assert isinstance(loaded.kernel_, CallableKernel) and loaded.kernel_.fn is rbf_callable
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+
+
+def test_kernel_argument_only_for_custom_kernels(rng, tmp_path):
+    _fitted_dual(rng).save(tmp_path / "m.pt")
+    with pytest.raises(ValueError, match="kernel= is only for models saved with a custom kernel"):
+        kppca.load(tmp_path / "m.pt", kernel=rbf_callable)
+
+
+# ----------------------------------------------------------------------------- hostile and broken files
+
+
+def _evil_payload(marker):
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))  # unpickling would create the marker file
+
+    return Evil()
+
+
+def test_pickle_with_payload_is_rejected_without_running_it(tmp_path):
+    marker = tmp_path / "pwned"
+    raw = tmp_path / "evil.pt"
+    raw.write_bytes(pickle.dumps(_evil_payload(marker)))
+    zipped = tmp_path / "evil-torch.pt"
+    torch.save({"model": _evil_payload(marker)}, zipped)  # the old torch.save format
+    assert not marker.exists()
+    for path in (raw, zipped):
+        with pytest.raises(ModelFileError, match=r"evil.*not a kppca model file.*pickle"):
+            kppca.load(path)
+        with pytest.raises(ModelFileError):
+            DualPPCA.load(path)
+    assert not marker.exists()
+
+
+def test_png_and_truncated_and_empty_files(rng, tmp_path):
+    png = tmp_path / "image.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(200))
+    _fitted_dual(rng).save(tmp_path / "m.pt")
+    data = (tmp_path / "m.pt").read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(data[: len(data) - 100])
+    half_header = tmp_path / "half.pt"
+    half_header.write_bytes(data[:40])
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    for path in (png, truncated, half_header, empty):
+        with pytest.raises(ModelFileError, match=path.name):
+            kppca.load(path)
+
+
+def test_safetensors_file_that_is_not_a_model(tmp_path):
+    path = tmp_path / "weights.safetensors"
+    path.write_bytes(safetensors_bytes({"w": torch.zeros(3)}, metadata={"format": "pt"}))
+    with pytest.raises(ModelFileError, match="not a kppca model"):
+        kppca.load(path)
+    path.write_bytes(safetensors_bytes({"w": torch.zeros(3)}, metadata={"kppca": "{not json"}))
+    with pytest.raises(ModelFileError, match="not JSON"):
+        kppca.load(path)
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d.update({"class": "os.system"}), "unknown model class 'os.system'"),
+        (lambda d: d.update({"class": "BasePPCA"}), "unknown model class 'BasePPCA'"),
+        (lambda d: d.pop("state"), "missing field.*state"),
+        (lambda d: d.pop("params"), "missing field.*params"),
+        (lambda d: d.update({"format_version": 2}), "format version 2.*upgrade kppca"),
+        (lambda d: d.update({"format": "other"}), "format 'other'"),
+        (lambda d: d["params"].update({"kernel": {"__object__": "builtins:eval", "params": {}, "state": {}}}),
+         "unknown object type 'builtins:eval'"),
+        (lambda d: d["params"].update({"bogus": 1}), "bad parameters"),
+        (lambda d: d["state"].update({"__class__": "DualPPCA"}), "invalid name '__class__'"),
+        (lambda d: d["state"].update({"A_": {"__tensor__": "missing"}}), "tensor 'missing'"),
+        (lambda d: d["state"].update({"A_": {"__pickle__": "gASV"}}), "untagged JSON object"),
+        (lambda d: d["state"].update({"_gram_c": 0}), "caches"),
+        (lambda d: d["state"].pop("sigma2_"), "no fitted state"),
+        (lambda d: d["state"]["X_fit_"].update({"strides": [1, 1]}), "invalid memory layout"),
+        (lambda d: d["state"].update({"transform": "x"}), "method or property 'transform'"),
+        (lambda d: d["state"].update({"latent_covariance_": 1}), "method or property 'latent_covariance_'"),
+        (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
+    ],
+    ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "dunder",
+         "tensor", "tag", "cache", "unfitted", "layout", "method", "property", "object-property"],
+)
+def test_crafted_metadata_is_rejected(edit, match, rng, tmp_path):
+    path = tmp_path / "m.pt"
+    _fitted_dual(rng).save(path)
+    doc, tensors = _document(path)
+    doc["state"]["X_fit_"]["strides"] = doc["state"]["X_fit_"].get("strides", [3, 1])
+    edit(doc)
+    _rewrite(path, doc, tensors)
+    with pytest.raises(ModelFileError, match=match):
+        kppca.load(path)
+
+
+def test_feature_names_survive_the_round_trip(rng, tmp_path):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"])
+    model = DualPPCA(2, kernel=RBF(1.0)).fit(frame)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    assert loaded.feature_names_in_.dtype == object
+    np.testing.assert_array_equal(loaded.feature_names_in_, model.feature_names_in_)
+    # new points (for the training set itself the fitted model reuses its cached K_c rows)
+    new = pd.DataFrame(rng.normal(size=(4, 3)), columns=["a", "b", "c"])
+    np.testing.assert_array_equal(loaded.transform(new), model.transform(new))
+    with pytest.raises(ValueError, match="feature names"):
+        loaded.transform(new.rename(columns={"a": "z"}))
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_distributions_right_after_load_match_right_after_fit(solver, rng, tmp_path):
+    """A dense fit keeps its full spectrum as a cache; the loaded model recomputes it on first use."""
+    X, Xt = rng.normal(size=(30, 3)), rng.normal(size=(4, 3))
+    model = DualPPCA(2, kernel=RBF(1.3), eigen_solver=solver, random_state=0).fit(X)
+    model.save(tmp_path / "m.pt")
+    loaded = kppca.load(tmp_path / "m.pt")
+    k_c = torch.as_tensor(model.centered_kernel(Xt))
+    h = np.ones(2)
+    np.testing.assert_array_equal(
+        loaded.kernel_conditional(h).log_prob(k_c).numpy(), model.kernel_conditional(h).log_prob(k_c).numpy()
+    )
+    np.testing.assert_array_equal(np_(loaded.sample(3, random_state=0)), np_(model.sample(3, random_state=0)))

@@ -307,13 +307,13 @@ def _fit_model(args: argparse.Namespace, X: Any) -> Any:
 
 
 def _load_model(path: str) -> Any:
-    from ..models._base import BasePPCA
+    from .. import ModelFileError, load
 
     if not os.path.isfile(path):
         raise UserError(f"model file {path!r} does not exist (write one with 'kppca fit --save FILE').")
     try:
-        model = BasePPCA.load(path, map_location="cpu")
-    except Exception as exc:  # any unpickling problem is a bad file from the user's point of view
+        model = load(path, map_location="cpu")
+    except (ModelFileError, OSError) as exc:  # a bad or unreadable file, from the user's point of view
         raise UserError(f"cannot read model file {path!r}: {exc}") from exc
     return model
 

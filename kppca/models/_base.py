@@ -60,11 +60,15 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
     }
 
+    #: Attributes recomputed on demand from the fitted state: dropped by a refit, never
+    #: pickled, never written to model files (the one list of them).
+    _cache_attributes: tuple[str, ...] = ("_full", "_gram_c", "_gram_factor", "_symmetric_factor", "_gen_cache_")
+
     # ------------------------------------------------------------------ parameters
     def _setup(self, X: ArrayLike) -> torch.Tensor:
         """Start a fit: resolve dtype and device, record the input's metadata, return ``X`` as a tensor."""
         # A refit must never reuse what was cached for the previous training set.
-        for key in ("_full", "_gram_c", "_gram_factor", "_symmetric_factor"):
+        for key in self._cache_attributes:
             self.__dict__.pop(key, None)
         check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
         self._dtype = resolve_dtype(self.dtype, like=X)
@@ -277,30 +281,74 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     # ------------------------------------------------------------------ persistence
     def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        # Large caches are recomputed on demand from the training data.
-        for key in ("_gram_c", "_gram_factor", "_symmetric_factor"):
+        state = self.__dict__.copy()  # a copy: object.__getstate__ returns the live __dict__
+        # Caches (up to N x N) are recomputed on demand from the fitted state.
+        for key in self._cache_attributes:
             state.pop(key, None)
         return state
 
-    def save(self, path: str | Path) -> None:
-        """Save the fitted model to ``path`` (a pickle via ``torch.save``; load only trusted files)."""
+    def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
+        """Save the fitted model to ``path`` in kppca's safe model-file format.
+
+        One `safetensors` file (any extension): the tensors bit-exactly, and as
+        JSON the class, the constructor parameters, the kernel or feature map
+        (by name, with its parameters and fitted tensors) and the fitted state.
+        No code is stored and loading runs none (unlike pickle), so files from
+        others can be opened safely with :func:`kppca.load`. Caches are not
+        stored: the file size does not depend on what was computed after fit.
+
+        Parameters
+        ----------
+        path : str or Path
+        allow_callable_kernel : bool, default False
+            A custom kernel (a callable, :class:`~kppca.kernels.CallableKernel` or
+            a user ``Kernel`` subclass) is code and cannot be stored: ``save``
+            raises unless this is True, in which case the file records only the
+            kernel's name, and loading needs it again: ``kppca.load(path, kernel=fn)``.
+
+        Notes
+        -----
+        A ``random_state`` that is a numpy/torch Generator (not an int) is saved
+        as None: the fitted model does not depend on it, only a refit would.
+
+        Raises
+        ------
+        ValueError
+            A custom kernel without ``allow_callable_kernel=True``.
+        TypeError
+            An attribute of a type the format cannot hold (the message names it).
+        """
+        from ._persistence import save_model
+
         self._check_fitted("save")
-        torch.save(self, path)
+        save_model(self, path, allow_callable_kernel=allow_callable_kernel)
 
     @classmethod
-    def load(cls, path: str | Path, map_location: str | torch.device | None = None) -> "BasePPCA":
-        """Load a model written by :meth:`save`.
+    def load(
+        cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None
+    ) -> "BasePPCA":
+        """Load a model written by :meth:`save` (same as :func:`kppca.load`, plus a class check).
 
         Parameters
         ----------
         path : str or Path
         map_location : device, optional
-            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU).
+            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
+            default: the device the model was saved from.
+        kernel : Kernel or callable, optional
+            The custom kernel of a model saved with ``allow_callable_kernel=True``.
+
+        Raises
+        ------
+        kppca.ModelFileError
+            Not a kppca model file (corrupt, truncated, another format, an old pickle,
+            a newer format version, unknown classes); the message names the file.
+        TypeError
+            The file holds another model class than ``cls``.
         """
-        obj = torch.load(path, map_location=map_location, weights_only=False)
+        from ._persistence import load_model
+
+        obj = load_model(path, map_location=map_location, kernel=kernel)
         if not isinstance(obj, cls):
             raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}.")
-        if map_location is not None:
-            obj._device = torch.device(map_location)
         return obj
