@@ -21,10 +21,7 @@ from .generation import DualGenerationMixin
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
 CHUNK_ROWS = 4096
 
-_GRAM_ADVICE = (
-    "Check that `kernel` returns finite values for finite inputs; for large values rescale X "
-    "(e.g. standardise it) or use dtype='float64'."
-)
+_GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
 
 class DualPPCA(DualGenerationMixin, BasePPCA):
