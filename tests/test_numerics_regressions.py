@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kppca import DualPPCA, PrimalPPCA
+from kppca.features import PolynomialFeatures, RandomFourierFeatures
 from kppca.kernels import RBF, Polynomial
 
 # ----------------------------------------------------------------------------- item 3: rank / PSD tolerance
@@ -166,12 +169,6 @@ def test_preimage_option_values_validated_for_identity_primal(preimage, options)
 
 
 # ----------------------------------------------------------------------------- item 6: own samples on the support
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from kppca.features import PolynomialFeatures, RandomFourierFeatures  # noqa: E402
-
 
 @pytest.mark.parametrize("center", [True, False])
 def test_partial_float32_distributions_accept_their_samples(center):
