@@ -64,14 +64,15 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps max(lam_1, max|K_ij|)``
-        with the dense solver (``K`` the raw Gram matrix before centering: centering leaves
-        an absolute rounding error of its size, which dominates for data far from the origin). The partial solver has no full spectrum: a Cholesky
-        factorisation of the raw ``K`` certifies ``r = N - 1`` (and becomes the
-        sampling factor); when ``K`` is numerically singular a pivoted Cholesky
-        of ``K_c`` stops at the numerical rank. Both tests use the same relative
-        tolerance, but pivots and eigenvalues are not the same numbers, so near
-        the threshold the two solvers can differ by a few.
+        Numerical rank ``r`` of ``K_c``: with the dense solver, eigenvalues above
+        ``N eps max(lam_1, 4 max|K_ij|)``, ``K`` the raw Gram matrix before centering
+        (centering leaves an absolute rounding error of that size, which dominates for
+        data far from the origin; see :func:`kppca._linalg.rank_tolerance`). The partial
+        solver has no full spectrum: a Cholesky factorisation of the raw ``K`` certifies
+        ``r = N - 1`` (and becomes the sampling factor); when ``K`` is numerically
+        singular a pivoted Cholesky of ``K_c`` stops at the numerical rank. Both tests
+        use the same tolerance, but pivots and eigenvalues are not the same numbers, so
+        near the threshold the two solvers can differ by a few.
     eigenvalues_ : Tensor of shape (q,)
         Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
     eigenvectors_ : Tensor of shape (N, q)
