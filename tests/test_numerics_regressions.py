@@ -256,3 +256,14 @@ def test_primal_basis_from_gram_is_orthonormal():
         torch.manual_seed(0)
         bad += not bool(torch.isfinite(d.log_prob(d.sample((20,)))).all())
     assert bad == 0
+
+
+def test_partial_factor_after_losing_the_gram_scale_is_unchanged():
+    """Guard (not a regression): a save format that drops the private ``_gram_scale`` must not change
+    the rank tolerance used to rebuild the sampling factor; it is recomputed from the same Gram matrix."""
+    X = np.random.default_rng(0).normal(size=(120, 4)) + 1e3
+    model = DualPPCA(2, eigen_solver="partial", random_state=0).fit(X)
+    before = model.sample_kernel(3, random_state=1)
+    for key in ("_gram_factor", "_gram_scale"):
+        model.__dict__.pop(key, None)
+    np.testing.assert_array_equal(model.sample_kernel(3, random_state=1), before)

@@ -228,8 +228,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
     def _rank_tolerance(self) -> float:
         """The eigenvalue tolerance the fit counted the rank against."""
-        scale = self.__dict__.get("_gram_scale", 0.0)  # absent from models pickled before it existed
-        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, scale)
+        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, self._gram_scale)
 
     def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
         """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""
@@ -250,8 +249,10 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             values, vectors = self._full_eigen()
             return vectors * values.sqrt()
         if "_gram_factor" not in self.__dict__:
-            tol = self._rank_tolerance()
             K = self.kernel_.gram(self.X_fit_, self.X_fit_)
+            if "_gram_scale" not in self.__dict__:  # not persisted: the same K gives fit's value
+                self._gram_scale = matrix_scale(K)
+            tol = self._rank_tolerance()
             factor = self._raw_cholesky_factor(*torch.linalg.cholesky_ex(K), tol)
             if factor is None:
                 factor = pivoted_cholesky(self._centered_gram(), tol)[:, : self.rank_]
