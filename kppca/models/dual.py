@@ -22,10 +22,7 @@ from .generation import DualGenerationMixin
 #: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
 CHUNK_ROWS = 4096
 
-_GRAM_ADVICE = (
-    "Check that `kernel` returns finite values for finite inputs; for large values rescale X "
-    "(e.g. standardise it) or use dtype='float64'."
-)
+_GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
 
 class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
@@ -68,14 +65,15 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``: eigenvalues above ``N eps max(lam_1, max|K_ij|)``
-        with the dense solver (``K`` the raw Gram matrix before centering: centering leaves
-        an absolute rounding error of its size, which dominates for data far from the origin). The partial solver has no full spectrum: a Cholesky
-        factorisation of the raw ``K`` certifies ``r = N - 1`` (and becomes the
-        sampling factor); when ``K`` is numerically singular a pivoted Cholesky
-        of ``K_c`` stops at the numerical rank. Both tests use the same relative
-        tolerance, but pivots and eigenvalues are not the same numbers, so near
-        the threshold the two solvers can differ by a few.
+        Numerical rank ``r`` of ``K_c``: with the dense solver, eigenvalues above
+        ``N eps max(lam_1, 4 max|K_ij|)``, ``K`` the raw Gram matrix before centering
+        (centering leaves an absolute rounding error of that size, which dominates for
+        data far from the origin; see :func:`kppca._linalg.rank_tolerance`). The partial
+        solver has no full spectrum: a Cholesky factorisation of the raw ``K`` certifies
+        ``r = N - 1`` (and becomes the sampling factor); when ``K`` is numerically
+        singular a pivoted Cholesky of ``K_c`` stops at the numerical rank. Both tests
+        use the same tolerance, but pivots and eigenvalues are not the same numbers, so
+        near the threshold the two solvers can differ by a few.
     eigenvalues_ : Tensor of shape (q,)
         Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
     eigenvectors_ : Tensor of shape (N, q)
@@ -231,8 +229,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
     def _rank_tolerance(self) -> float:
         """The eigenvalue tolerance the fit counted the rank against."""
-        scale = self.__dict__.get("_gram_scale", 0.0)  # absent from models pickled before it existed
-        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, scale)
+        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, self._gram_scale)
 
     def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
         """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""
@@ -253,8 +250,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             values, vectors = self._full_eigen()
             return vectors * values.sqrt()
         if "_gram_factor" not in self.__dict__:
-            tol = self._rank_tolerance()
             K = self.kernel_.gram(self.X_fit_, self.X_fit_)
+            if "_gram_scale" not in self.__dict__:  # not persisted: the same K gives fit's value
+                self._gram_scale = matrix_scale(K)
+            tol = self._rank_tolerance()
             factor = self._raw_cholesky_factor(*torch.linalg.cholesky_ex(K), tol)
             if factor is None:
                 factor = pivoted_cholesky(self._centered_gram(), tol)[:, : self.rank_]

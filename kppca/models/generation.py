@@ -88,9 +88,6 @@ from .._linalg import cholesky_or_none
 from .._validation import ArrayLike, as_tensor, check_positive
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
-from ..preimage._common import check_n_neighbors, check_nonnegative
-from ..preimage.smoother import _smooth
-from ..preimage.uncenter import ROW_MEAN_ESTIMATES
 from ..preimage import (
     LearnedPreimage,
     dual_coefficients_to_expansion,
@@ -99,6 +96,9 @@ from ..preimage import (
     knn_preimage,
     uncenter_kernel_vectors,
 )
+from ..preimage._common import check_n_neighbors, check_nonnegative
+from ..preimage.smoother import _smooth
+from ..preimage.uncenter import ROW_MEAN_ESTIMATES
 
 __all__ = [
     "GenerationMixin",

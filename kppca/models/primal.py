@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .._linalg import check_gram_scale, eigh_descending, scatter_rounding_scale
+from .._linalg import check_gram_scale, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
@@ -16,10 +16,7 @@ from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
 from .generation import PrimalGenerationMixin
 
-_FEATURE_ADVICE = (
-    "Check that X and `feature_map` give finite values; for large values rescale X "
-    "(e.g. standardise it) or use dtype='float64'."
-)
+_FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
 
 class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
@@ -120,7 +117,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             spectrum = self._solve_spectrum(
                 Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center), scale=scale
             )
-            V = Phi_c.T @ spectrum.vectors / spectrum.values.sqrt()
+            V = orthonormalize_columns(Phi_c.T @ spectrum.vectors / spectrum.values.sqrt())
             if spectrum.complete:
                 spectrum.vectors = V
         self.X_fit_ = X
@@ -157,7 +154,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             else:
                 values, E = eigh_descending(Phi_c @ Phi_c.T)
                 values = values[:r]
-                V = Phi_c.T @ E[:, :r] / values.sqrt()
+                V = orthonormalize_columns(Phi_c.T @ E[:, :r] / values.sqrt())
             self._full = (values.clone(), V.clone())
         return self._full
 

@@ -57,6 +57,31 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
     return to_output(gamma, numpy_out)
 
 
+def _objective_rounding(G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from the kernel values, shape (M,).
+
+    The RBF kernel's squared distance is computed after centering on ``c = mean(X)``
+    (:func:`~kppca.kernels.standard.squared_distances`) with an absolute error of about
+    ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)`` (a length-``D`` dot product and two
+    additions); ``k = exp(-gamma d2)`` turns it into a relative error ``gamma`` times that.
+    Without this margin, a row that converged exactly onto a training point could compare
+    below that point's own ``rho`` (computed with an exact zero distance) and be flagged.
+
+    Parameters
+    ----------
+    G : Tensor of shape (M, N), expansion coefficients
+    K : Tensor of shape (M, N), ``k(z_j, x_i)``
+    Z : Tensor of shape (M, D)
+    X : Tensor of shape (N, D)
+    gamma : float
+    """
+    c = X.mean(0, keepdim=True)
+    nz = ((Z - c) ** 2).sum(1, keepdim=True)
+    nx = ((X - c) ** 2).sum(1)[None, :]
+    d2_error = (X.shape[1] + 2) * torch.finfo(G.dtype).eps * (nz + nx)
+    return (G.abs() * K * (gamma * d2_error)).sum(1)
+
+
 def fixed_point_preimage(
     gamma: ArrayLike,
     X_train: ArrayLike,
@@ -142,7 +167,8 @@ def fixed_point_preimage(
     M = G.shape[0]
 
     # rho at every training point: <psi, phi(x_i)> = (gamma K)_i.
-    rho_train = G @ kern.gram(X, X)
+    K_train = kern.gram(X, X)
+    rho_train = G @ K_train
     best_rho, best_idx = rho_train.max(1)
     Z_best = X[best_idx]
 
@@ -185,16 +211,13 @@ def fixed_point_preimage(
         converged[idx] = conv
         active[idx] = ~(conv | dead)
 
-    rho = (G * kern.gram(Z, X)).sum(1)
-    # Never worse than the best training point (local maxima, minima, stalled rows), up to
-    # rounding, so a row that converged onto x_best is not flagged. squared_distances works
-    # relative to the mean c of X: its absolute error is ~ D eps (|z - c|^2 + |x - c|^2), and
-    # k = exp(-gamma d) moves by at most gamma times that; the sum adds ~eps per term.
-    eps = torch.finfo(G.dtype).eps
-    c = X.mean(0, keepdim=True)
-    spread = ((X - c) ** 2).sum(1).max() + ((Z - c) ** 2).sum(1)
-    distance_error = 4 * X.shape[1] * eps * spread
-    margin = G.abs().sum(1) * (64 * eps + kern.gamma * distance_error)
+    K_z = kern.gram(Z, X)
+    rho = (G * K_z).sum(1)
+    # Never worse than the best training point (local maxima, minima, stalled rows), up to the
+    # rounding of the two objectives, so a row that converged onto x_best is not flagged.
+    margin = 64 * torch.finfo(G.dtype).eps * G.abs().sum(1) + _objective_rounding(
+        G, K_z, Z, X, kern.gamma
+    ) + _objective_rounding(G, K_train[best_idx], X[best_idx], X, kern.gamma)
     fell_back = rho < best_rho - margin
     Z = torch.where(fell_back[:, None], Z_best, Z)
     rho = torch.where(fell_back, best_rho, rho)
