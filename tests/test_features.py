@@ -7,10 +7,23 @@ import math
 import numpy as np
 import pytest
 import torch
+from _asserts import assert_within
 from sklearn.metrics import pairwise
 
 from kppca.features import Identity, Nystroem, PolynomialFeatures, RandomFourierFeatures
 from kppca.kernels import RBF, Linear, Polynomial
+
+
+def polynomial_rounding(X, Y, degree, coef0, n_features):
+    """Entrywise rounding bound for polynomial-kernel values computed two ways.
+
+    Both ``phi(x).phi(y)`` (``n_features`` products) and ``(x.y + c)^degree`` err by a few
+    eps relative to ``((|x|^2 + c)(|y|^2 + c))^(degree / 2)``, the size of the largest
+    term, not relative to the value (which can be near zero).
+    """
+    eps = np.finfo(np.float64).eps
+    scale = np.outer(np.sum(X**2, 1) + coef0, np.sum(Y**2, 1) + coef0) ** (degree / 2)
+    return 4 * (n_features + X.shape[1] + degree) * eps * scale
 
 
 @pytest.mark.parametrize("degree, coef0", [(1, 1.0), (2, 1.0), (3, 0.5), (2, 0.0), (4, 2.0)])
@@ -20,8 +33,9 @@ def test_polynomial_features_reproduce_polynomial_kernel(rng, degree, coef0):
     FX, FY = fmap.transform(X), fmap.transform(Y)
     assert FX.shape == (7, math.comb(3 + degree, degree))
     ref = pairwise.polynomial_kernel(X, Y, degree=degree, gamma=1.0, coef0=coef0)
-    np.testing.assert_allclose(FX @ FY.T, ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(FX @ FY.T, Polynomial(degree, coef0)(X, Y), rtol=1e-12, atol=1e-12)
+    atol = polynomial_rounding(X, Y, degree, coef0, FX.shape[1])
+    assert_within(FX @ FY.T, ref, atol)
+    assert_within(FX @ FY.T, Polynomial(degree, coef0)(X, Y), atol)
 
 
 def test_polynomial_features_too_large():
@@ -60,7 +74,12 @@ def test_rff_formula(rng):
     X = rng.normal(size=(4, 2))
     fmap = RandomFourierFeatures(bandwidth=0.7, n_features=11, random_state=0).fit(X)
     omega, b = fmap.omega_.numpy(), fmap.offset_.numpy()
-    np.testing.assert_allclose(fmap.transform(X), np.sqrt(2 / 11) * np.cos(X @ omega + b), rtol=1e-13)
+    # the argument x.omega + b is rounded by <= D eps |x||omega_j| + eps |b| on each side (other
+    # summation order) and cos is 1-Lipschitz; cos itself adds ~eps. Absolute: cos can be ~0.
+    eps = np.finfo(np.float64).eps
+    arg_error = 2 * (X.shape[1] * eps * np.linalg.norm(X, axis=1)[:, None] * np.linalg.norm(omega, axis=0) + eps * np.abs(b))
+    expected = np.sqrt(2 / 11) * np.cos(X @ omega + b)
+    assert_within(fmap.transform(X), expected, np.sqrt(2 / 11) * (arg_error + 2 * eps))
 
 
 def test_nystroem_exact_on_landmarks(rng):
@@ -105,8 +124,11 @@ def test_as_kernel_is_inner_product_of_features(rng, fmap):
     fmap.fit(X)
     kern = fmap.as_kernel()
     FX, FY = fmap.transform(X), fmap.transform(Y)
-    np.testing.assert_allclose(kern(X, Y), FX @ FY.T, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(kern(X), FX @ FX.T, rtol=1e-12, atol=1e-12)
+    # the same features, multiplied in two summation orders: <= d eps |phi(x)||phi(y)| each
+    eps, d = np.finfo(np.float64).eps, FX.shape[1]
+    nx, ny = np.linalg.norm(FX, axis=1), np.linalg.norm(FY, axis=1)
+    assert_within(kern(X, Y), FX @ FY.T, 2 * d * eps * np.outer(nx, ny))
+    assert_within(kern(X), FX @ FX.T, 2 * d * eps * np.outer(nx, nx))
     out = kern(torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32))
     assert out.dtype == torch.float32
     np.testing.assert_allclose(out.numpy(), FX @ FY.T, rtol=1e-4, atol=1e-4)
