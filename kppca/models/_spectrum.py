@@ -138,8 +138,6 @@ def partial_spectrum(
 
 def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
     """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
-    if eigen_solver not in ("auto", "dense", "partial"):
-        raise ValueError(f"eigen_solver={eigen_solver!r} is unknown; use 'auto', 'dense' or 'partial'.")
     integer_q = isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool)
     if eigen_solver == "partial":
         if not integer_q:
@@ -148,9 +146,13 @@ def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
                 "sigma2-only modes need the whole spectrum); use eigen_solver='dense'."
             )
         if n_components >= size - 1:
+            # Lanczos needs k < order - 1 (and one direction is left for the noise).
             raise ValueError(
-                f"eigen_solver='partial' needs n_components < {size - 1} for a matrix of order {size}; "
-                "use eigen_solver='dense'."
+                f"eigen_solver='partial' needs n_components <= {size - 2} for an eigen-problem of order {size}"
+                f" (got {n_components}); use eigen_solver='dense'."
+                if size >= 3
+                else f"eigen_solver='partial' needs an eigen-problem of order >= 3, got {size}; use "
+                "eigen_solver='dense'."
             )
         return "partial"
     if eigen_solver == "dense":
@@ -161,32 +163,16 @@ def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
 
 
 def check_component_args(n_components, sigma2) -> None:
-    """Validate the types and ranges of ``n_components`` and ``sigma2`` before any work."""
-    if sigma2 is not None:
-        if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Real) or not math.isfinite(sigma2):
-            raise TypeError(f"sigma2 must be a finite real number or None, got {sigma2!r}.")
-        if sigma2 <= 0:
-            raise ValueError(
-                f"sigma2 must be > 0, got {sigma2}; for the kernel PCA limit use a small positive value "
-                "together with n_components."
-            )
-    if n_components is None or n_components == "mle":
-        if n_components == "mle" and sigma2 is not None:
-            raise ValueError("n_components='mle' chooses q and sigma2 itself; do not pass sigma2 with it.")
+    """The rules that involve both ``n_components`` and ``sigma2``.
+
+    Each parameter's own type and range are declared in the estimators'
+    ``_parameter_constraints`` and checked before this (see :mod:`kppca._param_validation`).
+    """
+    if sigma2 is None:
         return
-    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Real):
-        raise TypeError(
-            f"n_components must be an int >= 1, a float in (0, 1), 'mle' or None, got {n_components!r}."
-        )
-    if isinstance(n_components, numbers.Integral):
-        if n_components < 1:
-            raise ValueError(f"n_components must be >= 1, got {n_components}.")
-    elif not 0.0 < n_components < 1.0:
-        raise ValueError(
-            f"n_components={n_components} is a float, so it must lie in (0, 1) (a fraction of explained "
-            "variance); pass an int for a number of components."
-        )
-    elif sigma2 is not None:
+    if n_components == "mle":
+        raise ValueError("n_components='mle' chooses q and sigma2 itself; do not pass sigma2 with it.")
+    if isinstance(n_components, float):
         raise ValueError("pass either a fractional n_components or sigma2, not both.")
 
 

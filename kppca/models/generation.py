@@ -85,7 +85,8 @@ import numpy as np
 import torch
 
 from .._linalg import cholesky_or_none
-from .._validation import ArrayLike, as_tensor, check_positive
+from .._param_validation import Interval, check_scalar
+from .._validation import ArrayLike, as_tensor, check_count, check_positive
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
 from ..preimage import (
@@ -319,8 +320,7 @@ class GenerationMixin:
             raise ValueError(f"components {comps} out of range: the model has q = {q} components (indices 0..{q - 1}).")
         if len(comps) == 2 and comps[0] == comps[1]:
             raise ValueError(f"components must be two different indices, got {comps}.")
-        if isinstance(n_steps, bool) or not isinstance(n_steps, numbers.Integral) or n_steps < 2:
-            raise ValueError(f"n_steps must be an integer >= 2, got {n_steps!r}.")
+        n_steps = check_count(n_steps, "n_steps", minimum=2)
         if isinstance(extent, numbers.Real) and not isinstance(extent, bool):
             lo, hi = -float(extent), float(extent)
         else:
@@ -414,10 +414,8 @@ class GenerationMixin:
         q, r = self.n_components_, self.rank_
         if n_coordinates is None:
             return q, "top"
-        integer = isinstance(n_coordinates, numbers.Integral) and not isinstance(n_coordinates, bool)
-        if not integer or not 1 <= n_coordinates <= r:
-            raise ValueError(f"n_coordinates must be an integer in [1, rank = {r}] or None (q), got {n_coordinates!r}.")
-        p = int(n_coordinates)
+        p = int(check_scalar(n_coordinates, "n_coordinates (at most the rank r, or None for q)",
+                             [Interval("int", 1, r, closed="both")]))
         return p, ("top" if p <= q else "full")
 
     def _learned_map(self, p: int, basis: str, bandwidth: Any, ridge: Any) -> LearnedPreimage:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import numpy as np
 import torch
 
-from .._validation import as_tensor, is_numpy_like
+from .._param_validation import Interval, check_scalar
+from .._validation import as_tensor, check_count, is_numpy_like
 from ..kernels import RBF
 
 
@@ -66,11 +66,7 @@ def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> 
         if allow_none:
             return None
         raise ValueError("n_neighbors must be a positive integer, got None.")
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
-        raise TypeError(f"n_neighbors must be a positive integer, got {n_neighbors!r}.")
-    n_neighbors = int(n_neighbors)
-    if n_neighbors < 1:
-        raise ValueError(f"n_neighbors must be a positive integer (>= 1), got {n_neighbors}.")
+    n_neighbors = check_count(n_neighbors, "n_neighbors")
     if n_neighbors > n_samples:
         raise ValueError(
             f"n_neighbors={n_neighbors} exceeds the number of training points ({n_samples}); "
@@ -81,11 +77,7 @@ def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> 
 
 def check_nonnegative(value: Any, name: str) -> float:
     """Validate a finite real ``value >= 0``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number >= 0, got {value!r}.")
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
-    return float(value)
+    return float(check_scalar(value, name, [Interval("real", 0, None, closed="left")]))
 
 
 def rbf_bandwidth(kernel: Any) -> float:
