@@ -387,6 +387,8 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["params"].update({"kernel": {"__object__": "builtins:eval", "params": {}, "state": {}}}),
          "unknown object type 'builtins:eval'"),
         (lambda d: d["params"].update({"bogus": 1}), "bad parameters"),
+        (lambda d: d["params"].update({"n_components": -3}), r"bad parameters.*'n_components' parameter"),
+        (lambda d: d["params"].update({"eigen_solver": "rm -rf"}), r"bad parameters.*'eigen_solver'"),
         (lambda d: d["state"].update({"__class__": "DualPPCA"}), "invalid name '__class__'"),
         (lambda d: d["state"].update({"A_": {"__tensor__": "missing"}}), "tensor 'missing'"),
         (lambda d: d["state"].update({"A_": {"__pickle__": "gASV"}}), "untagged JSON object"),
@@ -397,7 +399,8 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["state"].update({"latent_covariance_": 1}), "method or property 'latent_covariance_'"),
         (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
     ],
-    ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "dunder",
+    ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "bad-q",
+         "bad-solver", "dunder",
          "tensor", "tag", "cache", "unfitted", "layout", "method", "property", "object-property"],
 )
 def test_crafted_metadata_is_rejected(edit, match, rng, tmp_path):

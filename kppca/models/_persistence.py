@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._param_validation import validate_parameter_constraints
+
 FORMAT_NAME = "kppca-model"
 #: Version of the layout above; files with a larger version are refused (written by a newer kppca).
 FORMAT_VERSION = 1
@@ -457,7 +459,9 @@ def load_model(
         )
     try:
         model = cls(**params)
-    except TypeError as exc:
+        # The same declared constraints as fit: a file cannot smuggle in values fit would refuse.
+        validate_parameter_constraints(cls._parameter_constraints, model.get_params(deep=False), cls.__name__)
+    except (TypeError, ValueError) as exc:
         raise ModelFileError(f"{path} is not a valid kppca model file: bad parameters ({exc}).") from exc
     decoder.assign(model, state, cls.__name__)
     if map_location is not None:
