@@ -230,6 +230,13 @@ def test_options_validation(model):
         model.sample(-1)
     with pytest.raises(ValueError, match="n_coordinates"):
         model.sample(2, preimage="learned", n_coordinates=0)
+    # option values are declared per method (PREIMAGE_CONSTRAINTS) and checked before any work
+    with pytest.raises(ValueError, match=r"'weighting' parameter of preimage='knn' must be one of \{'distance', 'uniform'\}"):
+        model.sample(2, preimage="knn", weighting="nearest")
+    with pytest.raises(TypeError, match=r"'clip_negative' parameter of preimage='smoother' must be True or False"):
+        model.sample(2, clip_negative=1)
+    with pytest.raises(ValueError, match=r"'tol' parameter of preimage='fixed-point' must be a float in the range \[0, inf\)"):
+        model.sample(2, preimage="fixed-point", tol=-1.0)
     # n_neighbors above N keeps every training point
     assert model.sample(2, random_state=0, preimage="knn", n_neighbors=10**6).shape == (2, 64)
 

@@ -85,8 +85,8 @@ import numpy as np
 import torch
 
 from .._linalg import cholesky_or_none
-from .._param_validation import Interval, check_scalar
-from .._validation import ArrayLike, as_tensor, check_count, check_positive
+from .._param_validation import Interval, Options, check_scalar, validate_parameter_constraints
+from .._validation import ArrayLike, as_tensor, check_count
 from ..kernels import RBF, KernelCenterer
 from ..kernels.base import Kernel
 from ..preimage import (
@@ -97,7 +97,7 @@ from ..preimage import (
     knn_preimage,
     uncenter_kernel_vectors,
 )
-from ..preimage._common import check_n_neighbors, check_nonnegative
+from ..preimage._common import check_n_neighbors
 from ..preimage.smoother import _smooth
 from ..preimage.uncenter import ROW_MEAN_ESTIMATES
 
@@ -157,39 +157,34 @@ def resolve_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str
     return name, opts
 
 
+#: What each option value may be, in the package's validation vocabulary. Bounds that depend on
+#: the training set (``n_neighbors > N`` is clamped, ``n_coordinates <= rank``) are checked where
+#: they are known.
+_COUNT = Interval("int", 1, None, closed="left")
+_POSITIVE = Interval("real", 0, None, closed="neither")
+_NONNEGATIVE = Interval("real", 0, None, closed="left")
+PREIMAGE_CONSTRAINTS: dict[str, dict[str, list[Any]]] = {
+    "smoother": {
+        "estimate": [Options(ROW_MEAN_ESTIMATES), Interval("real", None, None), np.ndarray, torch.Tensor, list],
+        "n_neighbors": [_COUNT, None],
+        "clip_negative": ["boolean"],
+        "epsilon": [_NONNEGATIVE],
+    },
+    "knn": {"n_neighbors": [_COUNT], "weighting": [Options(("uniform", "distance"))]},
+    "fixed-point": {
+        "init": [Options(("best", "smoother")), np.ndarray, torch.Tensor, list],
+        "max_iter": [_COUNT],
+        "tol": [_NONNEGATIVE],
+    },
+    "learned": {"n_coordinates": [_COUNT, None], "bandwidth": [_POSITIVE, None], "alpha": [_POSITIVE]},
+}
+
+
 def _check_option_values(name: str, opts: dict[str, Any]) -> None:
-    """Validate the values of a method's options up front, so that every model checks them.
-
-    The primal model with the identity map never calls a pre-image, and bounds that
-    depend on the training set (``n_neighbors > N`` is clamped, ``n_coordinates <= rank``)
-    are checked where they are known; everything else is refused here.
-    """
-    def positive_int(key: str, allow_none: bool = False) -> None:
-        check_positive(opts[key], key, allow_none=allow_none, integer=True)
-
-    if name in ("smoother", "knn"):
-        positive_int("n_neighbors", allow_none=name == "smoother")
-    if name == "smoother":
-        estimate = opts["estimate"]
-        if isinstance(estimate, str) and estimate not in ROW_MEAN_ESTIMATES:
-            raise ValueError(f"estimate={estimate!r} is unknown; use one of {ROW_MEAN_ESTIMATES}, a float or row means.")
-        if isinstance(estimate, bool) or (isinstance(estimate, numbers.Real) and not np.isfinite(estimate)):
-            raise ValueError(f"estimate must be a method name, a finite float or row means, got {estimate!r}.")
-        if not isinstance(opts["clip_negative"], (bool, np.bool_)):
-            raise TypeError(f"clip_negative must be True or False, got {opts['clip_negative']!r}.")
-        check_nonnegative(opts["epsilon"], "epsilon")
-    elif name == "knn":
-        if opts["weighting"] not in ("uniform", "distance"):
-            raise ValueError(f"weighting={opts['weighting']!r} is unknown; use 'uniform' or 'distance'.")
-    elif name == "fixed-point":
-        if isinstance(opts["init"], str) and opts["init"] not in ("best", "smoother"):
-            raise ValueError(f"init={opts['init']!r} is unknown; use 'best', 'smoother' or an (M, D) array.")
-        positive_int("max_iter")
-        check_nonnegative(opts["tol"], "tol")
-    elif name == "learned":
-        positive_int("n_coordinates", allow_none=True)
-        check_positive(opts["bandwidth"], "bandwidth", allow_none=True)
-        check_positive(opts["alpha"], "alpha")
+    """Validate the values of a method's options up front (:data:`PREIMAGE_CONSTRAINTS`), so that
+    every model checks them, including the primal model with the identity map, which never
+    calls a pre-image."""
+    validate_parameter_constraints(PREIMAGE_CONSTRAINTS[name], opts, f"preimage={name!r}")
 
 
 def _at_most(n_neighbors: Any, N: int) -> Any:
