@@ -9,9 +9,19 @@ from typing import Any, Callable
 import numpy as np
 import pyro.distributions as dist
 import torch
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.exceptions import NotFittedError
 
+from .._linalg import (
+    Spectrum,
+    full_spectrum,
+    numerical_rank_by_cholesky,
+    partial_spectrum,
+)
 from .._param_validation import Interval, Options
 from .._validation import (
     ArrayLike,
@@ -23,8 +33,7 @@ from .._validation import (
     resolve_dtype,
     to_output,
 )
-from .._linalg import numerical_rank_by_cholesky
-from ._spectrum import Spectrum, check_component_args, full_spectrum, partial_spectrum, resolve_solver, select_components
+from ._spectrum import check_component_args, resolve_solver, select_components
 
 
 class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

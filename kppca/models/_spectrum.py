@@ -1,139 +1,26 @@
-"""The eigen-problem shared by the primal and dual models, and the choice of ``q`` and ``sigma2``.
+"""The PPCA-specific part of the eigen-problem: the choice of solver, ``q`` and ``sigma2``.
 
 Both models reduce to a PSD matrix ``G`` (the centered Gram matrix ``K_c`` in
 the dual; the scatter ``Phi_c^T Phi_c`` or the Gram matrix in the primal) whose
 non-zero eigenvalues ``lam_1 >= ... >= lam_r`` are the same on both sides. The
 ML estimators need only ``trace(G)``, the top ``q`` eigenpairs and the rank
-``r`` (spec, "Maximum likelihood").
+``r`` (spec, "Maximum likelihood"), which :func:`kppca._linalg.full_spectrum` and
+:func:`kppca._linalg.partial_spectrum` provide (shared with the RKM estimators).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
-import torch
 from scipy.special import gammaln
 
-from .._linalg import eigh_descending, eigh_top, rank_tolerance
+from .._linalg import Spectrum
 
 #: Below this matrix size ``eigen_solver="auto"`` uses the dense solver: it is fast
 #: there and gives the whole spectrum (exact rank, ``score_samples``) for free.
 PARTIAL_MIN_SIZE = 1000
-
-
-@dataclass
-class Spectrum:
-    """Eigen-information of the PSD matrix ``G`` (n, n).
-
-    Attributes
-    ----------
-    values : Tensor of shape (k,)
-        Top eigenvalues, descending (all ``r`` non-zero ones when ``complete``).
-    vectors : Tensor of shape (n, k)
-        Matching orthonormal eigenvectors.
-    trace : float
-    rank : int
-    complete : bool
-        True when ``values`` holds every non-zero eigenvalue.
-    """
-
-    values: torch.Tensor
-    vectors: torch.Tensor
-    trace: float
-    rank: int
-    complete: bool
-
-
-def full_spectrum(
-    G: torch.Tensor, *, what: str, max_rank: int | None = None, scale: float = 0.0, size: int | None = None
-) -> Spectrum:
-    """Dense eigendecomposition, numerical rank and PSD check of ``G``.
-
-    Parameters
-    ----------
-    G : Tensor of shape (n, n), symmetric
-    what : str
-        Name of ``G`` in error messages.
-    max_rank : int, optional
-        A structural bound on the rank (``N - 1`` for a centered Gram matrix, whose
-        null vector ``1`` is known exactly).
-    scale : float, default 0.0
-        Magnitude of the matrix before centering (``max |K_ij|`` of the raw Gram
-        matrix, or ``max_i |phi_i|^2``): centering leaves an absolute rounding error
-        of that size in every entry (see :func:`~kppca._linalg.rank_tolerance`).
-    size : int, optional
-        Number of terms summed into each entry (default ``n``; ``N`` for a scatter matrix).
-
-    The rank counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``;
-    ``G`` is refused as not PSD only when an eigenvalue is below ``-tol``.
-
-    Raises
-    ------
-    ValueError
-        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite).
-    """
-    values, vectors = eigh_descending(G)
-    tol = rank_tolerance(float(values[0]), size or G.shape[0], G.dtype, scale)
-    if float(values[-1]) < -tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
-            f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
-        )
-    rank = int((values > tol).sum())
-    if max_rank is not None:
-        rank = min(rank, max_rank)
-    return Spectrum(values[:rank], vectors[:, :rank], float(G.diagonal().sum()), rank, True)
-
-
-def partial_spectrum(
-    G: torch.Tensor,
-    k: int,
-    *,
-    rank: Callable[[float], int],
-    random_state: np.random.Generator,
-    what: str,
-    scale: float = 0.0,
-    size: int | None = None,
-) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos; ``rank(tol)`` counts the rank against the eigenvalue tolerance ``tol``.
-
-    ``scale`` and ``size`` as in :func:`full_spectrum`; ``tol = size * eps * max(lam_1, scale)``.
-
-    Raises
-    ------
-    ValueError
-        When ``G`` is numerically zero (rank 0), or not PSD.
-    """
-    trace = float(G.diagonal().sum())
-    n_terms = size or G.shape[0]
-    # G is PSD, so trace(G) bounds every eigenvalue: a trace at rounding level means rank 0.
-    # Checked before Lanczos, which fails obscurely on a zero operator ("starting vector is zero").
-    zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
-    if trace < -zero_tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (negative trace {trace:.3g}); check that the kernel is "
-            "a valid (PSD) kernel."
-        )
-    if trace <= zero_tol:
-        raise ValueError(
-            f"the {what} is numerically zero (trace {trace:.3g}): the centered data have rank 0, so "
-            "probabilistic PCA needs rank >= 2 (q >= 1 component plus noise). Check X for constant or "
-            "duplicated rows."
-        )
-    values, vectors = eigh_top(G, k, random_state=random_state)
-    if float(values[0]) <= 0:
-        raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
-    tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
-    if trace < float(values.sum()) - tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
-            "check that the kernel is a valid (PSD) kernel."
-        )
-    return Spectrum(values, vectors, trace, rank(tol), False)
 
 
 def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
