@@ -171,7 +171,7 @@ def test_incompatible_mode_combinations(X):
         PrimalPPCA(0.5, sigma2=0.1).fit(X)
     with pytest.raises(ValueError, match="eigen_solver='partial' needs an integer n_components"):
         DualPPCA(0.9, eigen_solver="partial").fit(X)
-    with pytest.raises(ValueError, match="eigen_solver='partial' needs n_components <= 38 for an eigen-problem of order 40 \(got 39\)"):
+    with pytest.raises(ValueError, match=r"eigen_solver='partial' needs n_components <= 38 for an eigen-problem of order 40 \(got 39\)"):
         DualPPCA(39, eigen_solver="partial").fit(X)
 
 
