@@ -18,6 +18,33 @@ import scipy.linalg
 import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+#: Memory of one block of kernel values (rows x training points) when ``batch_size=None``.
+BLOCK_BYTES = 128 * 2**20
+
+
+def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
+    """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
+
+    ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the
+    memory of a block does not grow with ``M`` (at least one row).
+    """
+    if batch_size is not None:
+        return int(batch_size)
+    itemsize = torch.tensor([], dtype=dtype).element_size()
+    return max(1, BLOCK_BYTES // max(1, n_columns * itemsize))
+
+
+def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, rows: int) -> torch.Tensor:
+    """``fn`` applied to row blocks of ``X`` (``rows`` at a time), results stacked along rows.
+
+    ``fn`` maps ``(m, ...)`` to ``(m, ...)``; an empty ``X`` gives ``fn(X)`` (an empty result
+    of the right width).
+    """
+    if X.shape[0] <= rows:
+        return fn(X)
+    return torch.cat([fn(X[i : i + rows]) for i in range(0, X.shape[0], rows)])
+
+
 #: Error of a centered Gram entry ``K_ij - m_i - m_j + g`` in units of ``eps * max|K|``, to first
 #: order: half an ulp from evaluating ``K_ij``, half an ulp from each of the three centering
 #: operations, and about one ulp from each of the two means ``m_i``, ``m_j`` (sums of ``N``

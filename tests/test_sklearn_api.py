@@ -239,3 +239,24 @@ def test_feature_names_and_pandas_output(model_cls, X):
     np.testing.assert_array_equal(out.to_numpy(), model_cls(2).fit(X).transform(X))
     # refitting on plain arrays forgets the names
     assert not hasattr(model_cls(2).fit(df).fit(X), "feature_names_in_")
+
+
+# ----------------------------------------------------------------------------- blockwise evaluation
+
+
+@pytest.mark.parametrize("model_cls", BOTH)
+def test_blockwise_evaluation_equals_one_shot(model_cls, X):
+    kwargs = {"kernel": RBF(4.0)} if model_cls is DualPPCA else {"feature_map": PolynomialFeatures(2)}
+    model = model_cls(2, **kwargs).fit(X)
+    Xnew = X[::-1] * 1.1  # not the training set, so the kernel blocks are really evaluated
+    one_shot = {name: getattr(model, name)(Xnew) for name in ("transform", "score_samples", "novelty_score")}
+    model.set_params(batch_size=3)  # read at use: 14 blocks of 3 rows (and a last one of 1)
+    eps = np.finfo(np.float64).eps
+    for name, ref in one_shot.items():
+        got = getattr(model, name)(Xnew)
+        # The same per-row arithmetic; a matrix product over fewer rows may sum in another order:
+        # N eps relative to the largest magnitude of the result (a novelty fraction is relative to 1).
+        scale = 1.0 if name == "novelty_score" else np.abs(ref).max()
+        np.testing.assert_allclose(got, ref, rtol=0, atol=X.shape[0] * eps * scale, err_msg=name)
+    with pytest.raises(InvalidParameterError, match=r"'batch_size' parameter .* Got 0 instead"):
+        model_cls(2, batch_size=0).fit(X)

@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._linalg import (
     Spectrum,
+    block_rows,
     full_spectrum,
     numerical_rank_by_cholesky,
     partial_spectrum,
@@ -62,6 +63,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         "random_state": ["random_state"],
         "dtype": ["dtype"],
         "device": ["device"],
+        "batch_size": [Interval("int", 1, None, closed="left"), None],
     }
     _parameter_hints: dict[str, str] = {
         "n_components": "Pass an int for a number of components, a float in (0, 1) for a fraction of explained "
@@ -94,6 +96,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         tags.input_tags.allow_nan = False
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # with dtype=None
         return tags
+
+    def _block_rows(self) -> int:
+        """Rows per block when new points meet the ``N`` training points (see ``batch_size``)."""
+        return block_rows(self.batch_size, self.n_samples_, self._dtype)
 
     @property
     def _n_features_out(self) -> int:

@@ -33,9 +33,6 @@ import torch
 
 from .._validation import ArrayLike
 
-#: Rows processed at once (bounds the (rows, N) kernel blocks in memory).
-CHUNK_ROWS = 4096
-
 
 class NoveltyMixin:
     """``novelty_score`` for both models; subclasses provide ``_outside_and_total(X)``."""
@@ -64,7 +61,8 @@ class NoveltyMixin:
         """
         self._check_fitted("novelty_score")
         Xt = self._input(X)
-        parts = [self._outside_and_total(Xt[i : i + CHUNK_ROWS]) for i in range(0, Xt.shape[0], CHUNK_ROWS)]
+        rows = self._block_rows()
+        parts = [self._outside_and_total(Xt[i : i + rows]) for i in range(0, Xt.shape[0], rows)]
         if parts:
             outside = torch.cat([o for o, _, _ in parts])
             total = torch.cat([t for _, t, _ in parts])

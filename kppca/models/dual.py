@@ -8,7 +8,14 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._linalg import check_gram_scale, eigh_descending, matrix_scale, pivoted_cholesky, rank_tolerance
+from .._linalg import (
+    check_gram_scale,
+    eigh_descending,
+    map_row_blocks,
+    matrix_scale,
+    pivoted_cholesky,
+    rank_tolerance,
+)
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
@@ -18,9 +25,6 @@ from ..kernels.centering import KernelCenterer
 from ._base import BasePPCA
 from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
-
-#: Rows of test kernel blocks processed at once, to bound memory to ~CHUNK x N.
-CHUNK_ROWS = 4096
 
 _GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
@@ -59,6 +63,11 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         None follows the data, as scikit-learn does: float32 input is fitted
         (and transformed) in float32, everything else in float64.
     device : torch device or str, default None (the CPU)
+    batch_size : int or None, default None
+        Rows of new points processed at once by ``transform``, ``score_samples``,
+        ``novelty_score`` and the pre-images: each block holds ``batch_size x N``
+        kernel values. None sizes blocks to about 128 MiB whatever ``M``. Results do
+        not depend on it beyond rounding.
 
     Attributes
     ----------
@@ -99,6 +108,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         random_state: Any = None,
         dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
+        batch_size: int | None = None,
     ):
         self.n_components = n_components
         self.sigma2 = sigma2
@@ -108,6 +118,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         self.random_state = random_state
         self.dtype = dtype
         self.device = device
+        self.batch_size = batch_size
 
     # ------------------------------------------------------------------ fit
     _parameter_constraints = {
@@ -188,7 +199,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         return self.centerer_.transform(self.kernel_.gram(X, self.X_fit_))
 
     def _project(self, X: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X) @ basis`` in row chunks, so an (M, N) block never has to exist whole.
+        """``k_c(X) @ basis`` in row blocks (``batch_size``), so an (M, N) block never has to exist whole.
 
         The centered kernel vectors of the training points are the rows of ``K_c``:
         when ``X`` is the training set and ``K_c`` is cached, no kernel is evaluated
@@ -196,8 +207,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         if "_gram_c" in self.__dict__ and X.shape == self.X_fit_.shape and torch.equal(X, self.X_fit_):
             return self._gram_c @ basis
-        out = [self._centered_kernel(X[i : i + CHUNK_ROWS]) @ basis for i in range(0, X.shape[0], CHUNK_ROWS)]
-        return torch.cat(out) if out else X.new_zeros((0, basis.shape[1]))
+        return map_row_blocks(lambda rows: self._centered_kernel(rows) @ basis, X, self._block_rows())
 
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         return self._project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()

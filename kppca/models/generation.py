@@ -84,7 +84,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._linalg import cholesky_or_none
+from .._linalg import cholesky_or_none, map_row_blocks
 from .._param_validation import Interval, Options, check_scalar, validate_parameter_constraints
 from .._validation import ArrayLike, as_tensor, check_count
 from ..kernels import RBF, KernelCenterer
@@ -124,9 +124,6 @@ PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {
     "fixed-point": {"init": "smoother", "max_iter": 100, "tol": 1e-6},
     "learned": {"n_coordinates": None, "bandwidth": None, "alpha": 0.1},
 }
-
-#: Rows mapped back at once (bounds the (rows, N) kernel blocks in memory).
-CHUNK_ROWS = 2048
 
 
 def resolve_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -349,14 +346,15 @@ class GenerationMixin:
         ctx = self._training_context()
         if k_c.shape[0] == 0:
             return ctx.X.new_zeros((0, ctx.X.shape[1]))
+        rows = self._block_rows()
         if method == "learned":
             p, basis = self._learned_dimension(opts["n_coordinates"])
             learned = self._learned_map(p, basis, opts["bandwidth"], opts["alpha"])
             _, Z = coordinates(p, basis)
-            return torch.cat([learned.predict(Z[i : i + CHUNK_ROWS]) for i in range(0, Z.shape[0], CHUNK_ROWS)])
+            return map_row_blocks(learned.predict, Z, rows)
         out = [
-            self._preimage_chunk(method, opts, ctx, k_c[i : i + CHUNK_ROWS], alpha[i : i + CHUNK_ROWS], i)
-            for i in range(0, k_c.shape[0], CHUNK_ROWS)
+            self._preimage_chunk(method, opts, ctx, k_c[i : i + rows], alpha[i : i + rows], i)
+            for i in range(0, k_c.shape[0], rows)
         ]
         return torch.cat(out)
 

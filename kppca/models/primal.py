@@ -40,8 +40,9 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     eigen_solver : {"auto", "dense", "partial"}, default "auto"
         The eigen-problem is the ``d x d`` scatter when ``d <= N``, else the
         ``N x N`` Gram matrix of the features.
-    random_state, dtype, device
-        As in :class:`~kppca.DualPPCA`.
+    random_state, dtype, device, batch_size
+        As in :class:`~kppca.DualPPCA` (``batch_size`` bounds the blocks of the pre-images,
+        which evaluate the feature map's kernel against the ``N`` training points).
 
     Attributes
     ----------
@@ -66,6 +67,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         random_state: Any = None,
         dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
+        batch_size: int | None = None,
     ):
         self.n_components = n_components
         self.sigma2 = sigma2
@@ -75,6 +77,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self.random_state = random_state
         self.dtype = dtype
         self.device = device
+        self.batch_size = batch_size
 
     _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
 
