@@ -9,20 +9,11 @@ import torch
 
 from .._linalg import check_gram_scale, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import dtype_from_spec, fit_context
-from .._validation import (
-    ArrayLike,
-    as_tensor,
-    check_count,
-    check_feature_names,
-    resolve_device,
-    resolve_dtype,
-    torch_generator,
-)
+from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
-from ._spectrum import check_component_args
 from ._streaming import ScatterStats, dask_stats, is_dask_collection
 from .generation import PrimalGenerationMixin
 
@@ -63,6 +54,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     explained_variance_, explained_variance_ratio_
         As in :class:`~kppca.DualPPCA` (the eigenvalues are the same).
     feature_map_ : FeatureMap
+    X_fit_ : Tensor of shape (N, D)
+        The training inputs, after an in-memory ``fit`` only (pre-images use them).
+
+    Notes
+    -----
+    :meth:`partial_fit` and ``fit`` on a Dask array build the same model from
+    the count, mean and scatter of the features, accumulated in float64 (see
+    :mod:`kppca.models._streaming`); they keep those ``O(d^2)`` statistics
+    instead of ``X_fit_``.
     """
 
     def __init__(
@@ -92,7 +92,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        ``X`` may be a Dask array (``pip install kppca[dask]``): the statistics
+        ``X`` may be a Dask array (the ``dask`` extra: ``pip install ".[dask]"``): the statistics
         ``N``, the feature mean and the ``d x d`` scatter are then computed
         blockwise on Dask's current scheduler (local threads, or the
         ``dask.distributed`` cluster of an active ``Client``) and merged
@@ -262,31 +262,24 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         try:
             import dask.array as da
         except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
-            raise ImportError("fitting a Dask array needs dask[array]: pip install kppca[dask]") from exc
+            raise ImportError("fitting a Dask array needs dask[array]: pip install \".[dask]\" from the kppca source tree") from exc
         if not isinstance(X, da.Array):
             raise TypeError(
                 f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
             )
         if X.ndim != 2:
             raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
-        for key in self._cache_attributes:
-            self.__dict__.pop(key, None)
-        check_component_args(self.n_components, self.sigma2)
-        self._dtype = resolve_dtype(self.dtype, like=X)
-        self._device = resolve_device(self.device)
-        self._numpy_fit_ = True  # outputs for non-tensor inputs are numpy
-        check_feature_names(self, X, reset=True)
+        self._start_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
         self.n_features_in_ = int(X.shape[1])
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})  # whole rows per block
-        first = next((i for i, n in enumerate(X.chunks[0]) if n > 0), 0)
-        fmap = self.feature_map
-        if fmap is None or not hasattr(fmap, "n_features_in_"):
-            fmap = self._fitted_feature_map(
-                as_tensor(X.blocks[first].compute(), "X", dtype=self._dtype, device=self._device)
-            )
+        if self.feature_map is None or not hasattr(self.feature_map, "n_features_in_"):
+            # An unfitted map is fitted on the first non-empty block (computed once more for the statistics).
+            first = next((i for i, n in enumerate(X.chunks[0]) if n > 0), 0)
+            sample = as_tensor(X.blocks[first].compute(), "X", dtype=self._dtype, device=self._device)
         else:
-            fmap = self._fitted_feature_map(torch.empty((0, self.n_features_in_), dtype=self._dtype))
+            sample = torch.empty((0, self.n_features_in_), dtype=self._dtype)  # only its width is checked
+        fmap = self._fitted_feature_map(sample)
         stats = dask_stats(X, fmap, dtype=self._dtype, device=self._device, center=bool(self.center))
         if stats.count < 2:
             raise ValueError(f"X has {stats.count} sample(s) while a minimum of 2 is required.")
