@@ -342,3 +342,12 @@ def test_dask_fit_errors(data):
     with pytest.raises(ValueError, match="NaN or infinity"):
         model.fit(da.from_array(bad, chunks=(40, 5)))
     assert model.W_ is W and "X_fit_" in model.__dict__  # the previous fit is intact
+
+
+def test_bayesian_model_needs_explicit_data_without_training_inputs(data):
+    from kppca.inference.pyro_models import bayesian_model
+
+    model = streamed(PrimalPPCA(2), data)
+    with pytest.raises(ValueError, match="keeps no training inputs; pass the data"):
+        bayesian_model(model)
+    assert callable(bayesian_model(model, data))  # explicit data: the subspace coordinates exist
