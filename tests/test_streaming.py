@@ -351,3 +351,50 @@ def test_bayesian_model_needs_explicit_data_without_training_inputs(data):
     with pytest.raises(ValueError, match="keeps no training inputs; pass the data"):
         bayesian_model(model)
     assert callable(bayesian_model(model, data))  # explicit data: the subspace coordinates exist
+
+
+def test_dask_fit_with_empty_and_unknown_size_blocks(data):
+    """Filtering rows gives blocks of unknown (NaN) size, some empty: the statistics skip them."""
+    da = pytest.importorskip("dask.array")
+    keep = np.ones(120, dtype=bool)
+    keep[:30] = False  # the whole first block (30 rows) is dropped
+    keep[70:75] = False
+    X = da.from_array(data, chunks=(30, 5))
+    filtered = X[da.from_array(keep, chunks=30)]
+    assert any(math.isnan(n) for n in filtered.chunks[0])
+    model = PrimalPPCA(3, feature_map=RandomFourierFeatures(bandwidth=3.0, n_features=30)).fit(filtered)
+    # The unfitted map is fitted on the first non-empty block: rows 30..59 (RFF uses only its width).
+    assert model.feature_map_.n_features_in_ == 5
+    ref = PrimalPPCA(3, feature_map=model.feature_map_).fit(data[keep])
+    assert_models_agree(model, ref, data[keep])
+
+
+def test_scatter_stats_merge_is_exact_for_any_split(data):
+    """Merging per-part statistics in any order gives the whole-data statistics (and empty parts are neutral).
+
+    Mean: each merge adds ``delta n_b / n`` with an error ``<= eps |m|``; over 6 merges
+    of 120 points the whole-sum error ``N eps max|x|`` dominates: bound ``2 N eps max|x|``.
+    Scatter: the bound ``eps_S`` of the module docstring, entrywise.
+    """
+    from kppca.models._streaming import ScatterStats
+
+    P = torch.tensor(data)
+    whole = ScatterStats.from_batch(P, True)
+    parts = [ScatterStats.from_batch(P[a:b], True) for a, b in [(0, 1), (1, 40), (40, 40), (40, 41), (41, 120)]]
+    left = parts[0]
+    for part in parts[1:]:
+        left = left.merge(part)
+    right = parts[-1]
+    for part in reversed(parts[:-1]):
+        right = part.merge(right)
+    N, d = 120, 5
+    T, s = whole.trace, float((P**2).sum(1).max())
+    eps_S = 2 * d * EPS64 * (N * T + 2 * math.sqrt(N * s * T) + T)
+    for merged in (left, right):
+        assert merged.count == 120 and merged.max_sq_norm == whole.max_sq_norm
+        assert_within(merged.mean, whole.mean, 2 * N * EPS64 * float(P.abs().max()), "mean")
+        assert_within(merged.scatter, whole.scatter, eps_S, "scatter")
+    # Uncentered statistics: the mean stays exactly 0 and the merge is a plain sum.
+    raw = ScatterStats.from_batch(P[:50], False).merge(ScatterStats.from_batch(P[50:], False))
+    assert not raw.mean.any()
+    assert_within(raw.scatter, P.T @ P, eps_S, "second moment")

@@ -111,7 +111,8 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
     """Statistics of one row-block of the Dask array (runs on a Dask worker)."""
     from .._validation import as_tensor
 
-    X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device)
+    # Blocks may be empty (rows filtered out); their statistics are neutral in the merge.
+    X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device, min_samples=0)
     return ScatterStats.from_batch(feature_map.map(X), center).to(torch.device("cpu"))
 
 

@@ -274,9 +274,18 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})  # whole rows per block
         if self.feature_map is None or not hasattr(self.feature_map, "n_features_in_"):
-            # An unfitted map is fitted on the first non-empty block (computed once more for the statistics).
-            first = next((i for i, n in enumerate(X.chunks[0]) if n > 0), 0)
-            sample = as_tensor(X.blocks[first].compute(), "X", dtype=self._dtype, device=self._device)
+            # An unfitted map is fitted on the first non-empty block (computed once more for the
+            # statistics). Blocks of unknown size (NaN, e.g. after filtering rows) are computed to see.
+            sample = None
+            for i, n in enumerate(X.chunks[0]):
+                if n == 0:
+                    continue
+                sample = X.blocks[i].compute()
+                if len(sample):
+                    break
+            if sample is None or not len(sample):
+                raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+            sample = as_tensor(sample, "X", dtype=self._dtype, device=self._device)
         else:
             sample = torch.empty((0, self.n_features_in_), dtype=self._dtype)  # only its width is checked
         fmap = self._fitted_feature_map(sample)
