@@ -222,7 +222,7 @@ def test_first_batch_too_small_for_the_components_fails_cleanly(data):
 def test_changing_statistics_parameters_between_calls_is_refused(change, data):
     model = PrimalPPCA(2).partial_fit(data[:40])
     model.set_params(**change)
-    with pytest.raises(ValueError, match=f"{next(iter(change))} changed since the first partial_fit"):
+    with pytest.raises(ValueError, match=f"{next(iter(change))} changed since the model's statistics were started"):
         model.partial_fit(data[40:])
     assert model.n_samples_ == 40
 
@@ -398,3 +398,11 @@ def test_scatter_stats_merge_is_exact_for_any_split(data):
     raw = ScatterStats.from_batch(P[:50], False).merge(ScatterStats.from_batch(P[50:], False))
     assert not raw.mean.any()
     assert_within(raw.scatter, P.T @ P, eps_S, "second moment")
+
+
+def test_partial_fit_after_fit_also_refuses_a_changed_center(data):
+    model = PrimalPPCA(2).fit(data[:60])
+    model.set_params(center=False)
+    with pytest.raises(ValueError, match="center changed since the model's statistics were started"):
+        model.partial_fit(data[60:])
+    assert model.n_samples_ == 60 and "X_fit_" in model.__dict__

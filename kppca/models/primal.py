@@ -262,7 +262,9 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         try:
             import dask.array as da
         except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
-            raise ImportError("fitting a Dask array needs dask[array]: pip install \".[dask]\" from the kppca source tree") from exc
+            raise ImportError(
+                'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
+            ) from exc
         if not isinstance(X, da.Array):
             raise TypeError(
                 f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
@@ -322,7 +324,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         changed = [k for k in now if now[k] != recorded.get(k)]
         if changed:
             raise ValueError(
-                f"{', '.join(changed)} changed since the first partial_fit call (was "
+                f"{', '.join(changed)} changed since the model's statistics were started by fit or the first "
+                "partial_fit call (was "
                 + ", ".join(f"{k}={recorded.get(k)}" for k in changed)
                 + "): the accumulated statistics depend on them. Set them back, or call fit(X) to start a new model."
             )
