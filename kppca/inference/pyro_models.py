@@ -358,7 +358,8 @@ def bayesian_model(
     ----------
     model : fitted PrimalPPCA or DualPPCA
     X : array-like of shape (M, D), optional
-        The data (usually the training set); default ``model.X_fit_``.
+        The data (usually the training set); default ``model.X_fit_`` (required for models fitted
+        with ``partial_fit`` or on a Dask array, which keep no training inputs).
     sigma2_prior : Distribution, optional
         Default ``LogNormal(log(v), 2)`` with ``v = trace(K_c) / (N r)`` the
         average variance per direction of ``H_E``: broad (two orders of
@@ -377,6 +378,11 @@ def bayesian_model(
     callable
     """
     model = _check_model(model)
+    if X is None and "X_fit_" not in model.__dict__:
+        raise ValueError(
+            f"this {type(model).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps no "
+            "training inputs; pass the data explicitly: X=..."
+        )
     y = subspace_coordinates(model, model.X_fit_ if X is None else X)
     values, _, loading = _loading_coordinates(model)
     if isinstance(model, DualPPCA):

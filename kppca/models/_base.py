@@ -76,8 +76,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _cache_attributes: tuple[str, ...] = ("_full", "_gram_c", "_gram_factor", "_symmetric_factor", "_gen_cache_")
 
     # ------------------------------------------------------------------ parameters
-    def _setup(self, X: ArrayLike) -> torch.Tensor:
-        """Start a fit: resolve dtype and device, record the input's metadata, return ``X`` as a tensor."""
+    def _start_fit(self, X: Any) -> None:
+        """Start a fit: drop caches, resolve dtype and device, record the input's metadata (not its values)."""
         # A refit must never reuse what was cached for the previous training set.
         for key in self._cache_attributes:
             self.__dict__.pop(key, None)
@@ -86,6 +86,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._device = resolve_device(self.device)
         self._numpy_fit_ = is_numpy_like(X)
         check_feature_names(self, X, reset=True)
+
+    def _setup(self, X: ArrayLike) -> torch.Tensor:
+        """:meth:`_start_fit`, then return ``X`` as a validated tensor (N >= 2) and record ``n_features_in_``."""
+        self._start_fit(X)
         Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
         self.n_features_in_ = Xt.shape[1]
         return Xt

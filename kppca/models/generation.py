@@ -603,6 +603,18 @@ class PrimalGenerationMixin(GenerationMixin):
         return self._output(self._inputs_from_features(feats.to(self._device), None, method, opts))
 
     # ------------------------------------------------------------------ internals
+    def _gen_cache(self) -> dict:
+        # Every pre-image needs the training inputs; a model fitted from statistics has none.
+        if "X_fit_" not in self.__dict__:
+            raise ValueError(
+                f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
+                f"no training inputs, which a pre-image through its feature map {type(self.feature_map_).__name__} "
+                "needs (sample, inverse_transform, latent_traversal). Feature-space methods work: sample_features, "
+                "reconstruct, transform, score_samples, novelty_score. For inputs, refit with fit(X) on in-memory "
+                "data (the identity feature map needs no pre-image)."
+            )
+        return super()._gen_cache()
+
     def _is_identity(self) -> bool:
         from ..features.base import Identity
 

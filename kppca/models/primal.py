@@ -8,12 +8,13 @@ from typing import Any
 import torch
 
 from .._linalg import check_gram_scale, eigh_descending, orthonormalize_columns, scatter_rounding_scale
-from .._param_validation import fit_context
-from .._validation import ArrayLike, check_count, torch_generator
+from .._param_validation import dtype_from_spec, fit_context
+from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
+from ._streaming import ScatterStats, dask_stats, is_dask_collection
 from .generation import PrimalGenerationMixin
 
 _FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
@@ -54,6 +55,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     explained_variance_, explained_variance_ratio_
         As in :class:`~kppca.DualPPCA` (the eigenvalues are the same).
     feature_map_ : FeatureMap
+    X_fit_ : Tensor of shape (N, D)
+        The training inputs, after an in-memory ``fit`` only (pre-images use them).
+
+    Notes
+    -----
+    :meth:`partial_fit` and ``fit`` on a Dask array build the same model from
+    the count, mean and scatter of the features, accumulated in float64 (see
+    :mod:`kppca.models._streaming`); they keep those ``O(d^2)`` statistics
+    instead of ``X_fit_``.
     """
 
     def __init__(
@@ -85,9 +95,105 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        ``X`` may be a Dask array (the ``dask`` extra: ``pip install ".[dask]"``): the statistics
+        ``N``, the feature mean and the ``d x d`` scatter are then computed
+        blockwise on Dask's current scheduler (local threads, or the
+        ``dask.distributed`` cluster of an active ``Client``) and merged
+        exactly; only ``d x d`` matrices travel. An unfitted ``feature_map`` is
+        then fitted on the first row-block (Nystroem landmarks come from it).
+        Such a model keeps no training inputs (see :meth:`partial_fit`).
+
+        ``y`` is ignored. Any previous fit, incremental or not, is discarded. If
+        the fit fails, a previously fitted model is left unchanged.
         """
+        if is_dask_collection(X):
+            return self._fit_dask(X)
         X = self._setup(X)
+        fmap = self._fitted_feature_map(X)
+        Phi = fmap.map(X)
+        N, d = Phi.shape
+        mean = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
+        # Overflow stops here, before any product of the features.
+        scale = self._check_feature_scale(float((Phi * Phi).sum(1).max()) if N else 0.0, N)
+        Phi_c = Phi - mean
+        # Centered before the product, the scatter carries a smaller rounding error than K_c.
+        scale = scatter_rounding_scale(scale, float((Phi_c * Phi_c).sum()), N)
+        if d <= N:
+            self._fit_spectrum(mean, N, scale, scatter=Phi_c.T @ Phi_c)
+        else:
+            # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
+            self._fit_spectrum(mean, N, scale, Phi_c=Phi_c)
+        self.X_fit_ = X
+        return self
+
+    @fit_context
+    def partial_fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
+        """Add the batch ``X`` (n, D) to the model: the ML fit on every batch seen so far.
+
+        The count, feature mean and scatter ``Phi_c^T Phi_c`` are accumulated in
+        float64 and merged exactly (Chan et al.'s pairwise update, see
+        :mod:`kppca.models._streaming`), so after any number of batches the model
+        equals ``fit`` on their concatenation up to the order of the sums. Memory
+        is ``O(d^2)`` whatever the number of points; a batch may have one row.
+        After every call the model is fully fitted (``transform``, ``score``, ...).
+
+        The first call starts a new model (as ``fit`` does, parameters are
+        validated): an unfitted ``feature_map`` is fitted on this first batch,
+        so it must be representative where the map depends on the data
+        (``Nystroem`` draws its landmarks from it; ``Identity``,
+        ``RandomFourierFeatures`` and ``PolynomialFeatures`` use only its width).
+        The first batches must have together enough rows for the requested
+        ``n_components`` (rank above ``q``), else the call fails and changes
+        nothing. Later calls add to the statistics (after ``fit`` too: its data
+        are the first batch); they must keep the width and feature names, and
+        ``center``, ``feature_map``, ``dtype`` and ``device`` may not change in
+        between (call ``fit`` to start over). ``n_components``, ``sigma2``,
+        ``eigen_solver`` and ``random_state`` apply anew at every call.
+
+        The model keeps no training inputs (``X_fit_``): pre-images of a
+        non-identity map (``sample``, ``inverse_transform``,
+        ``latent_traversal``) are not available; everything in feature space is
+        (``transform``, ``score_samples``, ``reconstruct``, ``sample_features``,
+        ``feature_marginal``, ``novelty_score``). With the identity map the
+        features are the inputs, so ``sample`` and ``inverse_transform`` work.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, D)
+            ``n >= 2`` for the first batch, ``n >= 1`` afterwards.
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A width or feature names other than the first batch's, or a changed
+            ``center``/``feature_map``/``dtype``/``device``.
+        """
+        if is_dask_collection(X):
+            raise TypeError(
+                "partial_fit takes in-memory batches (numpy arrays, tensors); for a Dask array call fit(X), which "
+                "reduces its blocks on Dask's scheduler, or pass its blocks one by one: partial_fit(block.compute())."
+            )
+        stats = self._current_stats()
+        for key in self._cache_attributes:  # the caches belong to the previous statistics
+            self.__dict__.pop(key, None)
+        if stats is None:
+            X = self._setup(X)
+            self._fitted_feature_map(X)
+        else:
+            self._check_streaming_signature()
+            X = self._input(X)
+        batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
+        self._fit_stats(batch if stats is None else stats.merge(batch))
+        return self
+
+    # ------------------------------------------------------------------ fitting helpers
+    def _fitted_feature_map(self, X: torch.Tensor) -> FeatureMap:
+        """A copy of ``feature_map`` (identity by default), fitted on ``X`` unless it already is; sets ``feature_map_``."""
         fmap = copy.deepcopy(self.feature_map) if self.feature_map is not None else Identity()
         if not hasattr(fmap, "n_features_in_"):
             fmap.fit(X)
@@ -96,39 +202,136 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
                 f"feature_map was fitted on {fmap.n_features_in_} features but X has {X.shape[1]}."
             )
         self.feature_map_ = fmap
-        Phi = fmap.map(X)
-        N, d = Phi.shape
-        self.mean_ = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
-        # max_i |phi_i|^2, the diagonal scale of the raw Gram matrix: it sets the rounding level of
-        # the centered scatter (rank tolerance) and bounds later products; overflow stops here.
-        scale = check_gram_scale(
-            float((Phi * Phi).sum(1).max()) if N else 0.0, N, Phi.dtype,
+        self._stream_params = self._streaming_signature()
+        self.__dict__.pop("_stream_stats", None)  # a new model: statistics start from this data
+        return fmap
+
+    def _check_feature_scale(self, max_sq_norm: float, N: int) -> float:
+        """Validate ``max_i |phi_i|^2`` (the diagonal scale of the raw Gram matrix); return it.
+
+        It sets the rounding level of the centered scatter (rank tolerance) and bounds
+        later products: a value whose squares would overflow the model's dtype is refused.
+        """
+        return check_gram_scale(
+            max_sq_norm, N, self._dtype,
             what="feature matrix phi(X) (its squared row norms)", advice=_FEATURE_ADVICE,
         )
-        Phi_c = Phi - self.mean_
-        # Centered before the product, the scatter carries a smaller rounding error than K_c.
-        scale = scatter_rounding_scale(scale, float((Phi_c * Phi_c).sum()), N)
-        self._resolve_solver(min(d, N))
-        if d <= N:
-            max_rank = min(d, N - int(self.center))
+
+    def _fit_spectrum(
+        self, mean: torch.Tensor, N: int, scale: float, *, scatter: torch.Tensor | None = None,
+        Phi_c: torch.Tensor | None = None,
+    ) -> None:
+        """The fitted model from the mean (d,) and either the scatter (d, d) or the centered features (N, d).
+
+        The one step shared by ``fit``, ``partial_fit`` and the Dask fit: the spectrum
+        (of the ``d x d`` scatter, or of the ``N x N`` Gram matrix when only ``Phi_c`` is
+        given), then ``q``, ``sigma2``, ``components_`` and ``W_``. ``scale`` is the
+        rounding scale of :func:`~kppca._linalg.scatter_rounding_scale`.
+        """
+        d = mean.shape[0]
+        max_rank = min(d, N - int(self.center))
+        if scatter is not None:
+            self._resolve_solver(d)
             spectrum = self._solve_spectrum(
-                Phi_c.T @ Phi_c, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
+                scatter, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
             )
             V = spectrum.vectors
         else:
-            # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
+            self._resolve_solver(N)
             spectrum = self._solve_spectrum(
-                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=N - int(self.center), scale=scale
+                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=max_rank, scale=scale
             )
             V = orthonormalize_columns(Phi_c.T @ spectrum.vectors / spectrum.values.sqrt())
             if spectrum.complete:
                 spectrum.vectors = V
-        self.X_fit_ = X
+        self.mean_ = mean
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.components_ = V[:, :q].T.clone()
         self.W_ = V[:, :q] * torch.sqrt(self.eigenvalues_ / N - self.sigma2_)
+
+    def _fit_stats(self, stats: ScatterStats) -> None:
+        """Fit from accumulated statistics (float64) and keep them in place of the training inputs."""
+        N = stats.count
+        scale = self._check_feature_scale(stats.max_sq_norm, N)
+        scale = scatter_rounding_scale(scale, stats.trace, N)
+        # The spectrum is taken in the model's dtype, as fit does; only the sums were float64.
+        self._fit_spectrum(stats.mean.to(self._dtype), N, scale, scatter=stats.scatter.to(self._dtype))
+        self._stream_stats = stats.to_state()
+        self.__dict__.pop("X_fit_", None)
+
+    def _fit_dask(self, X: Any) -> "PrimalPPCA":
+        """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
+        try:
+            import dask.array as da
+        except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
+            raise ImportError(
+                'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
+            ) from exc
+        if not isinstance(X, da.Array):
+            raise TypeError(
+                f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
+            )
+        if X.ndim != 2:
+            raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
+        self._start_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
+        self.n_features_in_ = int(X.shape[1])
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})  # whole rows per block
+        if self.feature_map is None or not hasattr(self.feature_map, "n_features_in_"):
+            # An unfitted map is fitted on the first non-empty block (computed once more for the
+            # statistics). Blocks of unknown size (NaN, e.g. after filtering rows) are computed to see.
+            sample = None
+            for i, n in enumerate(X.chunks[0]):
+                if n == 0:
+                    continue
+                sample = X.blocks[i].compute()
+                if len(sample):
+                    break
+            if sample is None or not len(sample):
+                raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+            sample = as_tensor(sample, "X", dtype=self._dtype, device=self._device)
+        else:
+            sample = torch.empty((0, self.n_features_in_), dtype=self._dtype)  # only its width is checked
+        fmap = self._fitted_feature_map(sample)
+        stats = dask_stats(X, fmap, dtype=self._dtype, device=self._device, center=bool(self.center))
+        if stats.count < 2:
+            raise ValueError(f"X has {stats.count} sample(s) while a minimum of 2 is required.")
+        self._fit_stats(stats)
         return self
+
+    def _current_stats(self) -> ScatterStats | None:
+        """The statistics of everything fitted so far (None for an unfitted model)."""
+        if "_stream_stats" in self.__dict__:
+            return ScatterStats.from_state(self._stream_stats)
+        if "X_fit_" in self.__dict__ and hasattr(self, "feature_map_"):
+            # A model from fit: its training data are the first batch.
+            return ScatterStats.from_batch(self.feature_map_.map(self.X_fit_), bool(self.center))
+        return None
+
+    def _streaming_signature(self) -> dict[str, Any]:
+        """The parameters that define the accumulated statistics, in a comparable (and saveable) form."""
+        dtype = dtype_from_spec(self.dtype)
+        return {
+            "center": bool(self.center),
+            "feature_map": None if self.feature_map is None else repr(self.feature_map),
+            "dtype": None if dtype is None else str(dtype),
+            "device": None if self.device is None else str(resolve_device(self.device)),
+        }
+
+    def _check_streaming_signature(self) -> None:
+        recorded = self.__dict__.get("_stream_params")
+        if recorded is None:  # a model saved before partial_fit existed: nothing to compare
+            return
+        now = self._streaming_signature()
+        changed = [k for k in now if now[k] != recorded.get(k)]
+        if changed:
+            raise ValueError(
+                f"{', '.join(changed)} changed since the model's statistics were started by fit or the first "
+                "partial_fit call (was "
+                + ", ".join(f"{k}={recorded.get(k)}" for k in changed)
+                + "): the accumulated statistics depend on them. Set them back, or call fit(X) to start a new model."
+            )
 
     # ------------------------------------------------------------------ coordinates
     def features(self, X: ArrayLike) -> Any:
@@ -148,8 +351,13 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
         """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached)."""
         if "_full" not in self.__dict__:
-            Phi_c = self._centered_features(self.X_fit_)
             r = self.rank_
+            if "_stream_stats" in self.__dict__:
+                # Fitted from statistics: the scatter is all there is, and all that is needed.
+                values, V = eigh_descending(self._stream_stats["scatter"].to(self._dtype))
+                self._full = (values[:r].clone(), V[:, :r].clone())
+                return self._full
+            Phi_c = self._centered_features(self.X_fit_)
             N, d = Phi_c.shape
             if d <= N:
                 values, V = eigh_descending(Phi_c.T @ Phi_c)

@@ -1,0 +1,161 @@
+"""Sufficient statistics of the primal model, accumulated batch by batch or block by block.
+
+The ML fit of :class:`~kppca.PrimalPPCA` needs only the number of points ``N``,
+the feature mean ``m`` (d,) and the scatter ``S = sum_i (phi_i - m)(phi_i - m)^T``
+(d, d) -- plus ``max_i |phi_i|^2``, which sets the rounding level of the rank
+count. These can be formed on pieces of the data and merged exactly (Chan,
+Golub and LeVeque's pairwise update)::
+
+    n = n_a + n_b,   delta = m_b - m_a,   m = m_a + delta n_b / n,
+    S = S_a + S_b + delta delta^T n_a n_b / n
+
+so ``PrimalPPCA.partial_fit`` (one batch at a time) and ``PrimalPPCA.fit`` on a
+Dask array (blocks reduced in a tree on Dask's scheduler) compute the same
+statistics as the in-memory ``fit``, up to the order of the floating-point sums.
+They are kept in float64 whatever the model's dtype: a long stream of float32
+updates would otherwise lose ``~ n_batches * eps_32`` relative accuracy.
+Uncentered models (``center=False``) keep ``m = 0`` and the second moment
+``sum_i phi_i phi_i^T``, for which the merge is a plain sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+#: Precision of the accumulated statistics (see the module docstring).
+STATS_DTYPE = torch.float64
+
+
+@dataclass(frozen=True)
+class ScatterStats:
+    """Count, mean and scatter of a set of feature vectors, in float64.
+
+    Attributes
+    ----------
+    count : int
+        Number of feature vectors ``n``.
+    mean : Tensor of shape (d,)
+        Their mean (zeros for uncentered statistics).
+    scatter : Tensor of shape (d, d)
+        ``sum_i (phi_i - mean)(phi_i - mean)^T``.
+    max_sq_norm : float
+        ``max_i |phi_i|^2`` of the *uncentered* vectors (0 when ``count == 0``).
+    """
+
+    count: int
+    mean: torch.Tensor
+    scatter: torch.Tensor
+    max_sq_norm: float
+
+    @classmethod
+    def from_batch(cls, Phi: torch.Tensor, center: bool) -> "ScatterStats":
+        """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment."""
+        P = Phi.to(STATS_DTYPE)  # a copy for float32 features; float64 ones are only read
+        n, d = P.shape
+        if n == 0:
+            zeros = P.new_zeros(d)
+            return cls(0, zeros, P.new_zeros((d, d)), 0.0)
+        mean = P.mean(0) if center else P.new_zeros(d)
+        C = P - mean
+        max_sq = float((P * P).sum(1).max())
+        return cls(n, mean, C.T @ C, max_sq)
+
+    def merge(self, other: "ScatterStats") -> "ScatterStats":
+        """The statistics of the union of both sets (Chan et al.'s pairwise update).
+
+        The correction term ``delta delta^T n_a n_b / n`` is formed from the
+        difference of the two means, never from uncentered sums, so no
+        cancellation between large moments occurs (the reason for this form).
+        """
+        if other.count == 0:
+            return self
+        if self.count == 0:
+            return other
+        n = self.count + other.count
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.count / n)
+        scatter = self.scatter + other.scatter + torch.outer(delta, delta) * (self.count * other.count / n)
+        return ScatterStats(n, mean, scatter, max(self.max_sq_norm, other.max_sq_norm))
+
+    @property
+    def trace(self) -> float:
+        """``trace(S) = sum_i |phi_i - mean|^2``."""
+        return float(self.scatter.diagonal().sum())
+
+    def to(self, device: torch.device) -> "ScatterStats":
+        """The same statistics on ``device``."""
+        return ScatterStats(self.count, self.mean.to(device), self.scatter.to(device), self.max_sq_norm)
+
+    # The model stores its statistics as a plain dict so that model files keep them
+    # through their generic encoding of tensors and numbers.
+    def to_state(self) -> dict[str, Any]:
+        """A dict of tensors and numbers (what ``PrimalPPCA`` stores and model files save)."""
+        return {"count": self.count, "mean": self.mean, "scatter": self.scatter, "max_sq_norm": self.max_sq_norm}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "ScatterStats":
+        """Inverse of :meth:`to_state`."""
+        return cls(int(state["count"]), state["mean"], state["scatter"], float(state["max_sq_norm"]))
+
+
+# ----------------------------------------------------------------------------- Dask
+def is_dask_collection(X: Any) -> bool:
+    """True for Dask collections (arrays, dataframes), detected without importing Dask."""
+    return hasattr(X, "__dask_graph__") and type(X).__module__.split(".")[0] == "dask"
+
+
+def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch.device, center: bool) -> ScatterStats:
+    """Statistics of one row-block of the Dask array (runs on a Dask worker)."""
+    from .._validation import as_tensor
+
+    # Blocks may be empty (rows filtered out); their statistics are neutral in the merge.
+    X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device, min_samples=0)
+    return ScatterStats.from_batch(feature_map.map(X), center).to(torch.device("cpu"))
+
+
+def _merge_pair(a: ScatterStats, b: ScatterStats) -> ScatterStats:
+    return a.merge(b)
+
+
+def dask_stats(
+    X: Any, feature_map: Any, *, dtype: torch.dtype, device: torch.device, center: bool
+) -> ScatterStats:
+    """Statistics of ``phi(X)`` for a 2-D Dask array ``X``, computed blockwise on Dask's current scheduler.
+
+    Each row-block is mapped through the (fitted) ``feature_map`` and reduced to
+    :class:`ScatterStats` by a task; the per-block statistics are merged pairwise
+    in a balanced tree of tasks. ``dask.compute`` uses whatever scheduler is
+    active: the local threads by default, or a ``dask.distributed`` cluster when a
+    ``Client`` exists. Only the (d, d) statistics travel between tasks.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (N, D)
+        Columns are gathered into one chunk per row-block (``rechunk``) if split.
+    feature_map : FeatureMap
+        Fitted; it is sent to the workers (pickled when they are processes).
+    dtype, device
+        Where and in which precision the features are computed (the model's).
+    center : bool
+
+    Returns
+    -------
+    ScatterStats
+    """
+    import dask
+
+    if X.ndim != 2:
+        raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})  # a block must hold whole rows: phi maps rows
+    blocks = X.to_delayed().ravel().tolist()
+    block_stats = dask.delayed(_block_stats, pure=True)
+    merge = dask.delayed(_merge_pair, pure=True)
+    parts = [block_stats(b, feature_map, dtype, device, center) for b in blocks]
+    while len(parts) > 1:
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    (stats,) = dask.compute(parts[0])
+    return stats.to(device)
