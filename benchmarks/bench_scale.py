@@ -399,7 +399,10 @@ def part_cuda(configs: list[tuple[int, str]]) -> dict:
     print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
 
     def t(r, key):
-        return f"{r[key]:.2f}" if key in r else ("OOM" if "oom" in r else "-")
+        # "OOM" in the column of the step that ran out of memory; the later steps did not run.
+        if key in r:
+            return f"{r[key]:.2f}"
+        return "OOM" if r.get("oom") == key[: -len("_s")] else "-"
 
     for n, dt, r in rows:
         gram = n * n * r["itemsize"]
