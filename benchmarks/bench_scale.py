@@ -154,6 +154,7 @@ def run_config(cfg: dict) -> dict:
         out["times"], out["peak_mib"], out["clean"], model = _timed(repeats, work)
         out["sigma2"] = float(model.sigma2_)
         out["eigenvalues"] = [float(v) for v in model.eigenvalues_[:Q]]
+        out["rank"] = int(model.rank_)  # sigma2 averages the eigenvalues q+1..rank: a rank change moves it
         out["itemsize"] = 4 if cfg["dtype"] == "float32" else 8
     elif kind == "primal_kppca":
         from kppca import PrimalPPCA
@@ -333,15 +334,15 @@ def part_precision(sizes: list[int], repeats: int) -> dict:
         rows.append((n, r64, r32))
     print(f"\n### Dual fit in float32 vs float64 (same float64 data), q = {Q}\n")
     print("| N | float64 fit (s) | float32 fit (s) | time 32 / 64 | float64 peak RSS MiB (x N^2*8) "
-          "| float32 peak RSS MiB (x N^2*4) | rel. diff sigma2 | max rel. diff top-q eigenvalues | <= 1e-4 |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| float32 peak RSS MiB (x N^2*4) | rank 64 / 32 | rel. diff sigma2 | max rel. diff top-q eigenvalues | <= 1e-4 |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     out = []
     for n, r64, r32 in rows:
         d_s2 = abs(r32["sigma2"] - r64["sigma2"]) / abs(r64["sigma2"])
         d_lam = max(abs(a - b) / abs(b) for a, b in zip(r32["eigenvalues"], r64["eigenvalues"]))
         ok = "yes" if max(d_s2, d_lam) <= 1e-4 else "NO"
         print(f"| {n:,} | {_best(r64):.2f} | {_best(r32):.2f} | {_best(r32) / _best(r64):.2f}x "
-              f"| {_mem(r64, n * n * 8)} | {_mem(r32, n * n * 4)} | {d_s2:.1e} | {d_lam:.1e} | {ok} |")
+              f"| {_mem(r64, n * n * 8)} | {_mem(r32, n * n * 4)} | {r64['rank']:,} / {r32['rank']:,} | {d_s2:.1e} | {d_lam:.1e} | {ok} |")
         out.append({"n": n, "float64": r64, "float32": r32, "rel_sigma2": d_s2, "rel_eigenvalues": d_lam})
     return {"rows": out}
 
