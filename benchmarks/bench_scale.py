@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -55,7 +54,7 @@ from typing import Any
 
 # The memory probes live in the other dual benchmark; this folder is not a package.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_dual_fit_and_sampling import PeakMemory  # noqa: E402
+from bench_dual_fit_and_sampling import PeakMemory
 
 BANDWIDTH = 4.0
 GAMMA = 1.0 / (2 * BANDWIDTH**2)  # scikit-learn's parameter of the same RBF kernel
@@ -221,13 +220,13 @@ def _run_stream(n: int, batch: int, *, generate_only: bool) -> dict:
     return out
 
 
-def _run_cuda(n: int, dtype: str) -> dict:
+def _run_cuda(n: int, dtype: str, device: str = "cuda") -> dict:
     import torch
 
     from kppca import DualPPCA
     from kppca.kernels import RBF
 
-    dev = torch.device("cuda")
+    dev = torch.device(device)  # a parameter only so that the logic can be exercised off a GPU
     itemsize = 4 if dtype == "float32" else 8
     out: dict[str, Any] = {"dtype": dtype, "itemsize": itemsize, "gpu": torch.cuda.get_device_name(dev)}
     # Generated on the CPU (the generator is numpy), moved once; not timed.
@@ -241,7 +240,9 @@ def _run_cuda(n: int, dtype: str) -> dict:
         return time.perf_counter() - t0, result
 
     # Warm-up at a small N: CUDA context, cuBLAS/cuSOLVER handles and kernels load once per process.
-    DualPPCA(Q, kernel=RBF(BANDWIDTH), dtype=dtype, device=dev, random_state=SEED).fit(X[:1000]).sample(2, random_state=0)
+    warm = DualPPCA(Q, kernel=RBF(BANDWIDTH), dtype=dtype, device=dev, random_state=SEED).fit(X[:1000])
+    warm.sample(2, random_state=0)
+    del warm
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(dev)
     base = torch.cuda.memory_allocated(dev)  # the data themselves
@@ -258,7 +259,10 @@ def _run_cuda(n: int, dtype: str) -> dict:
         out["sample_s"], _ = timed(lambda: model.sample(N_DRAWS, random_state=0))
         out["peak_bytes"] = torch.cuda.max_memory_allocated(dev) - base
         out["eigen_solver"] = model.eigen_solver_
-    except torch.cuda.OutOfMemoryError as exc:
+    except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+        # cuSOLVER/cuBLAS can report exhaustion as a plain RuntimeError ("CUDA error: out of memory").
+        if not isinstance(exc, torch.cuda.OutOfMemoryError) and "out of memory" not in str(exc).lower():
+            raise
         out["oom"] = step
         out["oom_message"] = str(exc).splitlines()[0][:200]
         out["peak_bytes"] = torch.cuda.max_memory_allocated(dev) - base
@@ -272,7 +276,7 @@ def _run_cuda(n: int, dtype: str) -> dict:
 def _child(cfg: dict) -> dict:
     """Run ``cfg`` in a fresh interpreter; its last stdout line is the JSON result (stderr shows progress)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(cfg)]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, text=True)  # a failure is reported below
     if proc.returncode != 0:
         raise RuntimeError(f"configuration {cfg} failed (exit status {proc.returncode}); see its error above")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -303,7 +307,8 @@ def part_dual(sizes: list[int], repeats: int) -> dict:
         k = _child({"kind": "dual_kppca", "n": n, "repeats": repeats})
         s = _child({"kind": "dual_sklearn", "n": n, "repeats": repeats})
         rows.append((n, k, s))
-    print(f"\n### Dual fit + transform vs scikit-learn KernelPCA(arpack), float64, q = {Q}, RBF(bandwidth {BANDWIDTH})\n")
+    print(f"\n### Dual fit + transform vs scikit-learn KernelPCA(arpack), float64, q = {Q}, "
+          f"RBF(bandwidth {BANDWIDTH})\n")
     print("| N | kppca (s) | sklearn (s) | ratio kppca / sklearn | kppca peak RSS MiB (x N^2*8) "
           "| sklearn peak RSS MiB (x N^2*8) | kppca solver |")
     print("|---:|---:|---:|---:|---:|---:|---|")
@@ -334,7 +339,8 @@ def part_precision(sizes: list[int], repeats: int) -> dict:
         rows.append((n, r64, r32))
     print(f"\n### Dual fit in float32 vs float64 (same float64 data), q = {Q}\n")
     print("| N | float64 fit (s) | float32 fit (s) | time 32 / 64 | float64 peak RSS MiB (x N^2*8) "
-          "| float32 peak RSS MiB (x N^2*4) | rank 64 / 32 | rel. diff sigma2 | max rel. diff top-q eigenvalues | <= 1e-4 |")
+          "| float32 peak RSS MiB (x N^2*4) | rank 64 / 32 | rel. diff sigma2 | max rel. diff top-q eigenvalues "
+          "| <= 1e-4 |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     out = []
     for n, r64, r32 in rows:
@@ -342,7 +348,8 @@ def part_precision(sizes: list[int], repeats: int) -> dict:
         d_lam = max(abs(a - b) / abs(b) for a, b in zip(r32["eigenvalues"], r64["eigenvalues"]))
         ok = "yes" if max(d_s2, d_lam) <= 1e-4 else "NO"
         print(f"| {n:,} | {_best(r64):.2f} | {_best(r32):.2f} | {_best(r32) / _best(r64):.2f}x "
-              f"| {_mem(r64, n * n * 8)} | {_mem(r32, n * n * 4)} | {r64['rank']:,} / {r32['rank']:,} | {d_s2:.1e} | {d_lam:.1e} | {ok} |")
+              f"| {_mem(r64, n * n * 8)} | {_mem(r32, n * n * 4)} | {r64['rank']:,} / {r32['rank']:,} "
+              f"| {d_s2:.1e} | {d_lam:.1e} | {ok} |")
         out.append({"n": n, "float64": r64, "float32": r32, "rel_sigma2": d_s2, "rel_eigenvalues": d_lam})
     return {"rows": out}
 
@@ -391,9 +398,13 @@ def part_primal(n: int, stream_n: int, batch: int, repeats: int) -> dict:
 def part_cuda(configs: list[tuple[int, str]]) -> dict:
     from tqdm import tqdm
 
-    rows = [(n, dt, _child({"kind": "cuda", "n": n, "dtype": dt})) for n, dt in
-            tqdm(configs, desc="dual on the GPU", unit="config", file=sys.stderr)]
-    gpu = rows[0][2]["gpu"] if rows else "?"
+    rows = []
+    for n, dt in tqdm(configs, desc="dual on the GPU", unit="config", file=sys.stderr):
+        try:
+            rows.append((n, dt, _child({"kind": "cuda", "n": n, "dtype": dt})))
+        except RuntimeError as exc:  # one failed configuration must not cost the others
+            rows.append((n, dt, {"error": str(exc), "itemsize": 4 if dt == "float32" else 8, "peak_bytes": 0}))
+    gpu = next((r["gpu"] for _, _, r in rows if "gpu" in r), "?")
     print(f"\n### Dual on the GPU ({gpu}), q = {Q}, RBF(bandwidth {BANDWIDTH}), {N_DRAWS} draws\n")
     print("| N | dtype | fit (s) | transform (s) | `sample_kernel(64)` (s) | `sample(64)` (s) "
           "| peak GPU memory GiB (x N^2*itemsize) | fit peak (x N^2*itemsize) | solver |")
@@ -414,6 +425,8 @@ def part_cuda(configs: list[tuple[int, str]]) -> dict:
     for n, dt, r in rows:
         if "oom" in r:
             print(f"N = {n:,} {dt}: out of memory during {r['oom']}: {r['oom_message']}")
+        if "error" in r:
+            print(f"N = {n:,} {dt}: FAILED ({r['error']}); its traceback is above")
     by = {(n, dt): r for n, dt, r in rows}
     if (80000, "float64") in by:
         r = by[(80000, "float64")]
@@ -455,7 +468,8 @@ def main() -> None:
     sizes = QUICK if args.quick else FULL
     load0 = os.getloadavg()
     # Which kppca is measured: an installed copy can differ from this checkout (PYTHONPATH=. picks the checkout).
-    print(f"kppca scale benchmarks: kppca from {os.path.dirname(kppca.__file__)}, torch {torch.__version__}, {os.cpu_count()} CPUs, torch threads "
+    print(f"kppca scale benchmarks: kppca from {os.path.dirname(kppca.__file__)}, torch {torch.__version__}, "
+          f"{os.cpu_count()} CPUs, torch threads "
           f"{torch.get_num_threads()}, load average {load0[0]:.1f}, best of {args.repeats}"
           + (" (QUICK: small sizes, timings meaningless)" if args.quick else ""))
     results: dict[str, Any] = {}
