@@ -76,11 +76,14 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _cache_attributes: tuple[str, ...] = ("_full", "_gram_c", "_gram_factor", "_symmetric_factor", "_gen_cache_")
 
     # ------------------------------------------------------------------ parameters
-    def _start_fit(self, X: Any) -> None:
-        """Start a fit: drop caches, resolve dtype and device, record the input's metadata (not its values)."""
-        # A refit must never reuse what was cached for the previous training set.
+    def _drop_caches(self) -> None:
+        """Forget everything derived from the previous fit (a refit must never reuse it)."""
         for key in self._cache_attributes:
             self.__dict__.pop(key, None)
+
+    def _start_fit(self, X: Any) -> None:
+        """Start a fit: drop caches, resolve dtype and device, record the input's metadata (not its values)."""
+        self._drop_caches()
         check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
         self._dtype = resolve_dtype(self.dtype, like=X)
         self._device = resolve_device(self.device)

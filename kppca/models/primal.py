@@ -179,8 +179,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
                 "reduces its blocks on Dask's scheduler, or pass its blocks one by one: partial_fit(block.compute())."
             )
         stats = self._current_stats()
-        for key in self._cache_attributes:  # the caches belong to the previous statistics
-            self.__dict__.pop(key, None)
+        self._drop_caches()  # the caches belong to the previous statistics
         if stats is None:
             X = self._setup(X)
             self._fitted_feature_map(X)
