@@ -20,18 +20,24 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 #: Memory of one block of kernel values (rows x training points) when ``batch_size=None``.
 BLOCK_BYTES = 128 * 2**20
+#: Fewest rows of a default block (small problems are done in one or a few calls).
+MIN_BLOCK_ROWS = 256
 
 
 def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
     """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
 
     ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the
-    memory of a block does not grow with ``M`` (at least one row).
+    memory of a block does not grow with ``M``, and to at most ``n_columns / 8`` rows
+    (but at least :data:`MIN_BLOCK_ROWS`), so that next to an ``n_columns x n_columns``
+    matrix (a Gram matrix against ``N`` training points) a block and its temporaries
+    stay a small fraction of it.
     """
     if batch_size is not None:
         return int(batch_size)
     itemsize = torch.tensor([], dtype=dtype).element_size()
-    return max(1, BLOCK_BYTES // max(1, n_columns * itemsize))
+    by_bytes = BLOCK_BYTES // max(1, n_columns * itemsize)
+    return max(1, min(by_bytes, max(MIN_BLOCK_ROWS, -(-n_columns // 8))))
 
 
 def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, rows: int) -> torch.Tensor:
@@ -122,6 +128,77 @@ def scatter_rounding_scale(raw_scale: float, trace: float, size: int) -> float:
     float
     """
     return math.sqrt(max(trace, 0.0) * raw_scale / max(size, 1)) * (4.0 / CENTERING_ROUNDINGS)
+
+
+def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float, max_rank: int) -> int:
+    """Rank of a scatter (or centered feature Gram) matrix from its float64 eigenvalues.
+
+    Parameters
+    ----------
+    values : Tensor of shape (k,)
+        Eigenvalues, descending, computed in float64 from features centered *before*
+        the product.
+    size : int
+        Number of samples ``N``.
+    raw_scale : float
+        ``max_i |phi_i|^2`` of the uncentered features.
+    trace : float
+        ``sum_i |phi_i - m|^2``.
+    max_rank : int
+        Structural bound, ``min(d, N - center)``.
+
+    Returns
+    -------
+    int
+        Eigenvalues above ``rank_tolerance(lam_1, N, float64, scatter_rounding_scale(...))``,
+        capped at ``max_rank``.
+    """
+    if values.numel() == 0:
+        return 0
+    tol = rank_tolerance(float(values[0]), size, torch.float64, scatter_rounding_scale(raw_scale, trace, size))
+    return min(int((values > tol).sum()), max_rank)
+
+
+def centered_scatter(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """float64 statistics of the rows of ``Phi`` (n >= 1, d), by row blocks of bounded memory.
+
+    Returns
+    -------
+    mean : Tensor of shape (d,)
+        The row mean (zeros when ``center`` is False).
+    scatter : Tensor of shape (d, d)
+        ``sum_i (phi_i - mean)(phi_i - mean)^T``, centered *before* the product.
+    max_sq_norm : float
+        ``max_i |phi_i|^2`` of the uncentered rows.
+
+    No float64 copy of a float32 ``Phi`` is made: each block is converted on its own.
+    """
+    f64 = torch.float64
+    n, d = Phi.shape
+    mean = Phi.sum(0, dtype=f64) / n if center else Phi.new_zeros(d, dtype=f64)
+    scatter = Phi.new_zeros((d, d), dtype=f64)
+    max_sq = 0.0
+    rows = block_rows(None, max(d, 1), f64)
+    for i in range(0, n, rows):
+        P = Phi[i : i + rows].to(f64)
+        max_sq = max(max_sq, float((P * P).sum(1).max()))
+        C = P - mean
+        scatter.addmm_(C.T, C)
+    return mean, scatter, max_sq
+
+
+def centered_rows(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """``(C, mean, max_sq_norm)``: the rows of ``Phi`` (n, d) centered in float64, for ``d > n``.
+
+    One float64 copy the size of ``Phi`` (the ``n x n`` Gram matrix ``C C^T`` then
+    carries the spectrum); ``mean`` and ``max_sq_norm`` as in :func:`centered_scatter`.
+    """
+    # copy=True: ``Phi`` may be the model's own inputs (the linear kernel's features are X itself),
+    # and ``.to`` returns the same tensor when it is float64 already; it is centered in place below.
+    P = Phi.to(torch.float64, copy=True)
+    max_sq = float((P * P).sum(1).max()) if P.shape[0] else 0.0
+    mean = P.mean(0) if center else P.new_zeros(P.shape[1])
+    return P.sub_(mean), mean, max_sq
 
 
 def matrix_scale(A: torch.Tensor) -> float:
@@ -275,7 +352,7 @@ def eigh_top(
     return values, flip_signs(vectors)
 
 
-def pivoted_cholesky(A: torch.Tensor, atol: float | None = None) -> torch.Tensor:
+def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD matrix of numerical rank ``r``.
 
     Uses LAPACK's pivoted Cholesky (``?pstrf``), which stops at the numerical
@@ -289,23 +366,68 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None) -> torch.Tensor
         Stop when every remaining pivot is below ``atol`` (default
         ``n * eps * max(diag(A))``). Pass :func:`rank_tolerance` of the largest
         eigenvalue to count against the same threshold as an eigendecomposition.
+    overwrite : bool, default False
+        Factor a contiguous CPU ``A`` in its own memory (``A`` is then consumed): the
+        peak is ``A`` plus the ``n x r`` result, instead of three ``n x n`` arrays.
 
     Returns
     -------
     Tensor of shape (n, r) on ``A``'s device.
     """
     n = A.shape[0]
-    arr = A.detach().cpu().numpy().astype(np.float64 if A.dtype == torch.float64 else np.float32, copy=True)
+    np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
+    in_place = overwrite and A.device.type == "cpu" and A.is_contiguous() and A.dtype in (torch.float32, torch.float64)
+    # A row-major symmetric matrix is its own column-major transpose: "upper" on that view leaves
+    # the factor L (lower, rows pivoted) in the lower triangle of the row-major array.
+    arr = A.detach().numpy() if in_place else A.detach().cpu().numpy().astype(np_dtype, copy=True)
     if atol is None:
         atol = n * np.finfo(arr.dtype).eps * float(np.max(np.diag(arr), initial=0.0))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))
-    c, piv, rank, info = pstrf(arr, tol=atol, lower=1)
+    _, piv, rank, info = pstrf(arr.T, tol=atol, lower=0, overwrite_a=1)
     if info < 0:  # pragma: no cover - argument error inside LAPACK
         raise RuntimeError(f"LAPACK pstrf failed with info={info}")
-    L_perm = np.tril(c)[:, :rank]
-    L = np.empty_like(L_perm)
-    L[piv - 1] = L_perm  # undo the symmetric pivoting: A = P L L^T P^T
+    L = np.empty((n, rank), dtype=arr.dtype)
+    rows = max(1, (1 << 20) // max(1, rank))
+    for i in range(0, n, rows):
+        block = np.tril(arr[i : i + rows, :rank], k=i)  # entries right of the diagonal are not the factor's
+        L[piv[i : i + rows] - 1] = block  # undo the symmetric pivoting: A = P L L^T P^T
     return torch.as_tensor(L, dtype=A.dtype, device=A.device)
+
+
+def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
+    """Lower Cholesky factor of a symmetric PD matrix, written over ``A``; None when it is not PD.
+
+    LAPACK and cuSOLVER work on column-major matrices: a row-major symmetric ``A`` is
+    its own column-major transpose ``A.mT``, so factoring ``A.mT`` as ``U^T U`` with
+    ``out=`` that same view runs in ``A``'s memory (no second ``n x n`` matrix) and
+    leaves ``L = U^T`` in the lower triangle of ``A``. ``A`` is consumed either way.
+    Pivots are not checked against a tolerance: a factorisation that completes
+    reproduces ``A`` to its backward error.
+
+    Parameters
+    ----------
+    A : Tensor of shape (n, n), contiguous, symmetric
+
+    Returns
+    -------
+    Tensor of shape (n, n) or None
+        ``L`` (lower triangular, ``L L^T = A``), normally sharing ``A``'s memory.
+    """
+    view = A.mT
+    info = torch.empty((), dtype=torch.int32, device=A.device)
+    U, info = torch.linalg.cholesky_ex(view, upper=True, out=(view, info))
+    if int(info) != 0:
+        return None
+    return U.mT.tril_()
+
+
+def cholesky_solve(L: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """``A^{-1} B`` from the lower Cholesky factor ``L`` of ``A`` (n, n), ``B`` (n, k).
+
+    Two triangular solves: unlike ``torch.cholesky_solve``, which copies a row-major
+    factor into LAPACK's layout, they read ``L`` where it is (no second ``n x n`` matrix).
+    """
+    return torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, B, upper=False), upper=True)
 
 
 def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor | None:
@@ -346,9 +468,15 @@ class Spectrum:
     vectors : Tensor of shape (n, k)
         Matching orthonormal eigenvectors.
     trace : float
+        Accumulated in float64 whatever the dtype of ``G``.
     rank : int
+        The rank ``r`` the model uses: a structural value when one was given, else
+        the numerical count. ``values`` may hold fewer than ``rank`` entries when
+        some of the ``r`` eigenvalues are below the rounding level.
     complete : bool
-        True when ``values`` holds every non-zero eigenvalue.
+        True when ``values`` holds every eigenvalue above the rounding level.
+    tolerance : float
+        The rounding level ``tol`` of :func:`rank_tolerance` for ``G``.
     """
 
     values: torch.Tensor
@@ -356,10 +484,22 @@ class Spectrum:
     trace: float
     rank: int
     complete: bool
+    tolerance: float = 0.0
+
+
+def float64_trace(G: torch.Tensor) -> float:
+    """``trace(G)`` summed in float64 (the diagonal of a float32 matrix loses nothing more)."""
+    return float(G.diagonal().sum(dtype=torch.float64))
 
 
 def full_spectrum(
-    G: torch.Tensor, *, what: str, max_rank: int | None = None, scale: float = 0.0, size: int | None = None
+    G: torch.Tensor,
+    *,
+    what: str,
+    max_rank: int | None = None,
+    scale: float = 0.0,
+    size: int | None = None,
+    rank: int | None = None,
 ) -> Spectrum:
     """Dense eigendecomposition, numerical rank and PSD check of ``G``.
 
@@ -377,8 +517,11 @@ def full_spectrum(
         of that size in every entry (see :func:`~kppca._linalg.rank_tolerance`).
     size : int, optional
         Number of terms summed into each entry (default ``n``; ``N`` for a scatter matrix).
+    rank : int, optional
+        The rank decided by structure (:mod:`kppca.kernels.rank`). Without it the rank
+        counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``. Either way
+        ``values`` keeps only eigenvalues above ``tol`` (at most ``rank`` of them).
 
-    The rank counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``;
     ``G`` is refused as not PSD only when an eigenvalue is below ``-tol``.
 
     Raises
@@ -393,23 +536,29 @@ def full_spectrum(
             f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
             f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
         )
-    rank = int((values > tol).sum())
+    resolved = int((values > tol).sum())
     if max_rank is not None:
-        rank = min(rank, max_rank)
-    return Spectrum(values[:rank], vectors[:, :rank], float(G.diagonal().sum()), rank, True)
+        resolved = min(resolved, max_rank)
+    if rank is None:
+        rank = resolved
+    resolved = min(resolved, rank)
+    return Spectrum(values[:resolved], vectors[:, :resolved], float64_trace(G), rank, True, tol)
 
 
 def partial_spectrum(
     G: torch.Tensor,
     k: int,
     *,
-    rank: Callable[[float], int],
+    rank: int | Callable[[float], int],
     random_state: np.random.Generator,
     what: str,
     scale: float = 0.0,
     size: int | None = None,
 ) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos; ``rank(tol)`` counts the rank against the eigenvalue tolerance ``tol``.
+    """Top-``k`` eigenpairs by Lanczos, the float64 trace, and the rank.
+
+    ``rank`` is the structural rank (an int), or a callable ``rank(tol)`` that counts it
+    against the eigenvalue tolerance ``tol`` (the numerical fallback).
 
     ``scale`` and ``size`` as in :func:`full_spectrum`; ``tol = size * eps * max(lam_1, scale)``.
 
@@ -418,7 +567,7 @@ def partial_spectrum(
     ValueError
         When ``G`` is numerically zero (rank 0), or not PSD.
     """
-    trace = float(G.diagonal().sum())
+    trace = float64_trace(G)
     n_terms = size or G.shape[0]
     # G is PSD, so trace(G) bounds every eigenvalue: a trace at rounding level means rank 0.
     # Checked before Lanczos, which fails obscurely on a zero operator ("starting vector is zero").
@@ -443,4 +592,5 @@ def partial_spectrum(
             f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
             "check that the kernel is a valid (PSD) kernel."
         )
-    return Spectrum(values, vectors, trace, rank(tol), False)
+    r = rank(tol) if callable(rank) else int(rank)
+    return Spectrum(values, vectors, trace, r, False, tol)

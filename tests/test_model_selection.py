@@ -87,10 +87,10 @@ def test_kernel_bandwidth_grid_table():
     assert len(table) == 6
     assert set(table["kernel"]) == {"RBF(bandwidth=0.5)", "RBF(bandwidth=1.0)", "RBF(bandwidth=2.0)"}
     assert np.isfinite(table["heldout_score"]).all()
-    # The numerical rank of K_c (the dimension of H_E) depends on the bandwidth: the held-out
-    # "likelihoods" of different kernels are densities on different spaces.
-    ranks = table.groupby("kernel")["rank_"].first()
-    assert ranks["RBF(bandwidth=0.5)"] > ranks["RBF(bandwidth=1.0)"] > ranks["RBF(bandwidth=2.0)"] > 2
+    # H_E has dimension N - 1 = 79 for every bandwidth (the RBF kernel is strictly positive definite),
+    # but each kernel's H_E is another space with another metric: the held-out "likelihoods" of
+    # different kernels are densities on different spaces.
+    assert set(table["rank_"]) == {79}
     assert isinstance(result.best_params["kernel"], RBF)
 
 

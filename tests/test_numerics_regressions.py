@@ -85,11 +85,6 @@ def test_float32_lost_information_gets_a_clear_error():
     assert PrimalPPCA(2, dtype="float32").fit(X).rank_ == 4
 
 
-def test_smooth_kernel_keeps_low_numerical_rank():
-    X = np.random.default_rng(0).normal(size=(300, 2))
-    assert DualPPCA(5, kernel=RBF(1.0), eigen_solver="dense").fit(X).rank_ < 200
-
-
 # ----------------------------------------------------------------------------- item 7: clear errors
 
 

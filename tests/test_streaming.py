@@ -264,9 +264,9 @@ def test_incremental_model_refuses_preimages_but_works_in_feature_space(fmap, da
     assert model.sample_features(4, random_state=0).shape == (4, ref.mean_.shape[0])
     assert np.asarray(model.novelty_score(data[:5])).shape == (5,)
     assert model.feature_marginal().event_shape == (ref.mean_.shape[0],)
-    # reconstruct = W h_MAP + m is sign-invariant; it lies within the transform bound times |W|.
-    assert_within(model.reconstruct(data), ref.reconstruct(data), 1e-9 * float(np.abs(ref.features(data)).max()),
-                  "reconstruct (1e-9 of max|phi|; the derived transform bound is ~1e-12)")
+    # reconstruct_features = W h_MAP + m is sign-invariant; it lies within the transform bound times |W|.
+    assert_within(model.reconstruct_features(data), ref.reconstruct_features(data), 1e-9 * float(np.abs(ref.features(data)).max()),
+                  "reconstruct_features (1e-9 of max|phi|; the derived transform bound is ~1e-12)")
 
 
 def test_identity_incremental_model_samples_and_inverts(data):

@@ -44,8 +44,16 @@ class KernelCenterer:
         Tensor of shape (N, N)
             ``K`` itself, now equal to ``M K M``.
         """
-        self.column_means_ = K.mean(0)
-        self.grand_mean_ = self.column_means_.mean()
+        # Means accumulated in float64 by row blocks (no float64 copy of K): a float32 Gram
+        # matrix then loses nothing beyond its own rounding in the sums over N entries.
+        N = K.shape[0]
+        sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
+        rows = max(1, (1 << 20) // max(1, K.shape[1]))  # float64 blocks of 8 MiB
+        for i in range(0, N, rows):
+            sums += K[i : i + rows].sum(0, dtype=torch.float64)
+        means = sums / max(N, 1)
+        self.column_means_ = means.to(K.dtype)
+        self.grand_mean_ = means.mean().to(K.dtype)
         if self.center:
             # K symmetric: row means equal column means, so three in-place passes suffice.
             K.sub_(self.column_means_[None, :]).sub_(self.column_means_[:, None]).add_(self.grand_mean_)

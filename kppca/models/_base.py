@@ -16,6 +16,7 @@ from sklearn.base import (
 )
 from sklearn.exceptions import NotFittedError
 
+from .._cache import LazyCache
 from .._linalg import (
     Spectrum,
     block_rows,
@@ -71,15 +72,27 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
     }
 
-    #: Attributes recomputed on demand from the fitted state: dropped by a refit, never
-    #: pickled, never written to model files (the one list of them).
-    _cache_attributes: tuple[str, ...] = ("_full", "_gram_c", "_gram_factor", "_symmetric_factor", "_gen_cache_")
+    #: The attribute holding the :class:`~kppca._cache.LazyCache` of values derived from the
+    #: fitted state (factors, full eigendecomposition, Gram matrix): dropped by a refit, pickled
+    #: empty, never written to model files.
+    _cache_attribute = "_cache_"
 
     # ------------------------------------------------------------------ parameters
+    @property
+    def _cache(self) -> LazyCache:
+        """Values computed lazily from the fitted state (see :mod:`kppca._cache`)."""
+        cache = self.__dict__.get(self._cache_attribute)
+        if cache is None:
+            cache = self.__dict__[self._cache_attribute] = LazyCache()
+        return cache
+
     def _drop_caches(self) -> None:
-        """Forget everything derived from the previous fit (a refit must never reuse it)."""
-        for key in self._cache_attributes:
-            self.__dict__.pop(key, None)
+        """Forget everything derived from the previous fit (a refit must never reuse it).
+
+        A new cache object, not ``clear()``: a failed fit restores the estimator's
+        ``__dict__``, and with it the previous fit's cache, intact.
+        """
+        self.__dict__[self._cache_attribute] = LazyCache()
 
     def _start_fit(self, X: Any) -> None:
         """Start a fit: drop caches, resolve dtype and device, record the input's metadata (not its values)."""
@@ -158,21 +171,24 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         *,
         what: str,
         max_rank: int,
-        rank: Callable[[float], int] | None = None,
+        rank: int | Callable[[float], int] | None = None,
         scale: float = 0.0,
         size: int | None = None,
     ) -> Spectrum:
         """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
 
         ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
-        matrix, whose null vector ``1`` is exact). The partial solver has no full
-        spectrum: ``rank(tol)`` counts the rank against the eigenvalue tolerance
-        ``tol`` (default: a Cholesky-based count on ``G``). ``scale`` (magnitude before
-        centering) and ``size`` (terms per entry) set that tolerance, see
+        matrix, whose null vector ``1`` is exact). ``rank`` is the rank decided by
+        structure (an int, see :mod:`kppca.kernels.rank`) or, for the partial solver
+        when no structure is known, a callable ``rank(tol)`` counting it against the
+        eigenvalue tolerance ``tol``; None counts it numerically (eigenvalues, or a
+        Cholesky-based count on ``G``). ``scale`` (magnitude before centering) and
+        ``size`` (terms per entry) set that tolerance, see
         :func:`~kppca._linalg.rank_tolerance`.
         """
         if self.eigen_solver_ == "dense":
-            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size)
+            fixed = None if rank is None or callable(rank) else int(rank)
+            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
         if rank is None:
             def rank(tol: float) -> int:
                 return numerical_rank_by_cholesky(G, max_rank, tol)
@@ -204,7 +220,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
         self._posterior_std = torch.sqrt(N * sigma2 / lam)
         if spectrum.complete:
-            self._full = (spectrum.values, spectrum.vectors)
+            self._cache.set("full_eigen", (spectrum.values, spectrum.vectors))
 
     # ------------------------------------------------------------------ to be provided by subclasses
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
@@ -275,8 +291,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._check_fitted("score_samples")
         y = self._subspace_coordinates(self._input(X))
         q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
-        variances = torch.cat([self.eigenvalues_ / N, torch.full((r - q,), s2, dtype=y.dtype, device=y.device)])
-        logp = -0.5 * (r * math.log(2 * math.pi) + torch.log(variances).sum() + (y**2 / variances).sum(1))
+        # y holds the k <= r coordinates that are resolved numerically; the other r - k
+        # directions of H_E (eigenvalues of K_c below its rounding level) carry no
+        # measurable component and add only their share of the normalisation.
+        k = y.shape[1]
+        variances = torch.cat([self.eigenvalues_ / N, torch.full((k - q,), s2, dtype=y.dtype, device=y.device)])
+        log_det = float(torch.log(self.eigenvalues_ / N).sum()) + (r - q) * math.log(s2)
+        logp = -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
         return self._output(logp, X)
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
@@ -305,8 +326,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()  # a copy: object.__getstate__ returns the live __dict__
         # Caches (up to N x N) are recomputed on demand from the fitted state.
-        for key in self._cache_attributes:
-            state.pop(key, None)
+        state.pop(self._cache_attribute, None)
         return state
 
     def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:

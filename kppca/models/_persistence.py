@@ -7,8 +7,8 @@ file. Its header metadata holds a single JSON document (key ``"kppca"``)::
      "class": "DualPPCA", "params": {...}, "state": {...}}
 
 ``params`` are the constructor parameters (``get_params(deep=False)``),
-``state`` every other instance attribute except the caches listed in
-``BasePPCA._cache_attributes``. Values are encoded by type (:func:`_encode`):
+``state`` every other instance attribute except the cache (
+``BasePPCA._cache_attribute``, a :class:`~kppca._cache.LazyCache`). Values are encoded by type (:func:`_encode`):
 JSON scalars, lists, tagged dicts for tuples/dicts/dtypes/devices/numpy values,
 ``{"__tensor__": name}`` for tensors (stored bit-exactly in the safetensors
 body), and ``{"__object__": name, "params": ..., "state": ...}`` for kernels,
@@ -327,7 +327,7 @@ class _Decoder:
 def _cache_attributes() -> tuple[str, ...]:
     from ._base import BasePPCA
 
-    return tuple(BasePPCA._cache_attributes)
+    return (BasePPCA._cache_attribute,)
 
 
 # ----------------------------------------------------------------------------- public functions

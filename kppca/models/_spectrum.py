@@ -112,8 +112,15 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             "least one discarded direction to estimate sigma2. Use fewer components"
             + (" or a larger sigma2." if sigma2 is not None else ".")
         )
-    if q > len(lam):  # pragma: no cover - guarded by resolve_solver
-        raise RuntimeError("internal error: fewer eigenvalues than components were computed.")
+    resolved = int((lam > spectrum.tolerance).sum())
+    if q > resolved:
+        # A kept component must carry variance above the matrix's rounding level: a smooth kernel's
+        # spectrum decays below it, and a float32 Gram matrix of data far from the origin loses it all.
+        raise ValueError(
+            f"n_components = {q}, but only {resolved} eigenvalue(s) of the data are above the rounding level "
+            f"{spectrum.tolerance:.3g} of the matrix. Use fewer components; for data far from the origin (or a "
+            "float32 model) subtract a constant offset from X, rescale it, or use dtype='float64'."
+        )
     if sigma2 is None:
         tail = spectrum.trace - float(lam[:q].sum())
         sigma2 = tail / (N * (r - q))

@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from .._linalg import centered_scatter
+
 #: Precision of the accumulated statistics (see the module docstring).
 STATS_DTYPE = torch.float64
 
@@ -52,16 +54,17 @@ class ScatterStats:
 
     @classmethod
     def from_batch(cls, Phi: torch.Tensor, center: bool) -> "ScatterStats":
-        """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment."""
-        P = Phi.to(STATS_DTYPE)  # a copy for float32 features; float64 ones are only read
-        n, d = P.shape
+        """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment.
+
+        Accumulated in float64 by row blocks of bounded memory (no float64 copy of a
+        float32 ``Phi``): the mean first, then the centered scatter block by block.
+        """
+        n, d = Phi.shape
         if n == 0:
-            zeros = P.new_zeros(d)
-            return cls(0, zeros, P.new_zeros((d, d)), 0.0)
-        mean = P.mean(0) if center else P.new_zeros(d)
-        C = P - mean
-        max_sq = float((P * P).sum(1).max())
-        return cls(n, mean, C.T @ C, max_sq)
+            zeros = Phi.new_zeros(d, dtype=STATS_DTYPE)
+            return cls(0, zeros, Phi.new_zeros((d, d), dtype=STATS_DTYPE), 0.0)
+        mean, scatter, max_sq = centered_scatter(Phi, center)
+        return cls(n, mean, scatter, max_sq)
 
     def merge(self, other: "ScatterStats") -> "ScatterStats":
         """The statistics of the union of both sets (Chan et al.'s pairwise update).

@@ -1,0 +1,75 @@
+"""One home for what a fitted estimator derives lazily from its fitted state.
+
+Factors, full eigendecompositions and Gram matrices are expensive (up to
+``O(N^3)`` time, ``N^2`` memory) and are needed only by some methods, so
+estimators compute them on first use and keep them in a :class:`LazyCache`.
+The cache is the single place that ``fit`` resets, that pickling leaves behind
+and that model files never contain: a pickled cache travels as an *empty*
+cache, and everything in it is recomputed on demand from the fitted state
+(bitwise the same, the computations being deterministic).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterator
+
+
+class LazyCache:
+    """A keyed store of values computed on first use.
+
+    Examples
+    --------
+    >>> cache = LazyCache()
+    >>> cache.get("answer", lambda: 42)
+    42
+    >>> "answer" in cache
+    True
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+        """The value under ``key``, computed by ``compute()`` and stored on first use."""
+        if key not in self._values:
+            self._values[key] = compute()
+        return self._values[key]
+
+    def peek(self, key: str, default: Any = None) -> Any:
+        """The value under ``key`` if it has been computed, else ``default`` (computes nothing)."""
+        return self._values.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        """Store a value computed elsewhere (e.g. a by-product of ``fit``)."""
+        self._values[key] = value
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        """Remove and return the value under ``key`` (``default`` when absent)."""
+        return self._values.pop(key, default)
+
+    def clear(self) -> None:
+        """Forget everything (a refit must never reuse values of the previous fit)."""
+        self._values.clear()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"LazyCache({sorted(self._values)})"
+
+    # Pickles carry an empty cache (its values are recomputed on demand); an in-memory deep
+    # copy keeps them, as it keeps the rest of the estimator.
+    def __reduce__(self) -> tuple[type, tuple]:
+        return (type(self), ())
+
+    def __deepcopy__(self, memo: dict) -> "LazyCache":
+        new = type(self)()
+        new._values = copy.deepcopy(self._values, memo)
+        return new

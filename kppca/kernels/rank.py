@@ -1,0 +1,95 @@
+"""The rank ``r`` of a centered Gram matrix, decided by the kernel's structure where possible.
+
+``sigma2_ML = (trace(K_c) - sum_{p<=q} lam_p) / (N (r - q))`` needs the rank ``r`` of
+``K_c`` (the dimension of ``H_E = span{phi_i - m}``). Counting eigenvalues above a
+rounding threshold makes ``r`` depend on the dtype and on the eigensolver: the
+threshold ``N eps lam_1`` grows like ``N^2 eps`` and in float32 at large ``N`` it
+swallows most of a smooth kernel's spectrum. The rule used instead (see
+``docs/theory.md``, "The rank r"):
+
+* **strictly positive definite kernels** (RBF, Laplacian): the Gram matrix of
+  distinct points is positive definite, so ``r = n_distinct - 1`` centered
+  (``n_distinct`` uncentered), exactly, whatever the dtype: no numerical test;
+* **explicit finite feature maps** (the linear kernel, a feature map used as a
+  kernel): the rank of the centered features, counted in float64 from the
+  ``d x d`` scatter (centered before the product, so its rounding level is that of
+  the data, not of ``|x|^2``); the primal model uses the same count;
+* **other finite-dimensional kernels** (polynomial): ``min(d_features, n_distinct - 1)``;
+* **anything else** (a user's callable): None -- the model falls back on a numerical
+  count (eigenvalues, or a pivoted Cholesky factorisation), in the model's dtype.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._linalg import centered_rows, centered_scatter, feature_rank
+from .base import Kernel
+
+__all__ = ["count_distinct_rows", "centered_feature_rank", "structural_rank"]
+
+
+def count_distinct_rows(X: torch.Tensor) -> int:
+    """Number of distinct rows of ``X`` (n, D): equal rows give equal feature vectors."""
+    if X.shape[0] <= 1:
+        return int(X.shape[0])
+    return int(torch.unique(X, dim=0).shape[0])
+
+
+def centered_feature_rank(Phi: torch.Tensor, center: bool) -> int:
+    """Numerical rank of the (centered) rows of ``Phi`` (n, d), counted in float64.
+
+    The scatter ``sum_i (phi_i - m)(phi_i - m)^T`` (or, for ``d > n``, the ``n x n``
+    Gram matrix of the centered rows) is accumulated in float64 by row blocks of
+    bounded memory; its eigenvalues are counted against
+    :func:`kppca._linalg.feature_rank`'s threshold. float32 and float64 features of
+    the same data give the same count.
+
+    Parameters
+    ----------
+    Phi : Tensor of shape (n, d)
+    center : bool
+
+    Returns
+    -------
+    int
+        At most ``min(d, n - center)``.
+    """
+    n, d = Phi.shape
+    max_rank = min(d, n - int(center))
+    if max_rank <= 0:
+        return 0
+    if d <= n:
+        _, G, raw_scale = centered_scatter(Phi, center)
+    else:
+        C, _, raw_scale = centered_rows(Phi, center)  # n < d: a copy the size of the input
+        G = C @ C.T
+    trace = float(G.diagonal().sum())
+    values = torch.linalg.eigvalsh(G).flip(0)
+    return feature_rank(values, n, raw_scale, trace, max_rank)
+
+
+def structural_rank(kernel: Kernel, X: torch.Tensor, center: bool) -> int | None:
+    """The rank of the (centered) Gram matrix of ``kernel`` on ``X`` by the rule of this module.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : Tensor of shape (N, D)
+    center : bool
+        Whether the Gram matrix is centered (removes one dimension).
+
+    Returns
+    -------
+    int or None
+        None when the kernel declares no structure (a numerical count is then needed).
+    """
+    if getattr(kernel, "strictly_positive_definite", False):
+        return count_distinct_rows(X) - int(center)
+    Phi = kernel.explicit_features(X)
+    if Phi is not None:
+        return centered_feature_rank(Phi, center)
+    d = kernel.feature_dimension(X.shape[1])
+    if d is not None:
+        return min(int(d), count_distinct_rows(X) - int(center))
+    return None

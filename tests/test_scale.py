@@ -1,0 +1,201 @@
+"""Scale (issue 9): the rank rule, float32 against float64, one N x N matrix of memory, the blockwise Gram matrix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from kppca import DualPPCA, PrimalPPCA
+from kppca._cache import LazyCache
+from kppca._linalg import cholesky_in_place
+from kppca.datasets import augmented_mnist
+from kppca.features import RandomFourierFeatures
+from kppca.kernels import RBF, Laplacian, Linear, Polynomial
+from kppca.kernels.gram import gram_matrix
+from kppca.kernels.rank import count_distinct_rows, structural_rank
+
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+# ----------------------------------------------------------------------------- the rank rule
+def test_structural_rank_rules(rng):
+    X = rng.normal(size=(30, 3))
+    Xdup = np.vstack([X, X[:5]])  # 5 repeated rows add no direction
+    T = torch.as_tensor
+    assert count_distinct_rows(T(Xdup)) == 30
+    for kernel in (RBF(1.0), Laplacian(2.0)):
+        assert structural_rank(kernel, T(Xdup), center=True) == 29
+        assert structural_rank(kernel, T(Xdup), center=False) == 30
+    # explicit finite maps: the rank of the centered features (3 here), in float64 whatever the dtype
+    assert structural_rank(Linear(), T(Xdup), center=True) == 3
+    assert structural_rank(Linear(), T(Xdup, dtype=torch.float32), center=True) == 3
+    collinear = np.hstack([X[:, :1], 3 * X[:, :1], X[:, 1:]])  # 4 columns of rank 3
+    assert structural_rank(Linear(), T(collinear), center=True) == 3
+    fmap = RandomFourierFeatures(1.0, n_features=8, random_state=0).fit(X)
+    assert structural_rank(fmap.as_kernel(), T(X), center=True) == 8
+    # polynomial: the dimension of its feature space bounds the rank (10 monomials of degree <= 2 in 3 variables)
+    assert structural_rank(Polynomial(2, 1.0), T(X), center=True) == 10
+    assert structural_rank(Polynomial(2, 0.0), T(X[:5]), center=True) == 4
+    # a callable declares nothing: the model counts numerically
+    from kppca.kernels import CallableKernel
+
+    assert structural_rank(CallableKernel(lambda A, B: A @ B.T), T(X), center=True) is None
+
+
+@pytest.mark.parametrize("shape", [(25, 40), (40, 25)])  # the d > n (centered copy) and d <= n (scatter) paths
+def test_feature_rank_leaves_the_features_untouched(rng, shape):
+    """The linear kernel's features are X itself: counting their rank must not center X in place
+    (a float64 ``.to`` returns the same tensor), neither the array given nor the model's X_fit_."""
+    X = torch.as_tensor(rng.normal(size=shape) + 1.0)
+    before = X.clone()
+    structural_rank(Linear(), X, center=True)
+    assert torch.equal(X, before)
+    model = DualPPCA(2, kernel=Linear()).fit(X)
+    assert torch.equal(model.X_fit_, before)
+
+
+def test_dual_linear_rank_equals_primal_rank_in_both_dtypes(rng):
+    """Digits have constant pixels: the rank (61 < 64) is decided on the features, identically for
+    the dual linear kernel and the primal, in float32 and float64."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data[:400]
+    ranks = {
+        (cls.__name__, dtype): cls(3, dtype=dtype).fit(X).rank_
+        for cls in (DualPPCA, PrimalPPCA)
+        for dtype in ("float64", "float32")
+    }
+    assert len(set(ranks.values())) == 1 and next(iter(ranks.values())) < 64
+
+
+# ----------------------------------------------------------------------------- float32 vs float64
+@pytest.fixture(scope="module")
+def digits3000() -> np.ndarray:
+    X, _ = augmented_mnist(3000, random_state=0, dtype="float32")
+    return X
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_float32_agrees_with_float64(digits3000, solver):
+    """Same data (float32 inputs, exactly representable in float64), two precisions of arithmetic.
+
+    The float32 centered Gram matrix differs from the float64 one by at most ``4 eps32 max|K|`` per
+    entry, so (Weyl) every eigenvalue moves by at most ``tol = N eps32 max(lam_1, 4 max|K|)``
+    (``max|K| = 1`` for the RBF kernel); sigma2 combines the float64 trace and ``q`` eigenvalues:
+    ``|d sigma2| <= (q + 1) tol / (N (r - q))``. The rank is structural: equal.
+    """
+    N, q = digits3000.shape[0], 10
+    X32, X64 = digits3000, digits3000.astype(np.float64)
+    m64 = DualPPCA(q, kernel=RBF(5.0), eigen_solver=solver, random_state=0).fit(X64)
+    m32 = DualPPCA(q, kernel=RBF(5.0), eigen_solver=solver, random_state=0).fit(X32)
+    assert m32.eigenvalues_.dtype == torch.float32 and m64.eigenvalues_.dtype == torch.float64
+    assert m32.rank_ == m64.rank_ == N - 1
+    lam64 = m64.eigenvalues_.numpy()
+    tol = N * EPS32 * max(float(lam64[0]), 4.0)
+    assert np.all(np.abs(m32.eigenvalues_.numpy().astype(np.float64) - lam64) <= tol)
+    assert abs(m32.sigma2_ - m64.sigma2_) <= (q + 1) * tol / (N * (N - 1 - q))
+    # the bound is not vacuous: it is below 1 % of what it bounds
+    assert tol < 0.01 * lam64[-1] and (q + 1) * tol / (N * (N - 1 - q)) < 0.01 * m64.sigma2_
+
+
+# ----------------------------------------------------------------------------- memory
+_PEAK_SCRIPT = textwrap.dedent(
+    """
+    import resource, sys
+    import numpy as np
+    from kppca import DualPPCA
+    from kppca.kernels import RBF
+
+    N = int(sys.argv[1])
+    X = np.random.default_rng(0).normal(size=(N, 20))
+    # warm-up on a small problem, so that library code and workspaces are already resident
+    DualPPCA(5, kernel=RBF(6.0), eigen_solver="partial", random_state=0).fit(X[:300]).sample_kernel(2)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    model = DualPPCA(5, kernel=RBF(6.0), eigen_solver="partial", random_state=0).fit(X)
+    fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    model.sample_kernel(64, random_state=0)  # the lazy Cholesky factor, in place of K_c
+    sample = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print((fit - base) * 1024, (sample - base) * 1024)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux only")
+def test_partial_fit_and_sampling_keep_one_n_by_n_matrix():
+    """Peak RSS of a partial fit, then of sampling, in a fresh process: one N x N float64 matrix
+    (the centered Gram matrix, then the Cholesky factor written over it), plus O(N) vectors and
+    fixed-size blocks (8 MiB of float64 column sums)."""
+    N = 4000
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_SCRIPT, str(N)], capture_output=True, text=True, check=True,
+        env={"OMP_NUM_THREADS": "1", "PATH": ""},
+    )
+    fit_bytes, sample_bytes = map(float, out.stdout.split())
+    budget = 1.3 * N * N * 8 + 64 * N * 8
+    assert fit_bytes <= budget, f"fit peaked at {fit_bytes / (N * N * 8):.2f} x N^2 x 8 bytes"
+    assert sample_bytes <= budget, f"sampling peaked at {sample_bytes / (N * N * 8):.2f} x N^2 x 8 bytes"
+
+
+# ----------------------------------------------------------------------------- blockwise Gram matrix
+@pytest.mark.parametrize("kernel", [RBF(1.3), Laplacian(2.0), Linear(), Polynomial(3, 1.0)], ids=repr)
+def test_gram_matrix_in_blocks_equals_one_shot(rng, kernel):
+    X = torch.as_tensor(rng.normal(size=(53, 4)))
+    K = gram_matrix(kernel, X, batch_size=7)
+    ref = kernel.gram(X, X)
+    assert torch.equal(K, K.T)  # mirrored blocks: exactly symmetric
+    torch.testing.assert_close(K.diagonal(), kernel.diag(X), rtol=0, atol=0)
+    # Each entry is one kernel evaluation of O(1)-sized numbers: (D + 3) eps relative to the
+    # largest input of that evaluation (|x| |y| for the products, 1 for the stationary kernels).
+    norms = X.norm(dim=1)
+    size = torch.outer(norms, norms) if isinstance(kernel, (Linear, Polynomial)) else torch.ones_like(K)
+    if isinstance(kernel, Polynomial):
+        size = (size + 1.0) ** 3 * 3
+    assert bool(((K - ref).abs() <= 7 * torch.finfo(K.dtype).eps * size.clamp(min=1.0)).all())
+
+
+def test_gram_matrix_rejects_an_asymmetric_callable(rng):
+    from kppca.kernels import CallableKernel
+
+    X = torch.as_tensor(rng.normal(size=(20, 3)))
+    with pytest.raises(ValueError, match="not symmetric"):
+        gram_matrix(CallableKernel(lambda A, B: A @ B.T + A[:, :1]), X, batch_size=6)
+
+
+def test_cholesky_in_place(rng):
+    A = rng.normal(size=(40, 5))
+    K = torch.as_tensor(A @ A.T + np.eye(40))
+    ref = torch.linalg.cholesky(K)
+    L = cholesky_in_place(K.clone())
+    # both are LAPACK potrf on the same matrix
+    torch.testing.assert_close(L, ref, rtol=0, atol=40 * torch.finfo(K.dtype).eps * float(ref.abs().max()) ** 2)
+    assert cholesky_in_place(torch.as_tensor(-np.eye(3))) is None
+
+
+def test_lazy_cache_is_pickled_empty_and_deep_copied_whole():
+    import copy
+    import pickle
+
+    cache = LazyCache()
+    assert cache.get("a", lambda: [1]) == [1] and cache.get("a", lambda: [2]) == [1]
+    assert len(pickle.loads(pickle.dumps(cache))) == 0
+    copied = copy.deepcopy(cache)
+    assert copied.peek("a") == [1] and copied.peek("a") is not cache.peek("a")
+
+
+def test_structural_rank_of_kernel_expressions(rng):
+    """Sums and products keep the rule: a strictly PD summand makes the sum strictly PD, products of
+    strictly PD kernels are strictly PD (Schur), explicit maps concatenate (sums) or multiply (products)."""
+    from kppca.kernels.composite import ColumnKernel
+
+    X = torch.as_tensor(rng.normal(size=(30, 3)))
+    assert structural_rank(RBF(1.0) + Linear(), X, center=True) == 29
+    assert structural_rank(RBF(1.0) * Laplacian(1.0), X, center=True) == 29
+    assert structural_rank(Linear() + Linear(), X, center=True) == 3  # k + k has the features of k
+    assert structural_rank(Linear() * Linear(), X, center=True) == 6  # symmetric products x_i x_j
+    assert structural_rank(ColumnKernel(Linear(), [0, 1]), X, center=True) == 2
+    assert structural_rank(RBF(1.0) * Linear(), X, center=True) is None  # counted numerically
