@@ -106,6 +106,10 @@ class FeatureMapKernel(Kernel):
     def __sklearn_clone__(self) -> "FeatureMapKernel":
         return type(self)(copy.deepcopy(self.feature_map))
 
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return self.feature_map.map(X)
+
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         self._check_params()
         fx = self.feature_map.map(X)

@@ -6,6 +6,7 @@ tensors and compute in float64 by default.
 
 from .base import CallableKernel, Kernel
 from .centering import KernelCenterer
+from .composite import ColumnKernel, ProductKernel, SumKernel
 from .registry import KERNELS, as_kernel
 from .standard import RBF, Laplacian, Linear, Polynomial, squared_distances
 
@@ -19,5 +20,8 @@ __all__ = [
     "Polynomial",
     "Laplacian",
     "KernelCenterer",
+    "SumKernel",
+    "ProductKernel",
+    "ColumnKernel",
     "squared_distances",
 ]

@@ -26,6 +26,26 @@ class Kernel(BaseEstimator):
     same type as ``X``.
     """
 
+    #: True when the Gram matrix of *distinct* points is always positive definite (RBF,
+    #: Laplacian): the rank of a centered Gram matrix is then known without a numerical test
+    #: (see :func:`kppca.kernels.rank.structural_rank`).
+    strictly_positive_definite: bool = False
+
+    def feature_dimension(self, n_features: int) -> int | None:
+        """Dimension of the kernel's feature space for inputs of width ``n_features``; None if infinite or unknown.
+
+        A finite dimension ``d`` bounds the rank of every Gram matrix by ``d``.
+        """
+        return None
+
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        """The feature vectors ``phi(x)`` (n, d) when the kernel has a cheap explicit finite map, else None.
+
+        The rank of a Gram matrix is then the rank of these vectors, which is decided
+        accurately from the ``d x d`` scatter instead of from the Gram matrix.
+        """
+        return None
+
     def _check_params(self) -> None:
         """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one.
 
@@ -79,6 +99,27 @@ class Kernel(BaseEstimator):
         # All constructor parameters, not only the non-default ones (scikit-learn's default).
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
+
+    def __add__(self, other: Any) -> Kernel:
+        """``k1 + k2``: the :class:`~kppca.kernels.composite.SumKernel` (nested sums are flattened)."""
+        from .composite import SumKernel
+
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        parts = [*(self.kernels if type(self) is SumKernel else [self]), *(other.kernels if type(other) is SumKernel else [other])]
+        return SumKernel(parts)
+
+    def __mul__(self, other: Any) -> Kernel:
+        """``k1 * k2``: the elementwise :class:`~kppca.kernels.composite.ProductKernel` (flattened)."""
+        from .composite import ProductKernel
+
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        parts = [
+            *(self.kernels if type(self) is ProductKernel else [self]),
+            *(other.kernels if type(other) is ProductKernel else [other]),
+        ]
+        return ProductKernel(parts)
 
 
 class CallableKernel(Kernel):

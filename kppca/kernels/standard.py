@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -55,6 +56,12 @@ def _check_bandwidth(bandwidth: object) -> float:
 class Linear(Kernel):
     """``k(x, y) = x . y``; the feature map is the identity."""
 
+    def feature_dimension(self, n_features: int) -> int:
+        return int(n_features)
+
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor:
+        return X
+
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         return X @ Y.T
 
@@ -73,6 +80,8 @@ class RBF(Kernel):
         The length scale sigma of the paper (not scikit-learn's ``gamma``;
         ``gamma = 1 / (2 bandwidth^2)``). Must be positive and finite (checked on use).
     """
+
+    strictly_positive_definite = True  # Gaussian kernels have full-rank Gram matrices on distinct points
 
     def __init__(self, bandwidth: float = 1.0):
         self.bandwidth = bandwidth
@@ -104,6 +113,8 @@ class Laplacian(Kernel):
     bandwidth : float, default 1.0
         Length scale; scikit-learn's ``gamma = 1 / bandwidth``. Positive and finite (checked on use).
     """
+
+    strictly_positive_definite = True  # exp(-|t|) has a positive Fourier transform (Bochner)
 
     def __init__(self, bandwidth: float = 1.0):
         self.bandwidth = bandwidth
@@ -147,6 +158,13 @@ class Polynomial(Kernel):
 
     def _check_params(self) -> None:
         check_polynomial_params(self.degree, self.coef0)
+
+    def feature_dimension(self, n_features: int) -> int:
+        """Monomials of degree ``<= degree`` in ``n_features`` variables (exactly ``degree`` when ``coef0 = 0``)."""
+        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
+        if coef0 > 0:
+            return math.comb(n_features + degree, degree)
+        return math.comb(n_features + degree - 1, degree)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
