@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from kppca import __version__  # noqa: E402
@@ -203,7 +204,7 @@ def test_load_errors_are_one_line(tmp_path, capsys, monkeypatch, error):
     # Whatever the model loader raises for a file that is not a model, main() reports it in one line.
     import importlib
 
-    cli = importlib.import_module("kppca.cli.main")  # `kppca.cli.main` as an attribute is the function
+    cli = importlib.import_module("kppca.cli.common")  # where the commands look the loader up
 
     class NotAModel(error):
         pass
@@ -211,7 +212,7 @@ def test_load_errors_are_one_line(tmp_path, capsys, monkeypatch, error):
     def load(path):
         raise NotAModel(f"{path!r} is not a kppca model file:\nit starts with a PNG signature")
 
-    monkeypatch.setattr(cli, "_load_model", load)
+    monkeypatch.setattr(cli, "load_model", load)
     png = tmp_path / "digits.png"
     png.write_bytes(PNG_SIGNATURE + bytes(64))
     err = _error(capsys, ["sample", "--model", str(png), "--out", str(tmp_path / "x.png")], 1)
@@ -233,3 +234,42 @@ def test_subprocess_bad_argument_has_no_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_sample_npy_class_latent_and_report(tmp_path, capsys):
+    """--out FILE.npy saves (n, 784) pixels in [0, 1]; --digit-class gives that class; --report prints the check."""
+    npy, png = tmp_path / "ones.npy", tmp_path / "ones.png"
+    argv = ["sample", "--out", str(npy), "--out", str(png), "--n-samples", "5", "--digit-class", "1", "--report", *TINY]
+    assert main(argv) == 0
+    S = np.load(npy)
+    assert S.shape == (5, 784) and S.min() >= 0.0 and S.max() <= 1.0
+    assert _is_png(png)
+    text = capsys.readouterr().out
+    assert "latent 'mixture', class 1" in text and "classified as requested: 1:" in text
+    assert "effective classes" in text and "MMD" in text
+    only = tmp_path / "prior.npy"
+    assert main(["sample", "--out", str(only), "--n-samples", "3", "--latent", "prior", *TINY]) == 0
+    assert np.load(only).shape == (3, 784)
+    text = capsys.readouterr().out
+    assert "latent 'prior'" in text and text.count("wrote ") == 1  # only the array: no default picture
+
+
+def test_digit_class_from_a_saved_model(tmp_path, capsys):
+    model = tmp_path / "m.pt"
+    assert main(["fit", "--save", str(model), *TINY]) == 0
+    out = tmp_path / "zeros.npy"
+    assert main(["sample", "--model", str(model), "--digit-class", "0", "--n-samples", "2", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert np.load(out).shape == (2, 784)
+    capsys.readouterr()
+    assert main(["sample", "--model", str(model), "--digit-class", "7", "--out", str(out), "--no-progress"]) == 1
+    assert "not seen in fit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["sample", "--digit-class", "12"], "0..9"),
+    (["sample", "--latent", "uniform"], "choose from prior, mixture"),
+])
+def test_new_flags_reject_bad_values(capsys, argv, needle):
+    assert main(argv) == 2
+    assert needle in capsys.readouterr().err

@@ -276,7 +276,7 @@ PRIMAL_METHODS = [
     ("score_samples", "X"),
     ("score", "X"),
     ("features", "X"),
-    ("reconstruct", "X"),
+    ("reconstruct_features", "X"),
     ("feature_conditional", "h"),
     ("feature_marginal", None),
     ("sample_features", 3),
@@ -329,7 +329,7 @@ def _exercise(model, X):
         model.centered_kernel(X)
         model.reconstruct_kernel(X)
     else:
-        model.reconstruct(X)
+        model.reconstruct_features(X)
 
 
 @pytest.mark.parametrize(

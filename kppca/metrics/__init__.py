@@ -4,8 +4,11 @@
 :data:`reconstruction_scorer`) measure held-out error in the input space, so they
 compare models across kernels, bandwidths and feature maps, unlike
 ``score`` (a log-likelihood on the model's own ``H_E``). For novelty detection
-see the models' ``novelty_score``.
+see the models' ``novelty_score``. For generated samples, :func:`sample_quality`
+(classifier confidence, class balance, novelty, MMD two-sample test).
 """
+
+from .sample_quality import SampleQuality, effective_classes, mmd_test, sample_quality
 
 from .scoring import (
     SCORING_PREIMAGE,
@@ -17,6 +20,10 @@ from .scoring import (
 )
 
 __all__ = [
+    "sample_quality",
+    "SampleQuality",
+    "effective_classes",
+    "mmd_test",
     "SCORING_PREIMAGE",
     "ReconstructionScorer",
     "make_reconstruction_scorer",

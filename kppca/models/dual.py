@@ -10,6 +10,7 @@ import torch
 
 from .._linalg import (
     check_gram_scale,
+    cholesky_in_place,
     eigh_descending,
     map_row_blocks,
     matrix_scale,
@@ -19,9 +20,11 @@ from .._linalg import (
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
-from ..kernels.base import CallableKernel, Kernel
-from ..kernels.registry import as_kernel
+from ..kernels.base import Kernel
 from ..kernels.centering import KernelCenterer
+from ..kernels.gram import gram_matrix
+from ..kernels.rank import structural_rank
+from ..kernels.registry import as_kernel
 from ._base import BasePPCA
 from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
@@ -64,25 +67,25 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         (and transformed) in float32, everything else in float64.
     device : torch device or str, default None (the CPU)
     batch_size : int or None, default None
-        Rows of new points processed at once by ``transform``, ``score_samples``,
-        ``novelty_score`` and the pre-images: each block holds ``batch_size x N``
-        kernel values. None sizes blocks to about 128 MiB whatever ``M``. Results do
-        not depend on it beyond rounding.
+        Rows processed at once when kernel values are computed: the training Gram
+        matrix (built in row blocks into one ``N x N`` buffer), and new points in
+        ``transform``, ``score_samples``, ``novelty_score`` and the pre-images (each
+        block holds ``batch_size x N`` kernel values). None sizes blocks to about
+        128 MiB whatever ``M``. Results do not depend on it beyond rounding.
 
     Attributes
     ----------
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        Numerical rank ``r`` of ``K_c``: with the dense solver, eigenvalues above
-        ``N eps max(lam_1, 4 max|K_ij|)``, ``K`` the raw Gram matrix before centering
-        (centering leaves an absolute rounding error of that size, which dominates for
-        data far from the origin; see :func:`kppca._linalg.rank_tolerance`). The partial
-        solver has no full spectrum: a Cholesky factorisation of the raw ``K`` certifies
-        ``r = N - 1`` (and becomes the sampling factor); when ``K`` is numerically
-        singular a pivoted Cholesky of ``K_c`` stops at the numerical rank. Both tests
-        use the same tolerance, but pivots and eigenvalues are not the same numbers, so
-        near the threshold the two solvers can differ by a few.
+        The rank ``r`` of ``K_c`` (the dimension of ``H_E``), decided by the kernel's
+        structure so that it does not depend on the dtype or the eigensolver (see
+        :mod:`kppca.kernels.rank` and ``docs/theory``): ``n_distinct - 1`` for strictly
+        positive definite kernels (RBF, Laplacian), the float64 rank of the centered
+        features for explicit finite maps (the linear kernel), ``min(d_features,
+        n_distinct - 1)`` for the polynomial kernel; only a callable kernel is counted
+        numerically (eigenvalues above ``N eps max(lam_1, 4 max|K_ij|)``, or pivots of a
+        pivoted Cholesky factorisation with the partial solver).
     eigenvalues_ : Tensor of shape (q,)
         Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
     eigenvectors_ : Tensor of shape (N, q)
@@ -130,55 +133,45 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        ``y`` is ignored. If the fit fails, a previously fitted model is left unchanged.
+        Cost: the Gram matrix (``O(N^2 D)``, built in row blocks into one ``N x N``
+        buffer and centered in place), then the top ``q`` eigenpairs: ``O(N^2 q)`` per
+        Lanczos sweep with the partial solver, ``O(N^3)`` with the dense one. The rank
+        ``r`` comes from the kernel's structure (see ``rank_``), so the partial fit
+        has no cubic step; what needs one (the sampling factor, the full
+        eigendecomposition for ``score_samples``) is computed on first use. Memory:
+        one ``N x N`` matrix, kept as a cache for later calls.
+
+        ``y`` (optional, one label per row) is kept only for class-conditional
+        sampling, ``sample(n, y=label)``. If the fit fails, a previously fitted model is left unchanged.
         """
         X = self._setup(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
         N = X.shape[0]
         max_rank = N - int(self.center)
-        partial = self._resolve_solver(N) == "partial"
-        K = self.kernel_.gram(X, X)
+        self._resolve_solver(N)
+        K = gram_matrix(self.kernel_, X, batch_size=self.batch_size)
         # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and
         # bounds every later product; non-finite or overflow-prone Gram matrices stop here.
         self._gram_scale = check_gram_scale(
             matrix_scale(K), N, K.dtype, what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE
         )
-        if isinstance(self.kernel_, CallableKernel):
-            self._check_symmetric(K)
-        # The partial solver needs the numerical rank without a full spectrum. A Cholesky of
-        # the raw K settles it (numerically PD => rank(K_c) = N - 1) and gives the fast
-        # sampling factor M chol(K); it must run before K is centered in place.
-        raw_chol = torch.linalg.cholesky_ex(K) if partial else None
         self.centerer_ = KernelCenterer(self.center)
         K_c = self.centerer_.fit_center_(K)
-        factor: list[torch.Tensor] = []
-
-        def rank(tol: float) -> int:
-            L = self._raw_cholesky_factor(*raw_chol, tol)
-            if L is None:  # numerically singular K: the pivoted Cholesky stops at the rank
-                L = pivoted_cholesky(K_c, tol)[:, :max_rank]
-            factor.append(L)
-            return min(L.shape[1], max_rank)
-
+        # None (a callable kernel: no structure to rely on) leaves the count to the solver:
+        # eigenvalues, or pivots of a pivoted Cholesky of K_c (O(N r^2)) with the partial solver.
+        rank = structural_rank(self.kernel_, X, bool(self.center))
         spectrum = self._solve_spectrum(
             K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank, scale=self._gram_scale
         )
-        raw_chol = None  # the factor kept (if any) is in `factor`; free the rest now
         self.X_fit_ = X
+        self._remember_labels(y, N)
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()
         self.A_ = self.eigenvectors_ * torch.sqrt(1.0 / N - self.sigma2_ / self.eigenvalues_)
-        self._gram_c = K_c
-        if factor:
-            self._gram_factor = factor[0]
+        self._cache.set("gram_c", K_c)
         return self
-
-    def _check_symmetric(self, K: torch.Tensor) -> None:
-        scale = float(K.abs().max()) if K.numel() else 0.0
-        if float((K - K.T).abs().max()) > 1e3 * torch.finfo(K.dtype).eps * max(scale, 1.0):
-            raise ValueError("the kernel's Gram matrix is not symmetric; a kernel must satisfy k(x, y) = k(y, x).")
 
     # ------------------------------------------------------------------ kernel-space helpers
     def centered_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
@@ -205,8 +198,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         when ``X`` is the training set and ``K_c`` is cached, no kernel is evaluated
         (as in ``fit_transform``).
         """
-        if "_gram_c" in self.__dict__ and X.shape == self.X_fit_.shape and torch.equal(X, self.X_fit_):
-            return self._gram_c @ basis
+        K_c = self._cache.peek("gram_c")
+        if K_c is not None and X.shape == self.X_fit_.shape and torch.equal(X, self.X_fit_):
+            return K_c @ basis
         return map_row_blocks(lambda rows: self._centered_kernel(rows) @ basis, X, self._block_rows())
 
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
@@ -216,59 +210,98 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         values, vectors = self._full_eigen()
         return self._project(X, vectors) / values.sqrt()
 
+    def _build_centered_gram(self) -> torch.Tensor:
+        """``K_c`` (N, N) from ``X_fit_``: the operations of fit, so bitwise the matrix fit used."""
+        K = gram_matrix(self.kernel_, self.X_fit_, batch_size=self.batch_size)
+        return KernelCenterer(self.center).fit_center_(K)
+
     def _centered_gram(self) -> torch.Tensor:
-        """``K_c`` (N, N), recomputed from ``X_fit_`` after loading a saved model."""
-        if "_gram_c" not in self.__dict__:
-            # Same operations as in fit, so the result is bitwise identical to the matrix fit used.
-            K = self.kernel_.gram(self.X_fit_, self.X_fit_)
-            self._gram_c = KernelCenterer(self.center).fit_center_(K)
-        return self._gram_c
+        """``K_c`` (N, N): fit's matrix while it is cached, else rebuilt (and cached) from ``X_fit_``."""
+        return self._cache.get("gram_c", self._build_centered_gram)
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """All ``r`` non-zero eigenpairs of ``K_c`` (computed once, ``O(N^3)``)."""
-        if "_full" not in self.__dict__:
+        """The eigenpairs of ``K_c`` above the rounding level (at most ``r``; computed once, ``O(N^3)``).
+
+        With a structural rank, the last of the ``r`` eigenvalues of a smooth kernel
+        can be below the rounding level of ``K_c``: those directions are not resolved
+        numerically and are left out (see ``score_samples``).
+        """
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
             values, vectors = eigh_descending(self._centered_gram())
-            r = self.rank_
-            if float(values[r - 1]) <= 0:
-                raise ValueError(
-                    f"K_c has only {int((values > 0).sum())} positive eigenvalues, fewer than the rank {r} assumed "
-                    "by the partial solver (the kernel is numerically singular); refit with eigen_solver='dense'."
-                )
-            self._full = (values[:r].clone(), vectors[:, :r].clone())
-        return self._full
+            keep = min(int((values > self._rank_tolerance()).sum()), self.rank_)
+            return values[:keep].clone(), vectors[:, :keep].clone()
+
+        return self._cache.get("full_eigen", compute)
 
     def _rank_tolerance(self) -> float:
-        """The eigenvalue tolerance the fit counted the rank against."""
+        """The rounding level of ``K_c`` (eigenvalues below it are numerically zero)."""
         return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, self._gram_scale)
 
-    def _raw_cholesky_factor(self, L: torch.Tensor, info: torch.Tensor, tol: float) -> torch.Tensor | None:
-        """``M L`` (N, N), a square root of ``K_c``, when ``L = chol(K)`` succeeded with pivots above ``tol``."""
-        if int(info) != 0 or not bool((L.diagonal() ** 2).min() > tol):
-            return None
-        return L.sub_(L.mean(0, keepdim=True)) if self.center else L  # (M L)(M L)^T = M K M = K_c
+    def _gram_factor(self) -> tuple[str, torch.Tensor]:
+        """The factor behind sampling after a partial fit, computed once on first use (``O(N^3 / 3)``).
+
+        ``("raw", L)`` with ``L = chol(K)`` (N, N), the Cholesky factor of the *raw* Gram
+        matrix, computed **in place** in the cached ``K_c`` (restored to ``K`` from the
+        centerer's means), so one ``N x N`` matrix stays alive; ``M L`` is a square root
+        of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is numerically
+        singular, ``("centered", L_c)`` with ``L_c`` (N, r') a pivoted Cholesky factor of
+        ``K_c``. A loaded model takes the same steps (``K_c`` rebuilt bitwise), so a
+        given ``random_state`` gives the same samples.
+        """
+        return self._cache.get("gram_factor", self._compute_gram_factor)
+
+    def _compute_gram_factor(self) -> tuple[str, torch.Tensor]:
+        K_c = self._cache.pop("gram_c")  # consumed: the factor takes its memory
+        # A cached pre-image context may refer to K_c: drop it (rebuilt on demand without K_c).
+        self._cache.peek("generation", {}).pop("context", None)
+        if K_c is None:
+            K_c = self._build_centered_gram()
+        c = self.centerer_
+        # K = K_c + 1 m^T + m 1^T - g (the uncentered model stored K itself).
+        K = K_c.add_(c.column_means_[None, :]).add_(c.column_means_[:, None]).sub_(c.grand_mean_) if self.center else K_c
+        del K_c
+        # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
+        # the size of its pivots: the factor serves sampling and solves, not rank decisions.
+        L = cholesky_in_place(K)
+        if L is not None:
+            return "raw", L
+        del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
+        return "centered", pivoted_cholesky(self._build_centered_gram(), self._rank_tolerance(), overwrite=True)[
+            :, : self.rank_
+        ]
 
     def _gram_square_root(self) -> torch.Tensor:
-        """A factor ``L`` (N, r') with ``L L^T = K_c``.
+        """A factor ``F`` (N, r') with ``F F^T = K_c``.
 
-        After a dense fit, ``E_r diag(sqrt(lam))`` from the full eigendecomposition.
-        After a partial fit, the factor the fit computed: ``M chol(K)`` when the raw
-        Gram matrix is positive definite, else a pivoted Cholesky factor of ``K_c``;
-        a loaded model (caches dropped) recomputes it the same way, so a given
-        ``random_state`` always gives the same samples.
+        After a dense fit, ``E diag(sqrt(lam))`` from the full eigendecomposition. After
+        a partial fit, ``M chol(K)`` (a new ``N x N`` matrix, formed when a distribution
+        object needs the factor explicitly; sampling applies ``M`` to the draws instead)
+        or the pivoted factor of :meth:`_gram_factor`.
         """
         if self.eigen_solver_ == "dense":
             values, vectors = self._full_eigen()
             return vectors * values.sqrt()
-        if "_gram_factor" not in self.__dict__:
-            K = self.kernel_.gram(self.X_fit_, self.X_fit_)
-            if "_gram_scale" not in self.__dict__:  # not persisted: the same K gives fit's value
-                self._gram_scale = matrix_scale(K)
-            tol = self._rank_tolerance()
-            factor = self._raw_cholesky_factor(*torch.linalg.cholesky_ex(K), tol)
-            if factor is None:
-                factor = pivoted_cholesky(self._centered_gram(), tol)[:, : self.rank_]
-            self._gram_factor = factor
-        return self._gram_factor
+        kind, L = self._gram_factor()
+        if kind == "raw" and self.center:
+            return L - L.mean(0, keepdim=True)  # (M L)(M L)^T = M K M = K_c
+        return L
+
+    def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
+        """``sigma F a`` for draws ``a`` (n, r'), ``F F^T = K_c``, without forming ``F`` (partial fits)."""
+        sigma = self.sigma2_**0.5
+        if self.eigen_solver_ == "dense":
+            return sigma * (a @ self._gram_square_root().T)
+        kind, L = self._gram_factor()
+        out = a @ L.T
+        if kind == "raw" and self.center:
+            out -= out.mean(1, keepdim=True)  # M (L a): rows of the result are centered
+        return out.mul_(sigma)
+
+    def _noise_width(self) -> int:
+        """Number of columns ``r'`` of the noise factor (the width of the draws ``a``)."""
+        if self.eigen_solver_ == "dense":
+            return self._full_eigen()[0].shape[0]
+        return self._gram_factor()[1].shape[1]
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
@@ -290,8 +323,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
         F = sigma * self._gram_square_root()  # the same factor whatever was cached: reproducible rsample
-        if "_full" in self.__dict__:
-            values, vectors = self._full
+        full = self._cache.peek("full_eigen")
+        if full is not None:
+            values, vectors = full
             return DegenerateMultivariateNormal(loc, F, basis=vectors, basis_scale=sigma * values.sqrt())
         return DegenerateMultivariateNormal(loc, F)
 
@@ -324,20 +358,19 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         self._check_fitted("sampling_factor")
         if factor == "symmetric":
-            if "_symmetric_factor" not in self.__dict__:
+            def symmetric() -> torch.Tensor:
                 _, vectors = self._full_eigen()
-                self._symmetric_factor = (vectors * self.marginal_scales()) @ vectors.T
-            return self._symmetric_factor
+                return (vectors * self.marginal_scales()) @ vectors.T
+
+            return self._cache.get("symmetric_factor", symmetric)
         if factor == "fast":
-            top, scale, L = self._fast_factor_blocks()
-            return torch.cat([top, scale * L], dim=1)
+            return torch.cat([self._top_factor(), self.sigma2_**0.5 * self._gram_square_root()], dim=1)
         raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
 
-    def _fast_factor_blocks(self) -> tuple[torch.Tensor, float, torch.Tensor]:
-        """The fast factor as ``[top, scale * L]`` without forming it: (N, q), sigma, (N, r')."""
+    def _top_factor(self) -> torch.Tensor:
+        """The top block ``E_q diag(sqrt(lam^2/N - sigma2 lam))`` (N, q) of the fast factor."""
         lam = self.eigenvalues_
-        top = self.eigenvectors_ * torch.sqrt(lam**2 / self.n_samples_ - self.sigma2_ * lam)
-        return top, self.sigma2_**0.5, self._gram_square_root()
+        return self.eigenvectors_ * torch.sqrt(lam**2 / self.n_samples_ - self.sigma2_ * lam)
 
     def kernel_marginal(self, factor: str = "fast") -> DegenerateMultivariateNormal:
         """The marginal distribution of ``k_c``: ``N(0, S)`` on ``range(K_c)``.
@@ -355,8 +388,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
-        if "_full" in self.__dict__:
-            return DegenerateMultivariateNormal(loc, F, basis=self._full[1], basis_scale=self.marginal_scales())
+        full = self._cache.peek("full_eigen")
+        if full is not None:
+            return DegenerateMultivariateNormal(loc, F, basis=full[1], basis_scale=self.marginal_scales())
         return DegenerateMultivariateNormal(loc, F)
 
     def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
@@ -378,11 +412,11 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         n = check_count(n, "n")
         gen = torch_generator(random_state, self._device)
         if factor == "fast":
-            # a @ [top, sigma L]^T by blocks: the (N, q + r') factor is never materialised.
-            top, scale, L = self._fast_factor_blocks()
+            # a @ [top, sigma M L]^T by blocks: the (N, q + r') factor is never materialised.
+            top = self._top_factor()
             q = top.shape[1]
-            a = torch.randn((int(n), q + L.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
-            return self._output(torch.addmm(a[:, :q] @ top.T, a[:, q:], L.T, alpha=scale))
+            a = torch.randn((int(n), q + self._noise_width()), generator=gen, dtype=self._dtype, device=self._device)
+            return self._output(self._noise_kernel_vectors(a[:, q:]).addmm_(a[:, :q], top.T))
         F = self.sampling_factor(factor)
         a = torch.randn((int(n), F.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
         return self._output(a @ F.T)

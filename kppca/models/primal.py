@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .._linalg import check_gram_scale, eigh_descending, orthonormalize_columns, scatter_rounding_scale
+from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import dtype_from_spec, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
 from ..distributions import DegenerateMultivariateNormal
@@ -103,7 +103,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         then fitted on the first row-block (Nystroem landmarks come from it).
         Such a model keeps no training inputs (see :meth:`partial_fit`).
 
-        ``y`` is ignored. Any previous fit, incremental or not, is discarded. If
+        ``y`` (optional, one label per row) is kept only for class-conditional
+        sampling, ``sample(n, y=label)``. Any previous fit, incremental or not, is discarded. If
         the fit fails, a previously fitted model is left unchanged.
         """
         if is_dask_collection(X):
@@ -112,18 +113,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         fmap = self._fitted_feature_map(X)
         Phi = fmap.map(X)
         N, d = Phi.shape
-        mean = Phi.mean(0) if self.center else torch.zeros(d, dtype=Phi.dtype, device=Phi.device)
-        # Overflow stops here, before any product of the features.
-        scale = self._check_feature_scale(float((Phi * Phi).sum(1).max()) if N else 0.0, N)
-        Phi_c = Phi - mean
-        # Centered before the product, the scatter carries a smaller rounding error than K_c.
-        scale = scatter_rounding_scale(scale, float((Phi_c * Phi_c).sum()), N)
         if d <= N:
-            self._fit_spectrum(mean, N, scale, scatter=Phi_c.T @ Phi_c)
+            # The d x d statistics, accumulated in float64 (as partial_fit and the Dask fit do).
+            self._fit_from_stats(ScatterStats.from_batch(Phi, bool(self.center)))
         else:
             # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
-            self._fit_spectrum(mean, N, scale, Phi_c=Phi_c)
+            Phi_c, mean, raw_scale = centered_rows(Phi, bool(self.center))
+            self._fit_spectrum(mean, N, raw_scale, float((Phi_c * Phi_c).sum()), Phi_c=Phi_c)
         self.X_fit_ = X
+        self._remember_labels(y, N)
         return self
 
     @fit_context
@@ -153,7 +151,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         The model keeps no training inputs (``X_fit_``): pre-images of a
         non-identity map (``sample``, ``inverse_transform``,
         ``latent_traversal``) are not available; everything in feature space is
-        (``transform``, ``score_samples``, ``reconstruct``, ``sample_features``,
+        (``transform``, ``score_samples``, ``reconstruct_features``, ``sample_features``,
         ``feature_marginal``, ``novelty_score``). With the identity map the
         features are the inputs, so ``sample`` and ``inverse_transform`` work.
 
@@ -217,16 +215,20 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         )
 
     def _fit_spectrum(
-        self, mean: torch.Tensor, N: int, scale: float, *, scatter: torch.Tensor | None = None,
+        self, mean: torch.Tensor, N: int, raw_scale: float, trace: float, *, scatter: torch.Tensor | None = None,
         Phi_c: torch.Tensor | None = None,
     ) -> None:
-        """The fitted model from the mean (d,) and either the scatter (d, d) or the centered features (N, d).
+        """The fitted model from float64 statistics: the mean (d,) and the scatter (d, d) or the centered features (N, d).
 
-        The one step shared by ``fit``, ``partial_fit`` and the Dask fit: the spectrum
+        The one step shared by ``fit``, ``partial_fit`` and the Dask fit. The spectrum
         (of the ``d x d`` scatter, or of the ``N x N`` Gram matrix when only ``Phi_c`` is
-        given), then ``q``, ``sigma2``, ``components_`` and ``W_``. ``scale`` is the
-        rounding scale of :func:`~kppca._linalg.scatter_rounding_scale`.
+        given) is computed in float64 whatever the model's dtype, so the rank, the
+        trace and ``sigma2`` do not depend on it; the fitted tensors are then cast to the
+        model's dtype. ``raw_scale = max_i |phi_i|^2`` and ``trace = sum_i |phi_i - m|^2``
+        set the rounding level of the rank count (:func:`~kppca._linalg.scatter_rounding_scale`).
         """
+        raw_scale = self._check_feature_scale(raw_scale, N)
+        scale = scatter_rounding_scale(raw_scale, trace, N)
         d = mean.shape[0]
         max_rank = min(d, N - int(self.center))
         if scatter is not None:
@@ -241,23 +243,27 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
                 Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=max_rank, scale=scale
             )
             V = orthonormalize_columns(Phi_c.T @ spectrum.vectors / spectrum.values.sqrt())
-            if spectrum.complete:
-                spectrum.vectors = V
-        self.mean_ = mean
+        dtype = self._dtype
+        spectrum.values, spectrum.vectors = spectrum.values.to(dtype), V.to(dtype)
+        self.mean_ = mean.to(dtype)
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
-        self.components_ = V[:, :q].T.clone()
-        self.W_ = V[:, :q] * torch.sqrt(self.eigenvalues_ / N - self.sigma2_)
+        self.components_ = spectrum.vectors[:, :q].T.clone()
+        self.W_ = spectrum.vectors[:, :q] * torch.sqrt(self.eigenvalues_ / N - self.sigma2_)
+
+    def _fit_from_stats(self, stats: ScatterStats) -> None:
+        """Fit from accumulated float64 statistics."""
+        self._fit_spectrum(
+            stats.mean.to(self._device), stats.count, stats.max_sq_norm, stats.trace,
+            scatter=stats.scatter.to(self._device),
+        )
 
     def _fit_stats(self, stats: ScatterStats) -> None:
-        """Fit from accumulated statistics (float64) and keep them in place of the training inputs."""
-        N = stats.count
-        scale = self._check_feature_scale(stats.max_sq_norm, N)
-        scale = scatter_rounding_scale(scale, stats.trace, N)
-        # The spectrum is taken in the model's dtype, as fit does; only the sums were float64.
-        self._fit_spectrum(stats.mean.to(self._dtype), N, scale, scatter=stats.scatter.to(self._dtype))
+        """Fit from accumulated statistics and keep them in place of the training inputs."""
+        self._fit_from_stats(stats)
         self._stream_stats = stats.to_state()
         self.__dict__.pop("X_fit_", None)
+        self._remember_labels(None, stats.count)  # no inputs kept, no labels either
 
     def _fit_dask(self, X: Any) -> "PrimalPPCA":
         """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
@@ -348,25 +354,25 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         return self._centered_features(X) @ self._full_eigen()[1]
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached)."""
-        if "_full" not in self.__dict__:
+        """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached).
+
+        Computed in float64, as the fit's spectrum, then cast to the model's dtype.
+        """
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
             r = self.rank_
-            if "_stream_stats" in self.__dict__:
-                # Fitted from statistics: the scatter is all there is, and all that is needed.
-                values, V = eigh_descending(self._stream_stats["scatter"].to(self._dtype))
-                self._full = (values[:r].clone(), V[:, :r].clone())
-                return self._full
-            Phi_c = self._centered_features(self.X_fit_)
-            N, d = Phi_c.shape
-            if d <= N:
-                values, V = eigh_descending(Phi_c.T @ Phi_c)
+            stats = self._current_stats()
+            N, d = stats.count, stats.mean.shape[0]
+            if d <= N or "X_fit_" not in self.__dict__:
+                values, V = eigh_descending(stats.scatter.to(self._device))
                 values, V = values[:r], V[:, :r]
             else:
+                Phi_c = self.feature_map_.map(self.X_fit_).to(torch.float64) - stats.mean.to(self._device)
                 values, E = eigh_descending(Phi_c @ Phi_c.T)
                 values = values[:r]
                 V = orthonormalize_columns(Phi_c.T @ E[:, :r] / values.sqrt())
-            self._full = (values.clone(), V.clone())
-        return self._full
+            return values.to(self._dtype).clone(), V.to(self._dtype).clone()
+
+        return self._cache.get("full_eigen", compute)
 
     # ------------------------------------------------------------------ distributions of phi
     def _subspace_distribution(self, loc: torch.Tensor, scales: torch.Tensor) -> DegenerateMultivariateNormal:
@@ -400,12 +406,6 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         return self._output((a * std) @ V.T + self.mean_)
 
     # ------------------------------------------------------------------ reconstruction, covariance
-    def reconstruct(self, X: ArrayLike) -> Any:
-        """MAP reconstruction in feature space, ``W h_MAP + m``, shape (M, d)."""
-        self._check_fitted("reconstruct")
-        h = self._principal_coordinates(self._input(X)) * self._gain
-        return self._output(h @ self.W_.T + self.mean_, X)
-
     def get_covariance(self) -> torch.Tensor:
         """``W W^T + sigma2 I_d`` (d, d), the model covariance of ``phi`` (Tipping and Bishop)."""
         self._check_fitted("get_covariance")

@@ -7,6 +7,15 @@ Restricted Kernel Machines, to a latent code). All work on batches of M points a
 once, take numpy arrays or torch tensors (numpy in -> numpy out, torch in -> torch
 out, on the tensor's device) and compute in float64 by default.
 
+Strategy objects
+----------------
+:class:`SmootherPreimage`, :class:`KNNPreimage`, :class:`FixedPointPreimage` and
+:class:`LearnedMapPreimage` wrap these functions for models: built from options
+(:func:`make_preimage`), called with :class:`FeaturePoints` and a
+:class:`TrainingContext` (training inputs, kernel, centerer, centered diagonal; RKM
+models build one with :meth:`TrainingContext.from_inputs`). The smoother's default
+``selection="auto"`` corrects the hubness of raw kernel weights for sampled points.
+
 Which method when
 -----------------
 :func:`kernel_smoother` (with :func:`uncenter_kernel_vectors` first for centered vectors)
@@ -30,10 +39,23 @@ Which method when
     (choose them by validation) and coordinates rather than kernel vectors.
 """
 
+from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import feature_space_sq_distances, knn_preimage
 from .learned import LearnedPreimage, median_heuristic_bandwidth
 from .smoother import KernelSmoother, kernel_smoother
+from .strategies import (
+    DEFAULT_PREIMAGE,
+    PREIMAGE_METHODS,
+    PREIMAGE_OPTIONS,
+    SELECTIONS,
+    FixedPointPreimage,
+    KNNPreimage,
+    LearnedMapPreimage,
+    Preimage,
+    SmootherPreimage,
+    make_preimage,
+)
 from .uncenter import ROW_MEAN_ESTIMATES, uncenter_kernel_vectors
 
 __all__ = [
@@ -48,4 +70,16 @@ __all__ = [
     "PreimageConvergenceWarning",
     "LearnedPreimage",
     "median_heuristic_bandwidth",
+    "TrainingContext",
+    "FeaturePoints",
+    "Preimage",
+    "SmootherPreimage",
+    "KNNPreimage",
+    "FixedPointPreimage",
+    "LearnedMapPreimage",
+    "make_preimage",
+    "PREIMAGE_METHODS",
+    "PREIMAGE_OPTIONS",
+    "DEFAULT_PREIMAGE",
+    "SELECTIONS",
 ]

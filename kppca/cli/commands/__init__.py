@@ -1,0 +1,13 @@
+"""One module per ``kppca`` command.
+
+Each has ``NAME``, ``STAGES``, ``add_parser(subparsers)`` and ``run(args, stages)``.
+
+A new command is a new module here plus one line in :data:`COMMANDS`.
+"""
+
+from . import fit, sample, traverse
+
+#: The commands, in the order ``kppca --help`` lists them.
+COMMANDS = {module.NAME: module for module in (sample, traverse, fit)}
+
+__all__ = ["COMMANDS"]

@@ -1,0 +1,52 @@
+"""``kppca fit``: fit a model, report it, optionally save it and plot its spectrum."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..common import Stages, check_output, prepare, save_figure, save_model
+from ..parser import add_model_options, add_run_options
+
+NAME = "fit"
+STAGES = ["load data", "fit model", "save model", "plot spectrum"]
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        NAME, help="fit a model, report it and optionally save it",
+        description="Fit the dual PPCA model on MNIST digits, print explained variance, sigma2, q, rank and "
+        "timings, and optionally save the model (--save) and plot its eigenvalue spectrum (--spectrum).",
+    )
+    add_model_options(p, loadable=False)
+    g = p.add_argument_group("output files")
+    g.add_argument("--save", metavar="FILE",
+                   help="write the fitted model there (a torch pickle: load only files you trust)")
+    g.add_argument("--spectrum", metavar="FILE",
+                   help="also plot the eigenvalue spectrum lambda_p/N with the sigma2 level there (PNG)")
+    add_run_options(p)
+
+
+def run(args: argparse.Namespace, stages: Stages) -> None:
+    import matplotlib.pyplot as plt
+
+    from ...plotting.spectrum import plot_spectrum
+
+    if args.save:
+        check_output(args.save, "model")
+    if args.spectrum:
+        check_output(args.spectrum)
+    model = prepare(args, stages)
+    if args.save:
+        stages.run("save model", save_model, model, args.save)
+        print(f"saved the model to {args.save}")
+    if args.spectrum:
+        def draw() -> None:
+            fig, ax = plt.subplots(figsize=(6, 4))
+            plot_spectrum(model, ax=ax)
+            save_figure(fig, args.spectrum)
+
+        stages.run("plot spectrum", draw)
+        print(f"wrote {args.spectrum}")
+
+

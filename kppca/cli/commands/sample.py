@@ -1,0 +1,121 @@
+"""``kppca sample``: fit (or load) a model, draw digits, write a picture and/or the raw samples."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+import numpy as np
+
+from ...models.generation import DEFAULT_PREIMAGE, LATENTS
+from ..common import Stages, UserError, check_output, image_shape, prepare, save_figure
+from ..parser import add_model_options, add_run_options, preimage_help
+from ..types import digit_class, latent_name, positive_int, preimage_name
+
+NAME = "sample"
+STAGES = ["load data", "fit model", "generate", "report", "write image", "write samples"]
+
+#: Default latent distribution of the command (the model's own default is the exact prior):
+#: chosen with benchmarks/generation_quality.py (all ten classes in the data's proportions).
+DEFAULT_LATENT = "mixture"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        NAME, help="fit (or load) a model and write a PNG grid of generated digits (or the raw samples, .npy)",
+        description="Fit the dual PPCA model on MNIST digits (or load one), draw latent codes from a Gaussian "
+        "mixture fitted on the training codes (--latent mixture, default) or from the model's own prior "
+        "(--latent prior: the exact sample k_c ~ N(0, S)), map them back to pixels with a pre-image, and "
+        "write them as a grid (.png) or as an array of shape (n, 784) (.npy). Prints explained variance, "
+        "sigma2, q, rank and timings; --report adds a quality report.",
+    )
+    add_model_options(p, loadable=True)
+    g = p.add_argument_group("generation")
+    g.add_argument("--n-samples", type=positive_int, default=64, metavar="N",
+                   help="number of digits to generate (default: 64)")
+    g.add_argument("--latent", type=latent_name, default=DEFAULT_LATENT, metavar="DIST",
+                   help=f"latent distribution: {', '.join(LATENTS)} (default: {DEFAULT_LATENT}; 'prior' is the "
+                   "exact model sample, noise included)")
+    g.add_argument("--digit-class", type=digit_class, metavar="K",
+                   help="generate only digits of class K (codes from that class's mixture, pre-images from its "
+                   "training digits)")
+    g.add_argument("--preimage", type=preimage_name, default=DEFAULT_PREIMAGE, metavar="METHOD",
+                   help=preimage_help())
+    g.add_argument("--n-cols", type=positive_int, metavar="C",
+                   help="images per row of the grid (default: ceil(sqrt(n-samples)))")
+    g.add_argument("--out", action="append", metavar="FILE",
+                   help="output file, repeatable: an image (PNG unless the extension names another matplotlib "
+                   "format) or FILE.npy for the raw samples, shape (n, 784), pixels in [0, 1] "
+                   "(default: kppca_samples.png)")
+    g.add_argument("--report", action="store_true",
+                   help="print a quality report: classifier confidence, class histogram, distance to the "
+                   "training digits, MMD to held-out digits (needs digits not used for training)")
+    add_run_options(p)
+
+
+def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    outs = args.out or ["kppca_samples.png"]
+    arrays = [o for o in outs if o.lower().endswith(".npy")]
+    images = [o for o in outs if not o.lower().endswith(".npy")]
+    return images, arrays
+
+
+def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
+    from ...datasets import load_mnist
+    from ...metrics import sample_quality
+
+    X_fit = np.asarray(model.X_fit_.cpu())
+    X_all, y_all = load_mnist(path=args.mnist_dir)
+    # Held-out real digits: those not among the training inputs (compared by value).
+    train_rows = {row.tobytes() for row in X_fit.astype(X_all.dtype)}
+    held = np.array([row.tobytes() not in train_rows for row in X_all])
+    if held.sum() < 20:
+        raise UserError("--report needs real digits not used for training; fewer than 20 are left.")
+    X_ref, y_ref = X_all[held], y_all[held]
+    target = None if args.digit_class is None else args.digit_class
+    q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, random_state=args.seed)
+    print(f"quality report (classifier trained on {len(y_ref)} held-out digits):")
+    print(q.summary())
+
+
+def run(args: argparse.Namespace, stages: Stages) -> None:
+    images, arrays = _outputs(args)
+    for out in images:
+        check_output(out)
+    for out in arrays:
+        check_output(out, "samples")
+    model = prepare(args, stages)
+    if images:
+        shape = image_shape(model)
+    y = args.digit_class
+    if y is not None and "sample_classes_" not in model.__dict__:
+        raise UserError("--digit-class needs a model fitted with labels; a model file saved without them cannot "
+                        "do it (fit again without --model).")
+    latent = args.latent
+    S = stages.run("generate", model.sample, args.n_samples, random_state=args.seed, preimage=args.preimage,
+                   latent=latent, y=y)
+    S = np.asarray(S)
+    if args.report:
+        stages.run("report", _report, args, model, S)
+    what = f"latent '{latent}'" + (f", class {y}" if y is not None else "") + f", pre-image '{args.preimage}'"
+
+    for out in images:
+        def draw(out: str = out) -> None:
+            import matplotlib.pyplot as plt
+
+            from ...plotting.images import plot_image_grid
+
+            n_cols = args.n_cols or math.ceil(math.sqrt(args.n_samples))
+            n_rows = math.ceil(args.n_samples / n_cols)
+            fig, ax = plt.subplots(figsize=(0.45 * n_cols + 0.2, 0.45 * n_rows + 0.5))
+            plot_image_grid(S, shape, n_cols, ax=ax, vmin=0.0, vmax=max(1e-12, float(S.max())),
+                            title=f"{args.n_samples} samples, q = {model.n_components_}, {what}")
+            save_figure(fig, out)
+
+        stages.run("write image", draw)
+    for out in arrays:
+        stages.run("write samples", np.save, out, np.clip(S, 0.0, 1.0))
+    print(f"generated {args.n_samples} digits with {what}")
+    for out in images + arrays:
+        print(f"wrote {out}")

@@ -1,0 +1,178 @@
+"""What the commands of ``kppca`` share: stages with timings, data, model, output checks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+PROG = "kppca"
+
+#: Defaults of the model options (the digits look recognisable and a run takes a few seconds).
+DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 10, "seed": 0}
+
+# Errors a user can fix: reported in one line, exit status 1 (no traceback).
+USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError)
+
+
+class UserError(Exception):
+    """An error in what the user asked for, reported without a traceback."""
+
+
+class Stages:
+    """A tqdm bar over the named stages of a command (stderr), plus timings for the report."""
+
+    def __init__(self, names: Sequence[str], enabled: bool):
+        from tqdm.auto import tqdm
+
+        self.names = list(names)
+        self.bar = tqdm(total=len(self.names), file=sys.stderr, disable=not enabled, leave=False,
+                        bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}]")
+        self.timings: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self.bar.set_description_str(name)
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.timings[name] = time.perf_counter() - t0
+        self.bar.update(1)
+        return out
+
+    def close(self) -> float:
+        self.bar.close()
+        return time.perf_counter() - self._start
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    if args.progress is not None:
+        return bool(args.progress)
+    return sys.stderr.isatty()
+
+
+def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    from ..datasets import MNIST_ENV_VAR, load_mnist
+
+    path = args.mnist_dir
+    if path is not None and not os.path.isdir(path):
+        raise UserError(f"--mnist-dir {path!r} is not an existing folder.")
+    # Everything of the selected classes first (parsed files are cached), to size the subset.
+    _, y_all = load_mnist(digits=args.digits, path=path)
+    n = args.n_train if args.n_train is not None else min(DEFAULTS["n_train"], len(y_all))
+    if n > len(y_all):
+        raise UserError(f"--n-train {n} exceeds the {len(y_all)} digits available for the selected classes.")
+    if n < 3:
+        raise UserError(f"--n-train {n} is too small; the model needs at least 3 digits.")
+    X, y = load_mnist(digits=args.digits, n_samples=n, random_state=args.seed, path=path)
+    source = path or os.environ.get(MNIST_ENV_VAR) or "the bundled 5,000-digit sample"
+    return X, y, str(source)
+
+
+def fit_model(args: argparse.Namespace, X: Any, y: Any = None) -> Any:
+    from ..kernels import RBF
+    from ..models import DualPPCA
+
+    q = args.n_components
+    if q is None and args.sigma2 is None:
+        q = DEFAULTS["n_components"]
+    return DualPPCA(q, sigma2=args.sigma2, kernel=RBF(args.bandwidth), random_state=args.seed).fit(X, y)
+
+
+def load_model(path: str) -> Any:
+    from .. import ModelFileError, load
+
+    if not os.path.isfile(path):
+        raise UserError(f"model file {path!r} does not exist (write one with 'kppca fit --save FILE').")
+    try:
+        model = load(path, map_location="cpu")
+    except (ModelFileError, OSError) as exc:  # a bad or unreadable file, from the user's point of view
+        raise UserError(f"cannot read model file {path!r}: {exc}") from exc
+    return model
+
+
+def describe(model: Any) -> str:
+    kernel = getattr(model, "kernel_", None)
+    kind = type(model).__name__
+    kern = f", kernel {kernel!r}" if kernel is not None else ""
+    ev = float(model.explained_variance_ratio_.sum())
+    return (
+        f"model: {kind}{kern}, N = {model.n_samples_}, q = {model.n_components_}, rank r = {model.rank_}, "
+        f"sigma2 = {model.sigma2_:.4g} ({100 * model.sigma2_ / model.total_variance_:.3g} % of the total "
+        f"variance per direction), explained variance {100 * ev:.2f} %"
+    )
+
+
+def prepare(args: argparse.Namespace, stages: Stages) -> Any:
+    if getattr(args, "model", None):
+        ignored = [f"--{k.replace('_', '-')}" for k in ("digits", "n_train", "bandwidth", "n_components", "sigma2",
+                                                       "mnist_dir") if getattr(args, k) is not None]
+        if ignored:
+            print(f"{PROG}: note: --model given, ignoring {', '.join(ignored)}", file=sys.stderr)
+        model = stages.run("load model", load_model, args.model)
+        print(f"loaded {args.model}")
+    else:
+        X, y, source = stages.run("load data", load_training_data, args)
+        classes = sorted(set(int(v) for v in y))
+        print(f"data: {len(y)} MNIST digits of classes {','.join(map(str, classes))} from {source}")
+        model = stages.run("fit model", fit_model, args, X, y)
+    print(describe(model))
+    return model
+
+
+def image_shape(model: Any) -> tuple[int, int]:
+    from ..plotting.images import image_shape_for
+
+    try:
+        return image_shape_for(model.n_features_in_)
+    except ValueError:
+        raise UserError(
+            f"the model's inputs have {model.n_features_in_} features, not square images; cannot draw them."
+        ) from None
+
+
+def check_output(out: str, what: str = "image") -> None:
+    """Fail early (before any fitting) when ``out`` cannot be written."""
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {out!r}: folder {str(path.parent)!r} does not exist.")
+    if path.is_dir():
+        raise UserError(f"cannot write {out!r}: it is a folder; give a file name for the {what}.")
+    if what == "image":
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        fmt = path.suffix[1:].lower() or "png"
+        if fmt not in FigureCanvasBase.get_supported_filetypes():
+            raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
+    # Permission bits do not tell (root ignores them, /proc refuses anyway): try to open the file for
+    # appending, which never truncates an existing file, and remove it again if it is new.
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write {out!r}: {exc.strerror or exc}; choose a writable folder.") from exc
+    if not existed:
+        try:
+            path.unlink()
+        except OSError:  # left as an empty file: harmless, it is overwritten at the end
+            pass
+
+
+def save_model(model: Any, out: str) -> None:
+    """Write ``model`` to ``out``; any failure is one line naming the file, not the serializer's internals."""
+    try:
+        model.save(out)
+    except OSError as exc:
+        raise UserError(f"cannot write the model to {out!r}: {exc.strerror or exc}.") from exc
+    except RuntimeError as exc:  # torch.save reports I/O failures as RuntimeError('[enforce fail at ...]')
+        reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
+        raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
+
+
+def save_figure(fig: Any, out: str) -> None:
+    from ..plotting import save_figure
+
+    save_figure(fig, out, dpi=100)

@@ -1,0 +1,45 @@
+"""Generation in input space: samples, latent codes and reconstructions mapped back through a pre-image.
+
+The dual model lives in feature space and is known only through kernel values: a
+generated point ``psi`` is a centered kernel vector ``k_c = Phi_c^T (psi - m)`` (spec,
+"Conditional and marginal"). The mixins of this package add to :class:`~kppca.DualPPCA`
+and :class:`~kppca.PrimalPPCA` the methods that bring such points back to inputs,
+implemented once in :class:`~kppca.models.generation.base.GenerationMixin`:
+
+* ``sample(n, latent=..., y=...)`` -- draw from the model's prior (the exact sample),
+  from a Gaussian mixture on the training codes, or from one class;
+* ``inverse_transform(h)`` -- the conditional mean ``K_c A h`` (``W h + m``) of latent codes;
+* ``reconstruct(X)`` -- the MAP reconstruction, in inputs for both models (the
+  feature-space ones are ``reconstruct_kernel`` and ``reconstruct_features``);
+* ``latent_traversal()`` -- a grid over two latent components (paper, Fig. 4c);
+* ``kernel_preimage(K_c_rows)`` (dual) -- any centered kernel vectors.
+
+The pre-image itself is a strategy object of :mod:`kppca.preimage.strategies`
+(``preimage=`` takes its name plus options as keywords, or the object), called with
+the model's :meth:`preimage_context` (a :class:`~kppca.preimage.TrainingContext`).
+
+Default pre-image: the kernel smoother over 10 training points weighted by their raw
+kernel values, chosen in ``sample`` with a local hubness correction and elsewhere by
+raw similarity (``selection="auto"``, see :mod:`kppca.preimage.strategies`). With ``latent="mixture"`` (the default of
+``kppca sample``) and MNIST (N = 2,000, q = 10, RBF(5)), 1,000 samples get a classifier
+confidence of about 0.96 (real digits 0.95), 9.6 to 9.8 effective classes of 10, at
+least 5 % in every class, and lie at 0.73 times the distance of real held-out digits
+from their nearest training digit (``benchmarks/generation_quality.py``).
+"""
+
+from ...preimage.strategies import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS, resolve_preimage
+from .base import GenerationMixin
+from .dual import DualGenerationMixin
+from .latent import LATENTS
+from .primal import PrimalGenerationMixin
+
+__all__ = [
+    "GenerationMixin",
+    "DualGenerationMixin",
+    "PrimalGenerationMixin",
+    "PREIMAGE_METHODS",
+    "PREIMAGE_OPTIONS",
+    "DEFAULT_PREIMAGE",
+    "LATENTS",
+    "resolve_preimage",
+]

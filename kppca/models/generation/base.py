@@ -1,0 +1,328 @@
+"""The generation methods shared by the primal and dual models, implemented once.
+
+A model provides four hooks that produce feature-space points (in its own
+representation: :class:`~kppca.preimage.FeaturePoints` for the dual model, feature
+vectors for the primal) and one that maps such points to inputs with a pre-image
+strategy:
+
+``_latent_points(h)``
+    the conditional mean of latent codes (``K_c A h`` / ``W h + m``);
+``_prior_points(n, random_state, factor)``
+    exact draws from the marginal model (the model's own sample);
+``_add_noise(points, generator)``
+    the model noise ``sigma2`` added to points (``k_c + sigma L a`` / ``psi + sigma V_r a``);
+``_reconstruction_points(X)``
+    the MAP reconstruction of inputs;
+``_points_to_inputs(points, strategy, candidates)``
+    the pre-image.
+
+Everything kept between calls (the training context, dual-coefficient factor,
+latent mixtures, learned maps, hub scores) lives in the one per-fit cache returned
+by :meth:`GenerationMixin._gen_cache`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..._param_validation import Interval, Options, check_scalar
+from ..._validation import ArrayLike, check_count, torch_generator
+from ...preimage.strategies import Preimage, make_preimage
+from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
+
+__all__ = ["GenerationMixin"]
+
+
+class GenerationMixin:
+    """``sample``, ``inverse_transform``, ``reconstruct`` and ``latent_traversal`` (see the module docstring)."""
+
+    # ------------------------------------------------------------------ caches and labels
+    def _gen_cache(self) -> dict:
+        """Everything generation derives from the fit: one entry of the model's :class:`~kppca._cache.LazyCache`.
+
+        Reset by every fit, pickled empty, never written to model files (as every cache).
+        """
+        return self._cache.get("generation", dict)
+
+    def _remember_labels(self, y: Any, n_samples: int) -> None:
+        """Keep the training labels ``y`` (for class-conditional sampling), or forget old ones when None.
+
+        Sets ``sample_classes_`` (the distinct labels, sorted) and the per-point class index.
+        """
+        self.__dict__.pop("sample_classes_", None)
+        self.__dict__.pop("_label_index", None)
+        if y is None:
+            return
+        labels = np.asarray(y)
+        if labels.ndim != 1 or labels.shape[0] != n_samples:
+            raise ValueError(
+                f"y must be one label per training point, shape ({n_samples},), got shape {labels.shape}; "
+                "it is used only for class-conditional sampling (sample(n, y=...)). Pass y=None to ignore it."
+            )
+        classes, index = np.unique(labels, return_inverse=True)
+        self.sample_classes_ = classes
+        self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
+
+    def _preimage_strategy(self, preimage: Any, options: dict[str, Any]) -> Preimage:
+        return make_preimage(preimage, **options)
+
+    # ------------------------------------------------------------------ public API
+    def sample(
+        self,
+        n: int,
+        random_state: Any = None,
+        preimage: str | Preimage | None = None,
+        *,
+        latent: str = "prior",
+        y: Any = None,
+        noise: bool | None = None,
+        factor: str = "fast",
+        **preimage_options: Any,
+    ) -> Any:
+        """Draw ``n`` new inputs: feature-space points from a latent distribution, then a pre-image.
+
+        Parameters
+        ----------
+        n : int
+        random_state : int, Generator or None
+        preimage : str or Preimage, optional
+            A method of :data:`~kppca.preimage.PREIMAGE_METHODS` (default
+            :data:`~kppca.preimage.DEFAULT_PREIMAGE`) or a strategy object.
+        latent : {"prior", "mixture"}, default "prior"
+            ``"prior"``: the model itself, ``h ~ N(0, I_q)`` (with ``noise``, the exact
+            marginal sample: ``sample(n, random_state=s)`` maps the points of
+            ``sample_kernel``/``sample_features(n, random_state=s)``). ``"mixture"``: a
+            Gaussian mixture fitted on the training codes ``transform(X_train)`` (cached),
+            mapped through the conditional mean.
+        y : label or array-like of n labels, optional
+            Class-conditional sampling (needs ``fit(X, y)``): codes from a mixture fitted on
+            the codes of that class, and pre-images built from the training points of that
+            class only. Implies ``latent="mixture"``.
+        noise : bool, optional
+            Add the model noise (``sigma2``) to the points. Default: True for
+            ``latent="prior"`` (the exact model), False otherwise.
+        factor : {"fast", "symmetric"}, default "fast"
+            Square root of the marginal covariance used by the exact dual sample
+            (same distribution), see ``sampling_factor``; the primal model has one route.
+        **preimage_options
+            Options of the pre-image method (:data:`~kppca.preimage.PREIMAGE_OPTIONS`).
+
+        Returns
+        -------
+        ndarray or Tensor of shape (n, D)
+            numpy when the model was fitted on numpy data.
+        """
+        self._check_fitted("sample")
+        strategy = self._preimage_strategy(preimage, preimage_options)
+        latent = check_scalar(latent, "latent", [Options(LATENTS)])
+        if y is not None and latent == "prior":
+            latent = "mixture"
+        if noise is None:
+            noise = latent == "prior" and y is None
+        noise = bool(check_scalar(noise, "noise", ["boolean"]))
+        n = check_count(n, "n")
+        self._before_draw(strategy)
+        candidates = None
+        if latent == "prior":
+            if noise:
+                points = self._prior_points(n, random_state, factor)
+            else:
+                gen = torch_generator(random_state, self._device)
+                h = torch.randn((n, self.n_components_), generator=gen, dtype=self._dtype, device=self._device)
+                points = self._latent_points(h)
+        else:
+            gen = torch_generator(random_state, self._device)
+            if y is None:
+                h = self._latent_mixture(None).sample(n, gen)
+            else:
+                h, wanted = self._class_codes(y, n, gen)
+                candidates = self._label_index[None, :] == wanted[:, None]
+            points = self._latent_points(h)
+            if noise:
+                points = self._add_noise(points, gen)
+        return self._output(self._points_to_inputs(points, strategy, candidates, sampled=True))
+
+    def inverse_transform(self, h: ArrayLike, preimage: str | Preimage | None = None, **preimage_options: Any) -> Any:
+        """Inputs generated by latent codes: the pre-image of the conditional mean.
+
+        Dual: ``k_c = K_c A h`` (the mean of ``k_c | h``); primal: ``W h + m``.
+
+        Parameters
+        ----------
+        h : array-like of shape (M, q) or (q,)
+        preimage : str or Preimage, optional
+            As in :meth:`sample`.
+        **preimage_options
+            Options of that method.
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, D)
+            numpy unless ``h`` is a tensor.
+        """
+        self._check_fitted("inverse_transform")
+        strategy = self._preimage_strategy(preimage, preimage_options)
+        return self._output(self._points_to_inputs(self._latent_points(self._latent(h)), strategy), h)
+
+    def reconstruct(self, X: ArrayLike, preimage: str | Preimage | None = None, **preimage_options: Any) -> Any:
+        """Denoised inputs: the pre-image of the MAP reconstruction, ``inverse_transform(transform(X))``.
+
+        In feature space this is ``W h_MAP + m`` (primal: ``reconstruct_features``; dual:
+        ``reconstruct_kernel``). With ``sigma2 -> 0`` it is the kernel PCA projection.
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+        preimage, **preimage_options
+            As in :meth:`sample`.
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M, D), the type of ``X``.
+        """
+        self._check_fitted("reconstruct")
+        strategy = self._preimage_strategy(preimage, preimage_options)
+        return self._output(self._points_to_inputs(self._reconstruction_points(self._input(X)), strategy), X)
+
+    def latent_traversal(
+        self,
+        components: tuple[int, ...] = (0, 1),
+        n_steps: int = 8,
+        extent: float | tuple[float, float] = 2.0,
+        preimage: str | Preimage | None = None,
+        *,
+        return_codes: bool = False,
+        **preimage_options: Any,
+    ) -> Any:
+        """Inputs over a regular grid of latent codes (paper, Fig. 4c).
+
+        The chosen components run over ``n_steps`` evenly spaced values in
+        ``[-extent, extent]`` (or ``[lo, hi]``); all other components are 0. Each
+        code ``h`` is mapped to inputs like :meth:`inverse_transform`.
+
+        Parameters
+        ----------
+        components : tuple of one or two int, default (0, 1)
+            Latent components (0-based, ``< q``). The first varies along the
+            columns (left to right, increasing), the second along the rows
+            (top to bottom, decreasing, as on a plot's vertical axis).
+        n_steps : int, default 8
+            Values per component (>= 2).
+        extent : float or (float, float), default 2.0
+            Range of each varied component, in prior standard deviations (the
+            prior is ``N(0, I)``); the paper uses 1.
+        preimage, **preimage_options
+            As in :meth:`inverse_transform`.
+        return_codes : bool, default False
+            Also return the codes, shape (rows, n_steps, q).
+
+        Returns
+        -------
+        grid : ndarray or Tensor of shape (rows, n_steps, D)
+            ``rows = n_steps`` for two components, 1 for one. numpy when the
+            model was fitted on numpy data.
+        codes : same type, shape (rows, n_steps, q), only if ``return_codes``
+        """
+        self._check_fitted("latent_traversal")
+        strategy = self._preimage_strategy(preimage, preimage_options)
+        codes = self._traversal_codes(components, n_steps, extent)
+        rows, cols, q = codes.shape
+        X = self._points_to_inputs(self._latent_points(codes.reshape(-1, q)), strategy).reshape(rows, cols, -1)
+        if return_codes:
+            return self._output(X), self._output(codes)
+        return self._output(X)
+
+    def _before_draw(self, strategy: Preimage) -> None:
+        """Hook run by :meth:`sample` before anything is drawn (default: nothing)."""
+
+    # ------------------------------------------------------------------ latent mixtures
+    def _latent_mixture(self, label_index: int | None) -> LatentMixture:
+        """The mixture on all training codes (None) or on those of one class (cached)."""
+        if "X_fit_" not in self.__dict__:
+            raise ValueError(
+                f"latent='mixture' and y=... fit a mixture on the codes of the training inputs, which this "
+                f"{type(self).__name__} does not keep (fitted with partial_fit or from a Dask array); use "
+                "latent='prior', or refit with fit(X) on in-memory data."
+            )
+        cache = self._gen_cache()
+        key = ("latent-mixture", label_index)
+        if key not in cache:
+            codes = self._principal_coordinates(self.X_fit_) * self._gain  # transform(X_train)
+            if label_index is None:
+                cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
+            else:
+                cache[key] = fit_latent_mixture(codes[self._label_index == label_index], CLASS_MIXTURE_COMPONENTS)
+        return cache[key]
+
+    def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Codes for the requested classes and their class indices, both (n, ...)."""
+        if "sample_classes_" not in self.__dict__:
+            raise ValueError(
+                "class-conditional sampling (y=...) needs the training labels: fit the model with fit(X, y)."
+            )
+        classes = self.sample_classes_
+        wanted_labels = np.asarray(y)
+        if wanted_labels.ndim == 0:
+            wanted_labels = np.full(n, wanted_labels[()])
+        if wanted_labels.ndim != 1 or wanted_labels.shape[0] != n:
+            raise ValueError(f"y must be one label or {n} labels (one per sample), got shape {wanted_labels.shape}.")
+        pos = np.searchsorted(classes, wanted_labels)
+        known = (pos < len(classes)) & (classes[np.minimum(pos, len(classes) - 1)] == wanted_labels)
+        if not known.all():
+            bad = sorted({str(v) for v in wanted_labels[~known]})
+            raise ValueError(
+                f"y asks for label(s) {', '.join(bad)} not seen in fit; the model knows: "
+                f"{', '.join(str(c) for c in classes)}."
+            )
+        wanted = torch.as_tensor(pos.astype(np.int64), device=self._device)
+        h = torch.empty((n, self.n_components_), dtype=self._dtype, device=self._device)
+        for c in torch.unique(wanted).tolist():  # a loop over classes (<= number of labels), not samples
+            rows = wanted == c
+            h[rows] = self._latent_mixture(int(c)).sample(int(rows.sum()), gen)
+        return h, wanted
+
+    # ------------------------------------------------------------------ helpers
+    def _traversal_codes(self, components: Any, n_steps: Any, extent: Any) -> torch.Tensor:
+        q = self.n_components_
+        if isinstance(components, numbers.Integral) and not isinstance(components, bool):
+            components = (components,)
+        comps = tuple(components)
+        if not 1 <= len(comps) <= 2 or any(
+            isinstance(c, bool) or not isinstance(c, numbers.Integral) for c in comps
+        ):
+            raise ValueError(f"components must be one or two integer component indices, got {components!r}.")
+        comps = tuple(int(c) for c in comps)
+        if any(not 0 <= c < q for c in comps):
+            raise ValueError(f"components {comps} out of range: the model has q = {q} components (indices 0..{q - 1}).")
+        if len(comps) == 2 and comps[0] == comps[1]:
+            raise ValueError(f"components must be two different indices, got {comps}.")
+        n_steps = check_count(n_steps, "n_steps", minimum=2)
+        if isinstance(extent, numbers.Real) and not isinstance(extent, bool):
+            lo, hi = -float(extent), float(extent)
+        else:
+            try:
+                lo, hi = (float(v) for v in extent)
+            except (TypeError, ValueError):
+                raise ValueError(f"extent must be a positive number or a pair (lo, hi), got {extent!r}.") from None
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"extent must give a finite range lo < hi, got {extent!r}.")
+        t = torch.linspace(lo, hi, int(n_steps), dtype=self._dtype, device=self._device)
+        rows = len(t) if len(comps) == 2 else 1
+        codes = torch.zeros((rows, len(t), q), dtype=self._dtype, device=self._device)
+        codes[:, :, comps[0]] = t[None, :]
+        if len(comps) == 2:
+            codes[:, :, comps[1]] = t.flip(0)[:, None]
+        return codes
+
+    def _learned_dimension(self, n_coordinates: Any) -> tuple[int, str]:
+        """Number of principal coordinates of the learned map and the basis that provides them."""
+        q, r = self.n_components_, self.rank_
+        if n_coordinates is None:
+            return q, "top"
+        p = int(check_scalar(n_coordinates, "n_coordinates (at most the rank r, or None for q)",
+                             [Interval("int", 1, r, closed="both")]))
+        return p, ("top" if p <= q else "full")

@@ -1,0 +1,111 @@
+"""Generation hooks of :class:`~kppca.PrimalPPCA`: feature-space points as feature vectors.
+
+With the identity feature map (classical PPCA) the features are the inputs and no
+pre-image is needed (``preimage`` and its options are validated, then ignored).
+With another map the feature vectors ``psi`` (M, d) are turned into the kernel
+representation of :class:`~kppca.preimage.FeaturePoints` through the map's induced
+kernel ``feature_map_.as_kernel()``, and the same strategies run, except
+``"fixed-point"``, which needs an RBF kernel and raises :class:`NotImplementedError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...kernels import KernelCenterer
+from ...preimage import FeaturePoints, TrainingContext
+from ...preimage.strategies import Preimage
+from .base import GenerationMixin
+
+__all__ = ["PrimalGenerationMixin"]
+
+
+class PrimalGenerationMixin(GenerationMixin):
+    """Generation for :class:`~kppca.PrimalPPCA` (see :mod:`kppca.models.generation`)."""
+
+    def reconstruct_features(self, X: Any) -> Any:
+        """MAP reconstruction in feature space, ``W h_MAP + m``, shape (M, d).
+
+        :meth:`reconstruct` maps it back to inputs.
+        """
+        self._check_fitted("reconstruct_features")
+        return self._output(self._reconstruction_points(self._input(X)), X)
+
+    def preimage_context(self) -> TrainingContext:
+        """The :class:`~kppca.preimage.TrainingContext` (induced kernel of the feature map), cached."""
+        self._check_fitted("preimage_context")
+        cache = self._gen_cache()
+        if "context" not in cache:
+            Phi_c = self._centered_train_features()
+            m = self.mean_
+            centerer = KernelCenterer(bool(self.center))
+            centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N with K = Phi Phi^T
+            centerer.grand_mean_ = m @ m
+            diag = (Phi_c**2).sum(1)
+            cache["context"] = TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, diag)
+        return cache["context"]
+
+    # ------------------------------------------------------------------ hooks (points are feature vectors)
+    def _gen_cache(self) -> dict:
+        # Every pre-image needs the training inputs; a model fitted from statistics has none.
+        if "X_fit_" not in self.__dict__:
+            raise ValueError(
+                f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
+                f"no training inputs, which a pre-image through its feature map {type(self.feature_map_).__name__} "
+                "needs (sample, inverse_transform, reconstruct, latent_traversal). Feature-space methods work: "
+                "sample_features, reconstruct_features, transform, score_samples, novelty_score. For inputs, refit "
+                "with fit(X) on in-memory data (the identity feature map needs no pre-image)."
+            )
+        return super()._gen_cache()
+
+    def _is_identity(self) -> bool:
+        from ...features.base import Identity
+
+        return isinstance(self.feature_map_, Identity)
+
+    def _latent_points(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.W_.T + self.mean_
+
+    def _prior_points(self, n: int, random_state: Any, factor: str) -> torch.Tensor:
+        if factor != "fast":
+            raise ValueError(f"factor={factor!r}: the primal model draws its features one way only; use 'fast'.")
+        return torch.as_tensor(self.sample_features(n, random_state=random_state)).to(self._dtype).to(self._device)
+
+    def _add_noise(self, points: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        # phi | h ~ N(W h + m, sigma2 I) on m + H_E.
+        _, V = self._full_eigen()
+        a = torch.randn((points.shape[0], V.shape[1]), generator=generator, dtype=self._dtype, device=self._device)
+        return torch.addmm(points, a, V.T, alpha=self.sigma2_**0.5)
+
+    def _reconstruction_points(self, X: torch.Tensor) -> torch.Tensor:
+        h = self._principal_coordinates(X) * self._gain
+        return h @ self.W_.T + self.mean_
+
+    def _centered_train_features(self) -> torch.Tensor:
+        cache = self._gen_cache()
+        if "Phi_c" not in cache:
+            cache["Phi_c"] = self.feature_map_.map(self.X_fit_) - self.mean_
+        return cache["Phi_c"]
+
+    def _points_to_inputs(
+        self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
+    ) -> torch.Tensor:
+        """Inputs for feature vectors ``psi`` (M, d) in ``m + H_E``."""
+        if self._is_identity():
+            return psi
+        lam, V = self._full_eigen()
+        Phi_c = self._centered_train_features()
+        y = (psi - self.mean_) @ V  # coordinates along the principal directions
+        PV = Phi_c @ V  # (N, r) = E diag(sqrt(lam))
+        k_c = (psi - self.mean_) @ Phi_c.T
+        alpha = (y / lam) @ PV.T  # psi - m = Phi_c^T alpha
+
+        def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
+            p, which = self._learned_dimension(n_coordinates)
+            Vp = self.components_.T[:, :p] if which == "top" else V[:, :p]
+            return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
+
+        points = FeaturePoints(k_c, alpha, coordinates, candidates, sampled)
+        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=self._block_rows())

@@ -1,0 +1,176 @@
+"""The training context of a pre-image: what every pre-image strategy needs from the training set.
+
+A feature-space point produced by a kernel model (a generated sample, a reconstruction,
+a latent code mapped through the model) is known through two vectors over the N
+training points:
+
+* its centered kernel vector ``k_c = Phi_c^T (psi - m)`` (``<phi_i - m, psi - m>``), and
+* its dual coefficients ``alpha`` with ``psi - m = Phi_c alpha``.
+
+With the :class:`TrainingContext` below (training inputs, the kernel, the fitted
+:class:`~kppca.kernels.KernelCenterer` and the centered diagonal ``|phi_i - m|^2``)
+these two vectors give the raw kernel weights ``<phi_i, psi>`` (exactly, see
+:meth:`TrainingContext.raw_weights`) and the feature-space distances
+``|psi - phi_i|^2`` (:meth:`TrainingContext.sq_distances`). A context does not depend
+on any PPCA model: a Restricted Kernel Machine builds one with
+:meth:`TrainingContext.from_inputs` and uses the same pre-image strategies
+(:mod:`kppca.preimage.strategies`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .._validation import ArrayLike, as_tensor
+from ..kernels import Kernel, KernelCenterer, as_kernel
+from ._common import dtype_device
+
+__all__ = ["TrainingContext", "FeaturePoints"]
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingContext:
+    """Training inputs, kernel and centering statistics shared by all pre-image strategies.
+
+    Parameters
+    ----------
+    X : Tensor of shape (N, D)
+        Training inputs (the pre-images are built from them).
+    kernel : Kernel
+        The kernel ``k`` of the feature space (for a primal model with a feature map,
+        the map's induced kernel).
+    centerer : KernelCenterer
+        Fitted on the training Gram matrix: ``column_means_ = K 1 / N`` (N,) and
+        ``grand_mean_ = 1^T K 1 / N^2``. ``center=False`` means ``m = 0``.
+    diag_centered : Tensor of shape (N,)
+        ``(K_c)_ii = |phi_i - m|^2``.
+    gram_centered : Tensor of shape (N, N), optional
+        The centered training Gram matrix ``K_c`` when the caller keeps it (the dual
+        model does); otherwise the few strategies that need training Gram rows
+        recompute them with ``kernel``.
+    """
+
+    X: torch.Tensor
+    kernel: Kernel
+    centerer: KernelCenterer
+    diag_centered: torch.Tensor
+    gram_centered: torch.Tensor | None = None
+
+    @classmethod
+    def from_inputs(
+        cls, X: ArrayLike, kernel: Any, *, center: bool = True, gram: ArrayLike | None = None
+    ) -> "TrainingContext":
+        """Build a context from training inputs and a kernel (one Gram matrix, ``O(N^2 D)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (N, D)
+        kernel : Kernel, callable or str
+        center : bool, default True
+            Whether feature vectors are centered at the training mean ``m``.
+        gram : array-like of shape (N, N), optional
+            The raw Gram matrix ``K`` when already computed.
+        """
+        dtype, device = dtype_device(X, gram)
+        Xt = as_tensor(X, "X", dtype=dtype, device=device)
+        k = as_kernel(kernel)
+        K = k.gram(Xt, Xt) if gram is None else as_tensor(gram, "gram", dtype=Xt.dtype, device=Xt.device)
+        N = Xt.shape[0]
+        if K.shape != (N, N):
+            raise ValueError(f"gram must have shape ({N}, {N}) for X with {N} rows, got {tuple(K.shape)}.")
+        diag = K.diagonal().clone()
+        centerer = KernelCenterer(center)
+        centerer.fit_center_(K.clone())
+        if center:
+            diag = diag - 2 * centerer.column_means_ + centerer.grand_mean_
+        return cls(Xt, k, centerer, diag)
+
+    def gram_rows(self, start: int, stop: int) -> torch.Tensor:
+        """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram_centered`` when kept."""
+        if self.gram_centered is None:
+            return self.kernel.gram(self.X[start:stop], self.X)
+        rows = self.gram_centered[start:stop]
+        if not self.center:
+            return rows.clone()
+        cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
+        return rows + cm[start:stop, None] + cm[None, :] - gm
+
+    @property
+    def n_samples(self) -> int:
+        """Number of training points N."""
+        return int(self.X.shape[0])
+
+    @property
+    def center(self) -> bool:
+        """Whether feature vectors are centered (``m`` = training mean) or not (``m = 0``)."""
+        return bool(self.centerer.center)
+
+    def row_means(self, alpha: torch.Tensor) -> torch.Tensor:
+        """``s = <m, psi>`` for ``psi - m = Phi_c alpha``, shape (M,).
+
+        ``s = 1^T K 1 / N^2 + (K 1 / N - 1^T K 1 / N^2)^T alpha``, exact for points in
+        ``m + span{phi_i - m}`` (0 when uncentered).
+        """
+        if not self.center:
+            return alpha.new_zeros(alpha.shape[0])
+        cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
+        return gm + alpha @ (cm - gm)
+
+    def raw_weights(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        """Raw kernel weights ``<phi_i, psi> = k_c + K 1/N + (s - 1^T K 1/N^2) 1``, shape (M, N)."""
+        if not self.center:
+            return k_c
+        cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
+        return k_c + cm + (self.row_means(alpha) - gm)[:, None]
+
+    def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        """Feature-space distances ``|psi - phi_i|^2 = |psi - m|^2 - 2 k_c + |phi_i - m|^2``, (M, N), >= 0."""
+        sq_norms = (alpha * k_c).sum(1).clamp(min=0.0)  # |psi - m|^2 = alpha^T K_c alpha
+        return (sq_norms[:, None] - 2 * k_c + self.diag_centered).clamp(min=0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class FeaturePoints:
+    """A batch of M feature-space points, ``psi - m = Phi_c alpha``, handed to a pre-image strategy.
+
+    Parameters
+    ----------
+    k_c : Tensor of shape (M, N)
+        Centered kernel vectors ``Phi_c^T (psi - m)``.
+    alpha : Tensor of shape (M, N)
+        Dual coefficients.
+    coordinates : callable, optional
+        ``coordinates(n_coordinates) -> (train (N, p), new (M, p), key)``: principal
+        coordinates of the training points and of these points (``n_coordinates=None``
+        means the model's choice), and a hashable key naming them; only the
+        ``"learned"`` strategy needs it.
+    candidates : Tensor of shape (M, N), bool, optional
+        Which training points each pre-image may be built from (e.g. the training
+        digits of the class a point was drawn for); None means all. The
+        neighbour-based strategies (smoother, knn) honour it; the others ignore it.
+    sampled : bool, default False
+        The points are new draws from a distribution (``sample``), not maps of given
+        inputs or codes: the smoother's ``selection="auto"`` then corrects for hubs.
+    """
+
+    k_c: torch.Tensor
+    alpha: torch.Tensor
+    coordinates: Any = None
+    candidates: torch.Tensor | None = None
+    sampled: bool = False
+
+    def __len__(self) -> int:
+        return int(self.k_c.shape[0])
+
+    def rows(self, start: int, stop: int) -> "FeaturePoints":
+        """The points ``start:stop`` (the coordinates callable is not sliced: only whole batches use it)."""
+        cand = None if self.candidates is None else self.candidates[start:stop]
+        return FeaturePoints(self.k_c[start:stop], self.alpha[start:stop], None, cand, self.sampled)
+
+    def select(self, mask: torch.Tensor) -> "FeaturePoints":
+        """The points where the (M,) boolean ``mask`` is true."""
+        cand = None if self.candidates is None else self.candidates[mask]
+        return FeaturePoints(self.k_c[mask], self.alpha[mask], None, cand, self.sampled)

@@ -1,0 +1,148 @@
+"""Latent distributions for sampling: the prior (exact model), a mixture on training codes, class-conditional."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kppca import DualPPCA, PrimalPPCA
+from kppca.datasets import load_digits
+from kppca.features import RandomFourierFeatures
+from kppca.kernels import RBF
+from kppca.models.generation.latent import fit_latent_mixture
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray]:
+    return load_digits(n_samples=150, random_state=2)
+
+
+@pytest.fixture(scope="module")
+def model(data) -> DualPPCA:
+    X, y = data
+    return DualPPCA(5, kernel=RBF(1.5)).fit(X, y)
+
+
+def test_prior_with_noise_is_the_exact_model_sample(model):
+    k_c = model.sample_kernel(7, random_state=3)
+    # kernel_preimage re-projects k_c on range(K_c) (K_c K_c^+ k_c): the weights move by ~N eps |K| (|K| <= 1),
+    # a weighted mean of pixels in [0, 1] by as much relative to its weights.
+    N = model.n_samples_
+    # (sample() resolves selection="auto" to "local", a map of given vectors to "raw": name it)
+    np.testing.assert_allclose(model.sample(7, random_state=3, latent="prior"),
+                               model.kernel_preimage(k_c, selection="local"),
+                               rtol=0, atol=10 * N * np.finfo(float).eps)
+    np.testing.assert_array_equal(model.sample(7, random_state=3), model.sample(7, random_state=3, latent="prior"))
+
+
+def test_noise_free_prior_is_the_conditional_mean_of_standard_normal_codes(model):
+    gen = torch.Generator().manual_seed(4)
+    h = torch.randn((6, model.n_components_), generator=gen, dtype=torch.float64)
+    np.testing.assert_array_equal(
+        model.sample(6, random_state=4, latent="prior", noise=False),
+        model.inverse_transform(h.numpy(), selection="local"),
+    )
+
+
+def test_mixture_samples_are_reproducible_and_noise_is_optional(model):
+    a = model.sample(8, random_state=0, latent="mixture")
+    np.testing.assert_array_equal(a, model.sample(8, random_state=0, latent="mixture"))
+    assert a.shape == (8, model.n_features_in_)
+    assert not np.array_equal(a, model.sample(8, random_state=1, latent="mixture"))
+    noisy = model.sample(8, random_state=0, latent="mixture", noise=True)
+    assert noisy.shape == a.shape and not np.array_equal(noisy, a)
+
+
+def test_mixture_fit_recovers_two_clusters():
+    gen = torch.Generator().manual_seed(0)
+    codes = torch.cat([torch.randn(300, 2, generator=gen, dtype=torch.float64) * 0.1 - 3,
+                       torch.randn(100, 2, generator=gen, dtype=torch.float64) * 0.1 + 3])
+    mix = fit_latent_mixture(codes, 2)
+    order = torch.argsort(mix.means[:, 0])
+    # weights 3/4 and 1/4 up to the sampling error of 400 points (sd ~ 0.022)
+    np.testing.assert_allclose(mix.weights[order], [0.75, 0.25], atol=0.001)
+    draws = mix.sample(4000, torch.Generator().manual_seed(1))
+    frac = float((draws[:, 0] > 0).double().mean())
+    assert abs(frac - 0.25) < 5 * (0.25 * 0.75 / 4000) ** 0.5  # binomial 5-sigma bound
+
+
+def test_mixture_keeps_fewer_components_for_few_codes():
+    codes = torch.randn(40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    assert fit_latent_mixture(codes, 20).weights.shape == (2,)  # 40 // (5 * 4)
+
+
+def test_class_conditional_samples_come_from_the_requested_class(model, data):
+    X, y = data
+    wanted = np.array([0, 3, 3, 7, 9, 0])
+    S = model.sample(len(wanted), random_state=0, y=wanted, n_neighbors=1)
+    # with one neighbour the pre-image is a training digit, of the requested class
+    nearest = ((S[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
+    np.testing.assert_array_equal(y[nearest], wanted)
+    S7 = model.sample(5, random_state=1, y=7, preimage="knn", n_neighbors=3, weighting="uniform")
+    assert S7.shape == (5, X.shape[1])
+
+
+def test_class_conditional_errors(data):
+    X, y = data
+    unlabeled = DualPPCA(4, kernel=RBF(1.5)).fit(X)
+    with pytest.raises(ValueError, match=r"fit\(X, y\)"):
+        unlabeled.sample(3, y=1)
+    labeled = DualPPCA(4, kernel=RBF(1.5)).fit(X, y)
+    with pytest.raises(ValueError, match="not seen in fit"):
+        labeled.sample(3, y=11)
+    with pytest.raises(ValueError, match="one label or 3 labels"):
+        labeled.sample(3, y=[1, 2])
+    with pytest.raises(ValueError, match="one label per training point"):
+        DualPPCA(4, kernel=RBF(1.5)).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="latent"):
+        labeled.sample(3, latent="uniform")
+    labeled.fit(X)  # a refit without labels forgets the old ones
+    assert not hasattr(labeled, "sample_classes_")
+    with pytest.raises(ValueError, match=r"fit\(X, y\)"):
+        labeled.sample(3, y=1)
+
+
+def test_string_labels(data):
+    X, y = data
+    names = np.array(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])[y]
+    m = DualPPCA(4, kernel=RBF(1.5)).fit(X, names)
+    S = m.sample(4, random_state=0, y="seven", n_neighbors=1)
+    nearest = ((S[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
+    assert set(y[nearest]) == {7}
+
+
+@pytest.mark.parametrize("fmap", [None, "rff"])
+def test_primal_latents(data, fmap):
+    X, y = data
+    feature_map = RandomFourierFeatures(1.5, n_features=60, random_state=0) if fmap else None
+    m = PrimalPPCA(4, feature_map=feature_map).fit(X, y)
+    exact = m.sample(5, random_state=2)
+    if fmap is None:  # the identity map: the features are the inputs
+        np.testing.assert_array_equal(exact, m.sample_features(5, random_state=2))
+    mix = m.sample(5, random_state=2, latent="mixture")
+    assert mix.shape == (5, X.shape[1])
+    cls = m.sample(4, random_state=0, y=3, **({} if fmap is None else {"n_neighbors": 1}))
+    assert cls.shape == (4, X.shape[1])
+    if fmap:  # pre-images restricted to class 3
+        nearest = ((cls[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
+        assert set(y[nearest]) == {3}
+    with pytest.raises(ValueError, match="factor"):
+        m.sample(2, factor="symmetric")
+
+
+def test_mixture_needs_training_inputs():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    streamed = PrimalPPCA(2).partial_fit(X[:20]).partial_fit(X[20:])
+    assert streamed.sample(3, random_state=0).shape == (3, 3)  # identity map: the exact sample needs no inputs
+    with pytest.raises(ValueError, match="does not keep"):
+        streamed.sample(3, latent="mixture")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_latents_and_classes_on_cuda(data):
+    X, y = data
+    m = DualPPCA(4, kernel=RBF(1.5), device="cuda").fit(torch.as_tensor(X), y)
+    for kw in ({"latent": "prior"}, {"latent": "mixture"}, {"y": 3}):
+        S = m.sample(5, random_state=0, **kw)
+        assert isinstance(S, torch.Tensor) and S.device.type == "cuda" and S.shape == (5, X.shape[1])
