@@ -7,6 +7,7 @@
 * :func:`augmented_mnist` -- any number of MNIST-like digits: base digits moved by
   small random shifts, with Gaussian pixel noise (for benchmarks at large N).
 * :func:`make_moons`, :func:`make_circles`, :func:`make_swiss_roll` -- toy sets.
+* :func:`sum_of_sines`, :func:`load_santafe` -- time series for forecasting (RKM).
 * :func:`read_idx`, :func:`write_idx` -- the IDX file format of MNIST.
 
 Image loaders return flat rows; reshape with :data:`MNIST_SHAPE` or
@@ -16,6 +17,7 @@ Image loaders return flat rows; reshape with :data:`MNIST_SHAPE` or
 from .augment import augmented_mnist
 from .idx import read_idx, write_idx
 from .mnist import MNIST_ENV_VAR, MNIST_SHAPE, MNISTNotFoundError, bundled_mnist_path, load_mnist
+from .timeseries import load_santafe, sum_of_sines
 from .toy import DIGITS_SHAPE, load_digits, make_circles, make_moons, make_swiss_roll
 
 __all__ = [
@@ -27,9 +29,11 @@ __all__ = [
     "bundled_mnist_path",
     "load_digits",
     "load_mnist",
+    "load_santafe",
     "make_circles",
     "make_moons",
     "make_swiss_roll",
     "read_idx",
+    "sum_of_sines",
     "write_idx",
 ]

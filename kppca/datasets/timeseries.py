@@ -1,0 +1,86 @@
+"""Time series for auto-regressive forecasting (no network access).
+
+* :func:`sum_of_sines` -- ``sin(t) + 0.2 sin(20 t)`` on ``t = 0, 0.01, ..., 5``.
+* :func:`load_santafe` -- the Santa Fe far-infrared laser series, read from the copy
+  bundled with the ``reservoirpy`` package (``pip install kppca[rkm]``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["load_santafe", "sum_of_sines"]
+
+
+def sum_of_sines(
+    stop: float = 5.0, step: float = 0.01, *, amplitudes: tuple[float, float] = (1.0, 0.2),
+    frequencies: tuple[float, float] = (1.0, 20.0),
+) -> np.ndarray:
+    """A sum of two sines ``a_1 sin(f_1 t) + a_2 sin(f_2 t)`` on ``t = 0, step, ..., stop``.
+
+    The multi-view KPCA paper's first data set (amplitudes 1 and 0.2). The paper's
+    frequencies "omega in {100, 2000}" in ``sin(2 pi omega l)`` alias to a constant on an
+    integer grid, so the defaults are angular frequencies 1 and 20 per time unit (a
+    slow wave with a fast ripple, the shape of the paper's Fig. 2); with
+    ``stop=5, step=0.01`` it has 501 points (400 for training, 100 for testing).
+    A sum of two sines satisfies an exact order-4 linear recurrence, so a linear
+    auto-regressive model with enough lags forecasts it exactly.
+
+    Parameters
+    ----------
+    stop, step : float
+        Time grid ``t = 0, step, ..., stop`` (inclusive).
+    amplitudes, frequencies : pairs of float
+        Angular frequencies in radians per time unit.
+
+    Returns
+    -------
+    ndarray of shape (n_points,)
+    """
+    if not step > 0 or not stop > 0:
+        raise ValueError(f"stop and step must be positive, got stop={stop!r}, step={step!r}.")
+    t = np.arange(int(round(stop / step)) + 1) * step
+    (a1, a2), (f1, f2) = amplitudes, frequencies
+    return a1 * np.sin(f1 * t) + a2 * np.sin(f2 * t)
+
+
+def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """The Santa Fe laser series (Weigend & Gershenfeld), split into train and test parts.
+
+    Read from ``santafe_laser.npy`` bundled with the ``reservoirpy`` package (10,093
+    integer intensities); nothing is downloaded.
+
+    Parameters
+    ----------
+    n_train : int, default 1000
+        Length of the training part (the first ``n_train`` values).
+    n_test : int, default 100
+        Length of the test part (the next ``n_test`` values).
+
+    Returns
+    -------
+    train : ndarray of shape (n_train,), float64
+    test : ndarray of shape (n_test,), float64
+
+    Raises
+    ------
+    ImportError
+        When reservoirpy is not installed.
+    """
+    spec = importlib.util.find_spec("reservoirpy")
+    if spec is None or spec.origin is None:
+        raise ImportError(
+            "load_santafe reads the Santa Fe laser series bundled with reservoirpy; install it with "
+            "`pip install kppca[rkm]` (or `pip install reservoirpy`)."
+        )
+    # The file only (importing reservoirpy itself is slow and not needed).
+    path = Path(spec.origin).parent / "datasets" / "santafe_laser.npy"
+    series = np.load(path, allow_pickle=False).astype(np.float64).ravel()  # data only, never code
+    if n_train < 1 or n_test < 0 or n_train + n_test > series.size:
+        raise ValueError(
+            f"n_train={n_train} and n_test={n_test} must be positive and fit in the {series.size} values of the series."
+        )
+    return series[:n_train].copy(), series[n_train : n_train + n_test].copy()

@@ -1,0 +1,289 @@
+"""Non-linear auto-regression with a two-view kernel PCA: recursive multi-step forecasting.
+
+``x_{l+1} = f(x_l, x_{l-1}, ..., x_{l-p})`` is learned as a two-view model: view X is
+the lag window ``x_l = series[l-p .. l]`` (``p + 1`` values), view Y the next value.
+A forecast infers the missing view Y from view X (:meth:`MultiViewKPCA.predict_view`),
+appends it to the window and repeats: no refit per step, and several series are
+forecast at once (one row each).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+
+from .._param_validation import Interval, Options, fit_context
+from .._validation import (
+    ArrayLike,
+    as_tensor,
+    is_numpy_like,
+    resolve_device,
+    resolve_dtype,
+    to_output,
+)
+from ..features import FeatureMap
+from .multiview import MultiViewKPCA
+from .solvers import STIEFEL_METHODS
+
+__all__ = ["NARForecaster", "lag_windows", "plot_forecasts"]
+
+
+def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
+    """Lag windows and next values of a series: inputs ``series[l-p .. l]``, targets ``series[l+1]``.
+
+    Parameters
+    ----------
+    series : array-like of shape (T,) or (n_series, T)
+        One series, or several of the same length (their windows are stacked, series by series).
+    p : int
+        Lag order; each window holds ``p + 1`` values.
+
+    Returns
+    -------
+    X : ndarray or Tensor of shape (n_series * (T - p - 1), p + 1)
+        Row ``l - p`` is ``series[l-p .. l]`` (oldest first), ``l = p .. T-2``.
+    y : ndarray or Tensor of shape (n_series * (T - p - 1),)
+        ``series[l + 1]``.
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0:
+        raise ValueError(f"p must be a non-negative int (the lag order), got {p!r}.")
+    numpy_out = is_numpy_like(series)
+    dtype = series.dtype if isinstance(series, torch.Tensor) and series.is_floating_point() else None
+    S = as_tensor(series, "series", ndim=(1, 2), dtype=dtype, device=series.device if isinstance(series, torch.Tensor) else None)
+    S = S[None] if S.ndim == 1 else S
+    T = S.shape[1]
+    if T < p + 2:
+        raise ValueError(
+            f"series has {T} values ({T} feature(s) per row of a 2-D input); lag order p={p} needs at least "
+            f"p + 2 = {p + 2} (one window and its target)."
+        )
+    windows = S.unfold(1, p + 1, 1)[:, : T - p - 1]  # (n_series, T-p-1, p+1)
+    X = windows.reshape(-1, p + 1).clone()
+    y = S[:, p + 1 :].reshape(-1).clone()
+    return to_output(X, numpy_out), to_output(y, numpy_out)
+
+
+class NARForecaster(BaseEstimator):
+    """Recursive multi-step forecasting with a two-view kernel PCA (non-linear auto-regression).
+
+    Parameters
+    ----------
+    lags : int, default 10
+        Lag order ``p``; a window holds ``p + 1`` values.
+    n_components : int, default 4
+        Hidden features ``s`` of the two-view model.
+    kernel_x : Kernel, str, FeatureMap or None, default None (linear)
+        Kernel of the window view, or an explicit :class:`~kppca.features.FeatureMap`
+        (e.g. random Fourier features) for the primal form.
+    kernel_y : Kernel, str, FeatureMap or None, default None (linear)
+        Kernel of the next-value view. Non-linear choices are mapped back with the
+        kernel smoother.
+    form : {"auto", "primal", "dual"}, default "auto"
+    solver : {"eig", "stiefel"}, default "eig"
+    rotate, rescale : bool, default True
+        As in :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
+    standardize : bool, default True
+        Fit on ``(series - mean) / std`` (training mean and std, ddof 1); forecasts are
+        returned on the original scale.
+    stiefel_method, max_iter, tol, progress, random_state, dtype, device
+        Passed to :class:`MultiViewKPCA`.
+
+    Attributes
+    ----------
+    model_ : MultiViewKPCA
+        The fitted two-view model (view 0: windows, view 1: next values).
+    mean_, scale_ : float
+        Standardisation of the training series (0 and 1 when ``standardize=False``).
+    n_features_in_ : int
+        Length ``T`` of the training series (scikit-learn's name for the columns of the input).
+    last_window_ : Tensor of shape (n_series, p + 1)
+        The end of each training series (the default forecast start), on the original scale.
+    """
+
+    _parameter_constraints = {
+        "lags": [Interval("int", 0, None, closed="left")],
+        "n_components": [Interval("int", 1, None, closed="left")],
+        "kernel_x": [object, None],
+        "kernel_y": [object, None],
+        "form": [Options(("auto", "primal", "dual"))],
+        "solver": [Options(("eig", "stiefel"))],
+        "rotate": ["boolean"],
+        "rescale": ["boolean"],
+        "standardize": ["boolean"],
+        "stiefel_method": [Options(STIEFEL_METHODS)],
+        "max_iter": [Interval("int", 1, None, closed="left")],
+        "tol": [Interval("real", 0, None, closed="left")],
+        "progress": ["boolean"],
+        "random_state": ["random_state"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+
+    def __init__(
+        self,
+        lags: int = 10,
+        n_components: int = 4,
+        *,
+        kernel_x: Any = None,
+        kernel_y: Any = None,
+        form: str = "auto",
+        solver: str = "eig",
+        rotate: bool = True,
+        rescale: bool = True,
+        standardize: bool = True,
+        stiefel_method: str = "sgd",
+        max_iter: int = 5000,
+        tol: float = 1e-8,
+        progress: bool = False,
+        random_state: Any = None,
+        dtype: Any = None,
+        device: Any = None,
+    ):
+        self.lags = lags
+        self.n_components = n_components
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.form = form
+        self.solver = solver
+        self.rotate = rotate
+        self.rescale = rescale
+        self.standardize = standardize
+        self.stiefel_method = stiefel_method
+        self.max_iter = max_iter
+        self.tol = tol
+        self.progress = progress
+        self.random_state = random_state
+        self.dtype = dtype
+        self.device = device
+
+    def _model(self) -> MultiViewKPCA:
+        specs = [self.kernel_x, self.kernel_y]
+        explicit = [isinstance(k, FeatureMap) for k in specs]
+        common = dict(
+            form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
+            stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
+            random_state=self.random_state, dtype=self.dtype, device=self.device,
+        )
+        if all(explicit) or (any(explicit) and all(k is None or isinstance(k, FeatureMap) for k in specs)):
+            return MultiViewKPCA(self.n_components, feature_maps=specs, **common)
+        if any(explicit):
+            # A map on one view and a kernel on the other: use the map's induced kernel (dual or auto).
+            specs = [k.as_kernel() if isinstance(k, FeatureMap) else k for k in specs]
+        return MultiViewKPCA(self.n_components, kernels=specs, **common)
+
+    @fit_context
+    def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
+        """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
+        self._numpy_fit_ = is_numpy_like(series)
+        dtype = resolve_dtype(self.dtype, series)
+        device = resolve_device(self.device)
+        S = as_tensor(series, "series", ndim=(1, 2), dtype=dtype, device=device)
+        S = S[None] if S.ndim == 1 else S
+        p = int(self.lags)
+        if self.standardize:
+            self.mean_ = float(S.mean())
+            self.scale_ = float(S.reshape(-1).std(correction=1))
+            if not self.scale_ > 0:
+                raise ValueError("series is constant: it cannot be standardized; pass standardize=False or a varying series.")
+        else:
+            self.mean_, self.scale_ = 0.0, 1.0
+        Z = (S - self.mean_) / self.scale_
+        X, target = lag_windows(Z, p)
+        self.model_ = self._model().fit([X, target[:, None]])
+        self.form_ = self.model_.form_
+        self.last_window_ = S[:, S.shape[1] - p - 1 :].clone()
+        self.n_lags_ = p
+        self.n_features_in_ = S.shape[1]  # series length: the columns of a 2-D (n_series, T) input
+        return self
+
+    def forecast(self, n_steps: int, history: ArrayLike | None = None, *, standardized: bool = False) -> Any:
+        """Recursive forecast of the next ``n_steps`` values.
+
+        Parameters
+        ----------
+        n_steps : int
+        history : array-like of shape (L,) or (m, L), ``L >= p + 1``, optional
+            Past values (original scale) of one or several series; the last ``p + 1`` of each
+            row start the recursion. Default: the end of the training series.
+        standardized : bool, default False
+            Return the forecast on the standardized scale instead of the original one.
+
+        Returns
+        -------
+        ndarray or Tensor of shape (n_steps,) for one series, (m, n_steps) for several
+        """
+        if not hasattr(self, "model_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This NARForecaster instance is not fitted yet; call fit(series) first.")
+        if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+            raise ValueError(f"n_steps must be a positive int, got {n_steps!r}.")
+        p = self.n_lags_
+        H = self.model_.H_
+        if history is None:
+            W, single, numpy_out = self.last_window_, self.last_window_.shape[0] == 1, self._numpy_fit_
+        else:
+            numpy_out = is_numpy_like(history)
+            W = as_tensor(history, "history", ndim=(1, 2), dtype=H.dtype, device=H.device)
+            single = W.ndim == 1
+            W = W[None] if single else W
+            if W.shape[1] < p + 1:
+                raise ValueError(f"history has {W.shape[1]} values per series; the model needs the last p + 1 = {p + 1}.")
+            W = W[:, W.shape[1] - p - 1 :]
+        window = (W - self.mean_) / self.scale_
+        out = torch.empty(window.shape[0], int(n_steps), dtype=H.dtype, device=H.device)
+        for step in range(int(n_steps)):  # recursion over time: each step needs the previous one
+            nxt = self.model_.predict_view([window, None], 1)[:, 0]
+            out[:, step] = nxt
+            window = torch.cat([window[:, 1:], nxt[:, None]], dim=1)
+        if not standardized:
+            out = out * self.scale_ + self.mean_
+        out = out[0] if single else out
+        return to_output(out, numpy_out)
+
+
+def plot_forecasts(
+    train: ArrayLike, test: ArrayLike, forecasts: dict[str, ArrayLike], *, n_context: int = 200, ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Plot the end of a training series, the test continuation and one or more forecasts.
+
+    Parameters
+    ----------
+    train : array-like of shape (T,)
+    test : array-like of shape (n_steps,)
+    forecasts : dict label -> array-like of shape (n_steps,)
+        The legend shows each forecast's mean squared error against ``test``.
+    n_context : int, default 200
+        Training values shown before the forecast origin.
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    import matplotlib.pyplot as plt
+
+    train = np.asarray(train, dtype=float).ravel()
+    test = np.asarray(test, dtype=float).ravel()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3))
+    T = train.size
+    start = max(0, T - int(n_context))
+    ax.plot(np.arange(start, T), train[start:], color="0.6", lw=1, label="train")
+    steps = np.arange(T, T + test.size)
+    ax.plot(steps, test, color="k", lw=1.5, label="test")
+    for label, f in forecasts.items():
+        f = np.asarray(f, dtype=float).ravel()
+        mse = float(np.mean((f[: test.size] - test[: f.size]) ** 2))
+        ax.plot(np.arange(T, T + f.size), f, lw=1.2, ls="--", label=f"{label} (MSE {mse:.3g})")
+    ax.axvline(T - 0.5, color="0.8", lw=0.8)
+    ax.set_xlabel("time step")
+    ax.legend(fontsize=7, loc="upper left")
+    if title:
+        ax.set_title(title)
+    return ax

@@ -1,0 +1,168 @@
+"""Views of a multi-view model: input checking, feature maps or kernels, and per-view centering.
+
+A view ``v`` is a data matrix ``X_v`` (n, d_v) with either an explicit feature map
+``phi_v`` (:mod:`kppca.features`; a linear kernel is the :class:`~kppca.features.Identity`
+map) or only a kernel ``k_v``. Each view is centered on its own, with its training
+means: ``phi_v - m_v`` in the primal, :class:`~kppca.kernels.KernelCenterer` on the
+Gram matrix and on out-of-sample kernel vectors in the dual.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import clone
+
+from .._linalg import matrix_scale
+from .._validation import ArrayLike, as_tensor
+from ..features import FeatureMap, FeatureMapKernel, Identity
+from ..kernels import Kernel, KernelCenterer, Linear, as_kernel
+
+__all__ = ["FittedView", "split_views"]
+
+
+def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
+    """The list of per-view arrays in ``views`` and whether the input was a single 2-D array.
+
+    ``views`` is a list/tuple of arrays (n, d_v), one per view (``None`` marks a missing
+    view where that is allowed); a single 2-D array or tensor is one view.
+    """
+    if isinstance(views, (list, tuple)):
+        items = list(views)
+        if items and all(v is None or np.ndim(v) == 2 for v in items):
+            return items, False
+        if items and all(v is not None and np.ndim(v) in (0, 1) for v in items):
+            return [views], True  # a nested list of numbers: one 2-D view
+        raise ValueError(
+            f"{name} must be a list of 2-D arrays of shape (n, d_v), one per view; got a list with "
+            f"dimensions {[None if v is None else np.ndim(v) for v in items]}."
+        )
+    if views is None:
+        raise ValueError(f"{name} is None; pass a list of arrays of shape (n, d_v), one per view.")
+    return [views], True
+
+
+class FittedView:
+    """One fitted view: its map or kernel, its centering statistics and its training data.
+
+    Parameters
+    ----------
+    X : Tensor of shape (n, d_v)
+    kernel : Kernel or None
+        The view's kernel (dual), when no explicit map is known.
+    feature_map : FeatureMap or None
+        The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
+    center : bool
+
+    Attributes
+    ----------
+    X_fit_ : Tensor (n, d_v)
+    feature_map_ : FeatureMap or None
+    kernel_ : Kernel
+    phi_mean_ : Tensor (d_f,) or None
+        Training mean of ``phi_v`` (explicit maps only; zeros when not centering).
+    centerer_ : KernelCenterer
+    """
+
+    def __init__(self, X: torch.Tensor, kernel: Kernel | None, feature_map: FeatureMap | None, center: bool):
+        self.X_fit_ = X
+        self.center = center
+        self.feature_map_ = feature_map
+        if feature_map is not None:
+            self.kernel_ = feature_map.as_kernel()
+        else:
+            self.kernel_ = kernel
+        self.centerer_ = KernelCenterer(center)
+        self.phi_mean_ = None
+
+    @property
+    def explicit(self) -> bool:
+        return self.feature_map_ is not None
+
+    @property
+    def identity(self) -> bool:
+        return isinstance(self.feature_map_, Identity)
+
+    def features(self) -> torch.Tensor:
+        """Centered training features ``Phi_v - 1 m_v^T`` (n, d_f); stores ``phi_mean_``."""
+        Phi = self.feature_map_.map(self.X_fit_)
+        self.phi_mean_ = Phi.mean(0) if self.center else torch.zeros_like(Phi[0])
+        return Phi - self.phi_mean_
+
+    def gram(self) -> torch.Tensor:
+        """Centered training Gram matrix ``M K_v M`` (n, n); fits the centerer."""
+        if self.explicit:
+            Phi = self.features()
+            K = Phi @ Phi.T
+            # The centerer's statistics come from the raw Gram matrix so out-of-sample vectors center alike.
+            raw = self.feature_map_.map(self.X_fit_)
+            K_raw = raw @ raw.T
+            self.raw_scale_ = matrix_scale(K_raw)
+            self.centerer_.fit_center_(K_raw)
+            return K
+        K = self.kernel_.gram(self.X_fit_, self.X_fit_)
+        # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
+        self.raw_scale_ = matrix_scale(K)
+        return self.centerer_.fit_center_(K)
+
+    def map_centered(self, X: torch.Tensor) -> torch.Tensor:
+        """``phi_v(x) - m_v`` for new rows (m, d_f) (explicit maps)."""
+        return self.feature_map_.map(X) - self.phi_mean_
+
+    def kernel_vectors(self, X: torch.Tensor) -> torch.Tensor:
+        """Centered kernel vectors ``k_c(x)`` of new rows against the training rows, (m, n)."""
+        return self.centerer_.transform(self.kernel_.gram(X, self.X_fit_))
+
+
+def resolve_view_specs(
+    n_views: int, kernels: Sequence[Any] | None, feature_maps: Sequence[Any] | None
+) -> list[tuple[Kernel | None, FeatureMap | None]]:
+    """Per view, ``(kernel, unfitted feature map)``; exactly one of the two is not None.
+
+    A linear kernel (or no specification) becomes the Identity map; a
+    :class:`~kppca.features.FeatureMapKernel` becomes its (copied) map.
+    """
+    if kernels is not None and feature_maps is not None:
+        raise ValueError("pass either kernels or feature_maps, not both (feature maps induce their kernels).")
+    specs = kernels if kernels is not None else feature_maps
+    what = "kernels" if kernels is not None else "feature_maps"
+    if specs is None:
+        specs = [None] * n_views
+    if len(specs) != n_views:
+        raise ValueError(f"{what} has {len(specs)} entries but there are {n_views} views; give one per view.")
+    out: list[tuple[Kernel | None, FeatureMap | None]] = []
+    for i, spec in enumerate(specs):
+        if what == "feature_maps":
+            fmap = Identity() if spec is None else spec
+            if not isinstance(fmap, FeatureMap):
+                raise TypeError(f"feature_maps[{i}] must be a kppca.features.FeatureMap or None, got {type(spec).__name__}.")
+            out.append((None, clone(fmap)))
+            continue
+        kernel = as_kernel(spec)
+        if type(kernel) is Linear:
+            out.append((None, Identity()))
+        elif isinstance(kernel, FeatureMapKernel):
+            kernel._check_params()
+            out.append((None, copy.deepcopy(kernel.feature_map)))
+        else:
+            out.append((copy.deepcopy(kernel), None))
+    return out
+
+
+def check_view_input(
+    X: ArrayLike, name: str, *, n_features: int, dtype: torch.dtype, device: torch.device, owner: str | None = None
+) -> torch.Tensor:
+    """One view of new data as a tensor, with the width seen in ``fit``.
+
+    ``owner`` (the estimator's name) gives scikit-learn's wording for a model fitted on one array.
+    """
+    T = as_tensor(X, name, dtype=dtype, device=device)
+    if T.shape[1] != n_features:
+        if owner is not None:
+            raise ValueError(f"X has {T.shape[1]} features, but {owner} is expecting {n_features} features as input.")
+        raise ValueError(f"{name} has {T.shape[1]} features, but this view had {n_features} in fit.")
+    return T

@@ -1,0 +1,96 @@
+"""MultiViewKPCA input errors and the optional geoopt dependency."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from kppca.kernels import RBF
+from kppca.rkm import MultiViewKPCA, stiefel_minimize
+
+
+@pytest.fixture
+def views():
+    gen = np.random.default_rng(0)
+    return [gen.normal(size=(20, 4)), gen.normal(size=(20, 2))]
+
+
+def test_views_with_different_n(views):
+    with pytest.raises(ValueError, match=r"views\[1\] has 19 rows but views\[0\] has 20"):
+        MultiViewKPCA(2).fit([views[0], views[1][:19]])
+
+
+def test_wrong_width_at_transform(views):
+    m = MultiViewKPCA(2).fit(views)
+    with pytest.raises(ValueError, match=r"views\[1\] has 3 features, but this view had 2"):
+        m.transform([views[0], np.zeros((20, 3))])
+
+
+def test_n_components_above_rank():
+    gen = np.random.default_rng(0)
+    z = gen.normal(size=(30, 1))
+    with pytest.raises(ValueError, match="exceeds the numerical rank 2"):
+        MultiViewKPCA(3, form="dual").fit([z @ [[1.0, 2.0]], z * 3 + gen.normal(size=(30, 1))])
+    with pytest.raises(ValueError, match="rank"):
+        MultiViewKPCA(4, form="primal").fit([z @ [[1.0, 2.0]], z])
+
+
+def test_predict_view_with_every_view_missing(views):
+    m = MultiViewKPCA(2).fit(views)
+    with pytest.raises(ValueError, match="at least one known view"):
+        m.predict_view([None, None], 1)
+    with pytest.raises(ValueError, match="target must be a view index"):
+        m.predict_view([views[0], None], 2)
+
+
+def test_primal_needs_explicit_maps(views):
+    with pytest.raises(ValueError, match="form='primal' needs an explicit feature map"):
+        MultiViewKPCA(2, form="primal", kernels=[RBF(1.0), None]).fit(views)
+
+
+def test_failed_refit_leaves_model_unchanged(views):
+    m = MultiViewKPCA(2).fit(views)
+    H = m.H_.clone()
+    with pytest.raises(ValueError):
+        m.fit([views[0], views[1][:5]])
+    assert torch.equal(m.H_, H)
+
+
+def test_transform_needs_every_view(views):
+    m = MultiViewKPCA(2).fit(views)
+    with pytest.raises(ValueError, match="transform needs every view"):
+        m.transform([views[0], None])
+
+
+def test_stiefel_checks_orthonormal_start():
+    K = torch.eye(4, dtype=torch.float64)
+    with pytest.raises(ValueError, match="orthonormal columns"):
+        stiefel_minimize(lambda H: -torch.trace(H.T @ K @ H), torch.ones(4, 2, dtype=torch.float64))
+
+
+def test_missing_geoopt_message(monkeypatch, views):
+    monkeypatch.setitem(sys.modules, "geoopt", None)
+    with pytest.raises(ImportError, match=r"pip install kppca\[rkm\]"):
+        MultiViewKPCA(2, solver="stiefel").fit(views)
+
+
+def test_n_components_above_rank_stiefel():
+    gen = np.random.default_rng(0)
+    z = gen.normal(size=(30, 1))
+    with pytest.raises(ValueError, match="exceeds the numerical rank 2"):
+        MultiViewKPCA(3, form="dual", solver="stiefel", random_state=0, max_iter=300).fit(
+            [z @ [[1.0, 2.0]], z * 3 + gen.normal(size=(30, 1))]
+        )
+
+
+def test_predict_view_uninformative_known_view():
+    """Three components from a 2-column view and a 1-column view: one hidden feature lives in
+    view 0 only, so view 0 cannot be inferred from view 1 (Gamma - U_0^T U_0 = U_1^T U_1 has rank 1)."""
+    gen = np.random.default_rng(0)
+    X, y = gen.normal(size=(30, 2)), gen.normal(size=(30, 1))
+    m = MultiViewKPCA(3).fit([X, y])
+    with pytest.raises(ValueError, match="view 0 cannot be inferred"):
+        m.predict_view([None, y[:3]], 0)
