@@ -1,0 +1,208 @@
+"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3).
+
+Kernel PCA as an RKM: ``J = -sum_i phi(x_i)^T W h_i + lambda/2 sum_i h_i^T h_i + eta/2 Tr(W^T W)``.
+Its stationary points are ``W = (1/eta) sum_i phi(x_i) h_i^T`` and the eigenvalue
+problem ``(1/eta) K H = H Lam`` (rows of ``H`` are the hidden features ``h_i``;
+``Lam = diag(lambda)``), with the primal score ``e = W^T phi(x)`` and the dual score
+``e = (1/eta) sum_j h_j k(x_j, x)``. We take unit-norm eigenvectors (``H^T H = I``)
+of the *centred* Gram matrix, which is what the package's kernel PCA does.
+
+The matrix SVD is the RKM with two feature maps whose stationary points are the
+symmetric eigenvalue problem ``[[0, A], [A^T, 0]] [alpha; beta] = lambda [alpha; beta]``:
+its positive eigenvalues are the singular values, and ``alpha``, ``beta`` the
+left and right singular vectors (each block scaled by ``sqrt 2``).
+
+Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.exceptions import NotFittedError
+
+from .._linalg import eigh_descending, full_spectrum, matrix_scale
+from .._param_validation import Interval, fit_context
+from .._validation import (
+    ArrayLike,
+    as_tensor,
+    check_count,
+    check_feature_names,
+    is_numpy_like,
+    resolve_device,
+    resolve_dtype,
+    to_output,
+)
+from ..kernels import Kernel, KernelCenterer
+from ..kernels.registry import as_kernel
+
+__all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
+
+
+class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Kernel PCA in RKM form: ``(1/eta) K_c H = H Lam``, ``H^T H = I``.
+
+    Parameters
+    ----------
+    n_components : int >= 1, default 2
+        Number of hidden features ``s`` (at most the rank of the centred Gram matrix).
+    kernel : Kernel, str, callable or None, default "rbf"
+    eta : float > 0, default 1.0
+        Scale of the eigenvalues: ``lambda_k = (eigenvalue k of K_c) / eta``.
+    center : bool, default True
+        Centre the Gram matrix in feature space (kernel vectors of new points are
+        centred with the training means).
+    dtype, device
+        As elsewhere in the package.
+
+    Attributes
+    ----------
+    hidden_features_ : Tensor of shape (N, s)
+        ``H``, orthonormal columns (sign convention of :func:`kppca._linalg.flip_signs`).
+    eigenvalues_ : Tensor of shape (s,)
+        ``lambda_k``, descending.
+    X_fit_ : Tensor of shape (N, D)
+    kernel_ : Kernel
+    centerer_ : KernelCenterer
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval("int", 1, None, closed="left")],
+        "kernel": [Kernel, str, callable, None],
+        "eta": [Interval("real", 0, None, closed="neither")],
+        "center": ["boolean"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        kernel: Kernel | Callable | str | None = "rbf",
+        eta: float = 1.0,
+        center: bool = True,
+        dtype: Any = None,
+        device: Any = None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.eta = eta
+        self.center = center
+        self.dtype = dtype
+        self.device = device
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    @fit_context
+    def fit(self, X: ArrayLike, y: Any = None) -> KernelPCARKM:
+        """Solve the KPCA eigenvalue problem on ``X`` (N, D); ``y`` is ignored. Returns ``self``."""
+        self._dtype = resolve_dtype(self.dtype, like=X)
+        self._device = resolve_device(self.device)
+        self._numpy_fit_ = is_numpy_like(X)
+        check_feature_names(self, X, reset=True)
+        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
+        self.n_features_in_ = Xt.shape[1]
+        N = Xt.shape[0]
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+        K = self.kernel_.gram(Xt, Xt)
+        scale = matrix_scale(K)
+        self.centerer_ = KernelCenterer(self.center)
+        K = self.centerer_.fit_center_(K)
+        spec = full_spectrum(K, what="centered Gram matrix", max_rank=N - int(self.center), scale=scale)
+        s = int(self.n_components)
+        if s > spec.rank:
+            raise ValueError(
+                f"n_components={s} exceeds the numerical rank {spec.rank} of the centered Gram matrix "
+                f"(N = {N}); use n_components <= {spec.rank}."
+            )
+        self.hidden_features_ = spec.vectors[:, :s].clone()
+        self.eigenvalues_ = spec.values[:s] / float(self.eta)
+        self.X_fit_ = Xt
+        self.n_components_ = s
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Dual scores ``e = (1/eta) sum_j h_j k_c(x_j, x)`` of new points, shape (M, s).
+
+        For the training points these are ``H Lam`` (the stationarity condition).
+        """
+        if not hasattr(self, "hidden_features_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) before transform().")
+        check_feature_names(self, X, reset=False)
+        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device)
+        if Xt.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {Xt.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
+                "features as input; pass data with the same columns as in fit."
+            )
+        Kx = self.centerer_.transform(self.kernel_.gram(Xt, self.X_fit_))
+        return to_output(Kx @ self.hidden_features_ / float(self.eta), is_numpy_like(X))
+
+
+class SVDResult(NamedTuple):
+    """Singular triplets from the RKM eigenvalue problem.
+
+    ``values`` (k,) are descending and positive; ``left`` (m, k) and ``right``
+    (n, k) have orthonormal columns (``alpha`` and ``beta`` scaled by sqrt 2).
+    """
+
+    values: torch.Tensor
+    left: torch.Tensor
+    right: torch.Tensor
+
+
+def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any = None) -> SVDResult:
+    """Top singular triplets of ``A`` (m, n) from the RKM system ``[[0, A], [A^T, 0]] v = lambda v``.
+
+    The symmetric (m + n) x (m + n) matrix has eigenvalues ``+-sigma_k`` (and zeros);
+    the eigenvector of ``+sigma_k`` is ``[u_k; v_k] / sqrt 2``. The column signs
+    follow the package convention on the stacked eigenvector.
+
+    Parameters
+    ----------
+    A : array-like or Tensor of shape (m, n)
+    n_components : int or None
+        Number of triplets ``k`` (default ``min(m, n)``); only positive singular
+        values above rounding are returned when fewer exist.
+    dtype : optional, float64 by default
+
+    Returns
+    -------
+    SVDResult
+        numpy arrays for non-tensor input.
+    """
+    At = as_tensor(A, "A", dtype=resolve_dtype(dtype, like=A), device=A.device if isinstance(A, torch.Tensor) else None)
+    m, n = At.shape
+    k = min(m, n) if n_components is None else check_count(n_components, "n_components")
+    if k > min(m, n):
+        raise ValueError(f"n_components={k} exceeds min(m, n) = {min(m, n)} for A of shape {(m, n)}.")
+    B = At.new_zeros(m + n, m + n)
+    B[:m, m:] = At
+    B[m:, :m] = At.T
+    values, vectors = eigh_descending(B)
+    tol = (m + n) * torch.finfo(At.dtype).eps * max(float(values[0]), 0.0)
+    k = min(k, int((values > tol).sum()))
+    V = vectors[:, :k] * (2.0 ** 0.5)
+    out = SVDResult(values[:k], V[:m], V[m:])
+    if is_numpy_like(A):
+        return SVDResult(*(t.cpu().numpy() for t in out))
+    return out

@@ -1,0 +1,113 @@
+"""Deep RKM classifier and the projected-gradient solver on the Stiefel manifold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kppca.datasets import load_mnist
+from kppca.kernels import RBF
+from kppca.preimage import KernelSmoother
+from kppca.rkm import DeepRKMClassifier, project_stiefel, projected_gradient
+
+
+def test_projected_gradient_stays_on_manifold_and_decreases():
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(30, 30, generator=g, dtype=torch.float64)
+    A = A @ A.T
+    B = torch.randn(30, 2, generator=g, dtype=torch.float64)
+
+    def f(H):  # KPCA-like term plus a coupling that is not a pure eigenproblem
+        return -0.5 * (H * (A @ H)).sum() + ((H[:, :2] - B) ** 2).sum()
+
+    H0 = torch.randn(30, 4, generator=g, dtype=torch.float64)
+    res = projected_gradient(f, H0, max_iter=60, tol=0.0)
+    I = torch.eye(4, dtype=torch.float64)
+    assert float((res.H.T @ res.H - I).abs().max()) < 1e-10
+    hist = np.array(res.history)
+    # Armijo acceptance: every accepted step lowers f (rounding of f allowed).
+    assert np.all(np.diff(hist) <= 1e-12 * np.abs(hist[:-1]))
+    assert hist[-1] < hist[0]
+
+
+def test_project_stiefel_is_polar_factor():
+    M = torch.randn(10, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    Q = project_stiefel(M)
+    # Polar factor: Q^T M is symmetric positive definite.
+    S = Q.T @ M
+    assert torch.allclose(S, S.T, atol=1e-12) and bool((torch.linalg.eigvalsh(S) > 0).all())
+    with pytest.raises(ValueError, match="rows"):
+        project_stiefel(M.T)
+
+
+@pytest.fixture(scope="module")
+def mnist_split():
+    X, y = load_mnist(digits=[0, 1, 7], n_samples=360, random_state=0)
+    perm = np.random.default_rng(0).permutation(len(y))  # rows come in source order
+    X, y = X[perm], y[perm]
+    return X[:120], y[:120], X[120:], y[120:]
+
+
+@pytest.fixture(scope="module")
+def fitted(mnist_split):
+    Xtr, ytr, _, _ = mnist_split
+    return DeepRKMClassifier((3, 3), max_iter=15, random_state=0).fit(Xtr, ytr)
+
+
+def test_deep_classifier_beats_chance_and_constraints(fitted, mnist_split):
+    _, _, Xte, yte = mnist_split
+    assert fitted.score(Xte, yte) > 0.8  # chance is 1/3
+    assert len(fitted.models_) == 3  # one binary deep model per class
+    for m in fitted.models_:
+        H = m.H
+        assert float((H.T @ H - torch.eye(6, dtype=H.dtype)).abs().max()) < 1e-10
+        hist = np.array(m.history)
+        assert np.all(np.diff(hist) <= 1e-12 * np.abs(hist[:-1]))
+    assert fitted.smoother_bandwidth_ in fitted.smoother_scores_
+
+
+def test_deep_classifier_deterministic_for_seed(fitted, mnist_split):
+    Xtr, ytr, Xte, _ = mnist_split
+    again = DeepRKMClassifier((3, 3), max_iter=15, random_state=0).fit(Xtr, ytr)
+    for a, b in zip(fitted.models_, again.models_):
+        assert torch.equal(a.H, b.H)
+    assert np.array_equal(fitted.predict(Xte), again.predict(Xte))
+
+
+def test_out_of_sample_codes_are_the_smoother_output(fitted, mnist_split):
+    Xtr = mnist_split[0]
+    codes = fitted.latent_codes(Xtr)
+    m = fitted.models_[0]
+    ref = KernelSmoother(RBF(fitted.smoother_bandwidth_)).fit(Xtr, m.H[:, -3:].numpy()).predict(Xtr)
+    assert np.allclose(codes[:, :3], ref, rtol=0, atol=1e-14)
+
+
+def test_fixed_bandwidth_and_mlp_head(mnist_split):
+    Xtr, ytr, Xte, yte = mnist_split
+    m = DeepRKMClassifier((3,), head="mlp", max_iter=30, smoother_bandwidth=4.0, random_state=0).fit(Xtr, ytr)
+    assert m.smoother_bandwidth_ == 4.0 and m.smoother_scores_ == {}
+    assert m.score(Xte, yte) > 0.6
+    assert m.decision_function(Xte).shape == (len(Xte), 3)
+
+
+def test_too_many_components_is_refused():
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    with pytest.raises(ValueError, match="n_components"):
+        DeepRKMClassifier((4, 3)).fit(X, [0, 1, 0, 1, 0])
+
+
+def test_geoopt_optimizer_keeps_constraint_and_learns(mnist_split):
+    pytest.importorskip("geoopt")
+    Xtr, ytr, Xte, yte = mnist_split
+    m = DeepRKMClassifier((3,), optimizer="geoopt", max_iter=15, random_state=0).fit(Xtr, ytr)
+    for mm in m.models_:
+        assert float((mm.H.T @ mm.H - torch.eye(3, dtype=mm.H.dtype)).abs().max()) < 1e-10
+    assert m.score(Xte, yte) > 0.8
+
+
+def test_far_points_get_the_nearest_codes(fitted, mnist_split):
+    # Raw Gaussian weights of a far point all underflow; the codes stay defined.
+    Xte = mnist_split[2][:5] + 50.0
+    assert np.all(np.isfinite(fitted.latent_codes(Xte)))
+    assert fitted.predict(Xte).shape == (5,)

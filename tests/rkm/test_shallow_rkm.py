@@ -1,0 +1,64 @@
+"""Kernel PCA and the matrix SVD as RKMs, against numpy and the package's kernel PCA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kppca import DualPPCA
+from kppca.kernels import RBF
+from kppca.rkm import KernelPCARKM, matrix_svd_rkm
+
+EPS = np.finfo(np.float64).eps
+
+
+def test_svd_rkm_matches_numpy():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(7, 5))
+    res = matrix_svd_rkm(A)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    gap = np.min(np.diff(s[::-1]))
+    tol = 20 * 12 * EPS * s[0] / gap
+    assert np.abs(res.values - s).max() < 20 * 12 * EPS * s[0]
+    # Columns agree up to one sign per triplet (shared by u and v).
+    signs = np.sign((res.left * U).sum(0))
+    assert np.abs(res.left - U * signs).max() < tol
+    assert np.abs(res.right - Vt.T * signs).max() < tol
+    # Stationarity of the RKM: A beta = lambda alpha, A^T alpha = lambda beta.
+    assert np.abs(A @ res.right - res.left * res.values).max() < 1e-12 * s[0]
+    assert np.abs(A.T @ res.left - res.right * res.values).max() < 1e-12 * s[0]
+
+
+def test_svd_rkm_rank_deficient_and_torch():
+    rng = np.random.default_rng(1)
+    A = torch.tensor(rng.normal(size=(6, 2)) @ rng.normal(size=(2, 4)))
+    res = matrix_svd_rkm(A, 3)
+    assert isinstance(res.values, torch.Tensor) and res.values.shape == (2,)
+
+
+def test_kpca_rkm_stationarity_and_package_kpca():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    eta = 2.0
+    m = KernelPCARKM(3, kernel=RBF(1.5), eta=eta).fit(X)
+    H, lam = m.hidden_features_.numpy(), m.eigenvalues_.numpy()
+    K = RBF(1.5)(X)
+    C = np.eye(50) - 1.0 / 50
+    Kc = C @ K @ C
+    # (1/eta) K_c H = H Lam to rounding: residual ~ N eps ||K||.
+    assert np.abs(Kc @ H / eta - H * lam).max() < 50 * 50 * EPS * np.abs(K).max()
+    assert np.allclose(H.T @ H, np.eye(3), atol=1e-12)
+    # Same eigenpairs as the package's dual model (kernel PCA in the dual).
+    ref = DualPPCA(3, kernel=RBF(1.5)).fit(X)
+    E = ref.eigenvectors_.numpy()
+    gap = np.min(np.abs(np.diff(np.linalg.eigvalsh(Kc)[::-1][:4])))
+    assert np.abs(np.abs(E.T @ H).diagonal() - 1).max() < 100 * 50 * EPS * np.abs(K).max() / gap
+    # Training scores are H Lam.
+    assert np.abs(m.transform(X) - H * lam).max() < 1e-8 * lam[0]
+
+
+def test_kpca_rkm_too_many_components():
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    with pytest.raises(ValueError, match="n_components"):
+        KernelPCARKM(5, kernel="linear").fit(X)
