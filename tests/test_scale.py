@@ -20,6 +20,7 @@ from kppca.kernels.gram import gram_matrix
 from kppca.kernels.rank import count_distinct_rows, structural_rank
 
 EPS32 = float(np.finfo(np.float32).eps)
+EPS64 = float(np.finfo(np.float64).eps)
 
 
 # ----------------------------------------------------------------------------- the rank rule
@@ -38,9 +39,17 @@ def test_structural_rank_rules(rng):
     assert structural_rank(Linear(), T(collinear), center=True) == 3
     fmap = RandomFourierFeatures(1.0, n_features=8, random_state=0).fit(X)
     assert structural_rank(fmap.as_kernel(), T(X), center=True) == 8
-    # polynomial: the dimension of its feature space bounds the rank (10 monomials of degree <= 2 in 3 variables)
-    assert structural_rank(Polynomial(2, 1.0), T(X), center=True) == 10
+    # polynomial: counted on its exact map. 10 monomials of degree <= 2 in 3 variables, of which
+    # centering removes the constant: 9; 6 of degree exactly 2 (coef0 = 0) and 5 points: 4.
+    assert structural_rank(Polynomial(2, 1.0), T(X), center=True) == 9
+    assert structural_rank(Polynomial(2, 1.0), T(X), center=False) == 10
     assert structural_rank(Polynomial(2, 0.0), T(X[:5]), center=True) == 4
+    # points on a circle satisfy x^2 + y^2 = 1: the 5 non-constant monomials span only 4 directions
+    t = rng.uniform(0, 2 * np.pi, size=40)
+    circle = np.column_stack([np.cos(t), np.sin(t)])
+    assert structural_rank(Polynomial(2, 1.0), T(circle), center=True) == 4
+    # too many features to form (C(102, 2) > 4096): no structural rule, the model counts numerically
+    assert structural_rank(Polynomial(2, 1.0), T(rng.normal(size=(5, 100))), center=True) is None
     # a callable declares nothing: the model counts numerically
     from kppca.kernels import CallableKernel
 
@@ -57,6 +66,35 @@ def test_feature_rank_leaves_the_features_untouched(rng, shape):
     assert torch.equal(X, before)
     model = DualPPCA(2, kernel=Linear()).fit(X)
     assert torch.equal(model.X_fit_, before)
+
+
+@pytest.mark.parametrize("data", ["gaussian", "circle"])
+def test_dual_polynomial_kernel_equals_primal_exact_map(rng, data):
+    """The polynomial kernel's rank and sigma2 equal those of its exact feature map in the primal."""
+    from kppca.features import PolynomialFeatures
+
+    if data == "circle":
+        t = rng.uniform(0, 2 * np.pi, size=60)
+        X = np.column_stack([np.cos(t), np.sin(t)]) * 1.5
+    else:
+        X = rng.normal(size=(60, 3))
+    q = 2
+    dual = DualPPCA(q, kernel=Polynomial(2, 1.0)).fit(X)
+    primal = PrimalPPCA(q, feature_map=PolynomialFeatures(2, 1.0)).fit(X)
+    assert dual.rank_ == primal.rank_ == (4 if data == "circle" else 9)
+    # sigma2 = (trace - top q) / (N (r - q)): each side's eigenvalues carry ~ N eps max|K| of rounding.
+    K = Polynomial(2, 1.0).gram(torch.as_tensor(X), torch.as_tensor(X))
+    atol = 8 * (q + 1) * len(X) * EPS64 * float(K.abs().max()) / (len(X) * (dual.rank_ - q))
+    assert abs(dual.sigma2_ - primal.sigma2_) <= atol
+
+
+def test_sigma2_below_the_rounding_level_is_an_error(rng):
+    """A very smooth kernel on 2-d data: the discarded variance (~1e-5) is resolved in float64 but
+    below float32's rounding level of the matrix (~4e-3), where sigma2 would be noise (90 % off)."""
+    X = rng.normal(size=(1500, 2))
+    assert DualPPCA(5, kernel=RBF(30.0), dtype="float64").fit(X).sigma2_ > 0
+    with pytest.raises(ValueError, match="below the rounding level.*dtype='float64'"):
+        DualPPCA(5, kernel=RBF(30.0), dtype="float32").fit(X)
 
 
 def test_dual_linear_rank_equals_primal_rank_in_both_dtypes(rng):
@@ -164,6 +202,16 @@ def test_gram_matrix_rejects_an_asymmetric_callable(rng):
     X = torch.as_tensor(rng.normal(size=(20, 3)))
     with pytest.raises(ValueError, match="not symmetric"):
         gram_matrix(CallableKernel(lambda A, B: A @ B.T + A[:, :1]), X, batch_size=6)
+
+
+def test_a_callable_returning_its_own_matrix_is_not_modified(rng):
+    """fit centers its Gram matrix in place: a precomputed matrix handed out by the kernel function
+    (here a view of the user's array) must be copied first."""
+    X = rng.normal(size=(30, 3))
+    G = X @ X.T + 1.0
+    before = G.copy()
+    DualPPCA(2, kernel=lambda A, B: G[: len(A), : len(B)]).fit(X)
+    np.testing.assert_array_equal(G, before)
 
 
 def test_cholesky_in_place(rng):

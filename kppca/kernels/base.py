@@ -18,6 +18,11 @@ from sklearn.base import BaseEstimator
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 
 
+#: Largest explicit feature dimension a kernel forms to count the rank of a Gram matrix exactly
+#: (``explicit_features``); beyond it the rank is counted numerically.
+MAX_EXPLICIT_FEATURES = 4096
+
+
 class Kernel(BaseEstimator):
     """Base class of positive semi-definite kernels.
 
@@ -30,13 +35,6 @@ class Kernel(BaseEstimator):
     #: Laplacian): the rank of a centered Gram matrix is then known without a numerical test
     #: (see :func:`kppca.kernels.rank.structural_rank`).
     strictly_positive_definite: bool = False
-
-    def feature_dimension(self, n_features: int) -> int | None:
-        """Dimension of the kernel's feature space for inputs of width ``n_features``; None if infinite or unknown.
-
-        A finite dimension ``d`` bounds the rank of every Gram matrix by ``d``.
-        """
-        return None
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         """The feature vectors ``phi(x)`` (n, d) when the kernel has a cheap explicit finite map, else None.

@@ -14,13 +14,9 @@ from collections.abc import Sequence
 
 import torch
 
-from .base import Kernel
+from .base import MAX_EXPLICIT_FEATURES, Kernel
 
 __all__ = ["ColumnKernel", "ProductKernel", "SumKernel"]
-
-
-#: Largest explicit feature dimension formed for a product kernel's rank (see ``explicit_features``).
-_MAX_PRODUCT_FEATURES = 4096
 
 
 class _Composite(Kernel):
@@ -98,7 +94,7 @@ class ProductKernel(_Composite):
         # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
         # used while it stays small; beyond that the rank is counted numerically.
         parts = [k.explicit_features(X) for k in self.kernels]
-        if any(P is None for P in parts) or math.prod(P.shape[1] for P in parts) > _MAX_PRODUCT_FEATURES:
+        if any(P is None for P in parts) or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
             return None
         out = parts[0]
         for P in parts[1:]:
@@ -141,10 +137,6 @@ class ColumnKernel(Kernel):
         self.base._check_params()
 
     # Distinct inputs can agree on the selected columns: never strictly positive definite.
-    def feature_dimension(self, n_features: int) -> int | None:
-        width = len(range(n_features)[self.columns]) if isinstance(self.columns, slice) else len(self.columns)
-        return self.base.feature_dimension(width)
-
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         return self.base.explicit_features(self._select(X))
 

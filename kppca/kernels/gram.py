@@ -42,14 +42,14 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     """
     N = X.shape[0]
     rows = block_rows(batch_size, N, X.dtype)  # at most N / 8 rows by default
-    if N <= rows:
+    callable_kernel = isinstance(kernel, CallableKernel)
+    if N <= rows and not callable_kernel:
         # One block: the kernel's own Gram matrix (symmetric by construction for the built-ins).
-        K = kernel.gram(X, X)
-        if isinstance(kernel, CallableKernel):
-            _check_symmetric(K, rows)
-        return K
+        return kernel.gram(X, X)
     K = torch.empty((N, N), dtype=X.dtype, device=X.device)
-    if isinstance(kernel, CallableKernel):
+    if callable_kernel:
+        # Always copied into this buffer: a user's function may return (a view of) an array it
+        # keeps, and the caller centers K in place.
         for i in range(0, N, rows):
             K[i : i + rows] = kernel.gram(X[i : i + rows], X)
         _check_symmetric(K, rows)

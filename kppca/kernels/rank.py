@@ -11,12 +11,16 @@ swallows most of a smooth kernel's spectrum. The rule used instead (see
   distinct points is positive definite, so ``r = n_distinct - 1`` centered
   (``n_distinct`` uncentered), exactly, whatever the dtype: no numerical test;
 * **explicit finite feature maps** (the linear kernel, a feature map used as a
-  kernel): the rank of the centered features, counted in float64 from the
-  ``d x d`` scatter (centered before the product, so its rounding level is that of
-  the data, not of ``|x|^2``); the primal model uses the same count;
-* **other finite-dimensional kernels** (polynomial): ``min(d_features, n_distinct - 1)``;
-* **anything else** (a user's callable): None -- the model falls back on a numerical
-  count (eigenvalues, or a pivoted Cholesky factorisation), in the model's dtype.
+  kernel, the polynomial kernel's exact map and sums and products of these, while
+  they have at most :data:`~kppca.kernels.base.MAX_EXPLICIT_FEATURES` features): the
+  rank of the centered features, counted in float64 from the ``d x d`` scatter
+  (centered before the product, so its rounding level is that of the data, not of
+  ``|x|^2``); the primal model uses the same count. A dimension count alone would
+  only bound the rank (centering removes a constant feature; points on a curve
+  satisfy polynomial relations);
+* **anything else** (a user's callable, a polynomial kernel on wide inputs): None --
+  the model falls back on a numerical count (eigenvalues, or a pivoted Cholesky
+  factorisation), in the model's dtype.
 """
 
 from __future__ import annotations
@@ -89,7 +93,4 @@ def structural_rank(kernel: Kernel, X: torch.Tensor, center: bool) -> int | None
     Phi = kernel.explicit_features(X)
     if Phi is not None:
         return centered_feature_rank(Phi, center)
-    d = kernel.feature_dimension(X.shape[1])
-    if d is not None:
-        return min(int(d), count_distinct_rows(X) - int(center))
     return None

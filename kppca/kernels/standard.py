@@ -8,7 +8,7 @@ import numbers
 import torch
 
 from .._validation import check_positive
-from .base import Kernel
+from .base import MAX_EXPLICIT_FEATURES, Kernel
 
 
 def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -55,9 +55,6 @@ def _check_bandwidth(bandwidth: object) -> float:
 
 class Linear(Kernel):
     """``k(x, y) = x . y``; the feature map is the identity."""
-
-    def feature_dimension(self, n_features: int) -> int:
-        return int(n_features)
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor:
         return X
@@ -159,12 +156,23 @@ class Polynomial(Kernel):
     def _check_params(self) -> None:
         check_polynomial_params(self.degree, self.coef0)
 
-    def feature_dimension(self, n_features: int) -> int:
-        """Monomials of degree ``<= degree`` in ``n_features`` variables (exactly ``degree`` when ``coef0 = 0``)."""
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        """The exact map (:class:`~kppca.features.PolynomialFeatures`) while it has at most
+        :data:`~kppca.kernels.base.MAX_EXPLICIT_FEATURES` features, else None.
+
+        Its dimension is ``C(D + degree, degree)`` (``C(D + degree - 1, degree)`` when
+        ``coef0 = 0``); that only bounds the rank, which the features give exactly (the
+        constant feature of ``coef0 > 0`` disappears on centering, points on a curve
+        satisfy polynomial relations).
+        """
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        if coef0 > 0:
-            return math.comb(n_features + degree, degree)
-        return math.comb(n_features + degree - 1, degree)
+        D = X.shape[1]
+        n_features = math.comb(D + degree, degree) if coef0 > 0 else math.comb(D + degree - 1, degree)
+        if n_features > MAX_EXPLICIT_FEATURES:
+            return None
+        from ..features.polynomial import PolynomialFeatures  # features build on kernels: imported late
+
+        return PolynomialFeatures(degree, coef0).fit(X).map(X)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)

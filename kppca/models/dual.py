@@ -82,8 +82,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         structure so that it does not depend on the dtype or the eigensolver (see
         :mod:`kppca.kernels.rank` and ``docs/theory``): ``n_distinct - 1`` for strictly
         positive definite kernels (RBF, Laplacian), the float64 rank of the centered
-        features for explicit finite maps (the linear kernel), ``min(d_features,
-        n_distinct - 1)`` for the polynomial kernel; only a callable kernel is counted
+        features for explicit finite maps (the linear kernel, the polynomial kernel's exact
+        map while it has at most 4,096 features); only other kernels (a callable) are counted
         numerically (eigenvalues above ``N eps max(lam_1, 4 max|K_ij|)``, or pivots of a
         pivoted Cholesky factorisation with the partial solver).
     eigenvalues_ : Tensor of shape (q,)
@@ -141,8 +141,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         eigendecomposition for ``score_samples``) is computed on first use. Memory:
         one ``N x N`` matrix, kept as a cache for later calls.
 
-        ``y`` (optional, one label per row) is kept only for class-conditional
-        sampling, ``sample(n, y=label)``. If the fit fails, a previously fitted model is left unchanged.
+        ``y`` (optional): class labels, one per row, are kept only for class-conditional
+        sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
+        ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously fitted model is left unchanged.
         """
         X = self._setup(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
@@ -252,8 +253,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
     def _compute_gram_factor(self) -> tuple[str, torch.Tensor]:
         K_c = self._cache.pop("gram_c")  # consumed: the factor takes its memory
-        # A cached pre-image context may refer to K_c: drop it (rebuilt on demand without K_c).
-        self._cache.peek("generation", {}).pop("context", None)
+        # The pre-image context (also handed to users) may refer to K_c: it recomputes rows from now on.
+        context = self._cache.peek("generation", {}).get("context")
+        if context is not None:
+            context.release_gram()
         if K_c is None:
             K_c = self._build_centered_gram()
         c = self.centerer_

@@ -103,8 +103,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         then fitted on the first row-block (Nystroem landmarks come from it).
         Such a model keeps no training inputs (see :meth:`partial_fit`).
 
-        ``y`` (optional, one label per row) is kept only for class-conditional
-        sampling, ``sample(n, y=label)``. Any previous fit, incremental or not, is discarded. If
+        ``y`` (optional): class labels, one per row, are kept only for class-conditional
+        sampling, ``sample(n, y=label)``; any other target is ignored (as in a pipeline). Any previous fit, incremental or not, is discarded. If
         the fit fails, a previously fitted model is left unchanged.
         """
         if is_dask_collection(X):
@@ -360,13 +360,13 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         """
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             r = self.rank_
-            stats = self._current_stats()
-            N, d = stats.count, stats.mean.shape[0]
-            if d <= N or "X_fit_" not in self.__dict__:
-                values, V = eigh_descending(stats.scatter.to(self._device))
+            if self.mean_.shape[0] <= self.n_samples_ or "X_fit_" not in self.__dict__:
+                values, V = eigh_descending(self._current_stats().scatter.to(self._device))
                 values, V = values[:r], V[:, :r]
             else:
-                Phi_c = self.feature_map_.map(self.X_fit_).to(torch.float64) - stats.mean.to(self._device)
+                # d > N: the N x N Gram matrix of the centered features carries the spectrum
+                # (no d x d scatter is formed).
+                Phi_c, _, _ = centered_rows(self.feature_map_.map(self.X_fit_), bool(self.center))
                 values, E = eigh_descending(Phi_c @ Phi_c.T)
                 values = values[:r]
                 V = orthonormalize_columns(Phi_c.T @ E[:, :r] / values.sqrt())
