@@ -97,6 +97,13 @@ def test_class_conditional_errors(data):
         DualPPCA(4, kernel=RBF(1.5)).fit(X, y[:-1])
     with pytest.raises(ValueError, match="latent"):
         labeled.sample(3, latent="uniform")
+    # Targets that are not class labels are ignored, as by any transformer in a pipeline.
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+
+    for target in (np.column_stack([y, y]).astype(float), y + 0.5 * np.arange(len(y))):
+        pipe = make_pipeline(DualPPCA(3, kernel=RBF(1.5)), Ridge()).fit(X, target)
+        assert not hasattr(pipe[0], "sample_classes_")
     labeled.fit(X)  # a refit without labels forgets the old ones
     assert not hasattr(labeled, "sample_classes_")
     with pytest.raises(ValueError, match=r"fit\(X, y\)"):

@@ -74,6 +74,18 @@ def test_model_context_gives_the_raw_gram_rows(digits, context):
     np.testing.assert_allclose(context.gram_rows(10, 30), K[10:30], rtol=0, atol=0)
 
 
+def test_a_kept_context_survives_the_sampling_factor(digits):
+    """After a partial fit the first sample factors the cached K_c in place: a context handed out
+    before must not keep reading that memory (it recomputes its rows instead)."""
+    model = DualPPCA(4, kernel=RBF(1.5), eigen_solver="partial", random_state=0).fit(digits)
+    ctx = model.preimage_context()
+    assert ctx.gram_centered is not None
+    model.sample(3, random_state=0)
+    assert ctx.gram_centered is None
+    X = torch.as_tensor(digits)
+    np.testing.assert_array_equal(ctx.gram_rows(0, 3), RBF(1.5).gram(X[:3], X))  # the same computation
+
+
 def test_auto_selection_corrects_hubs_for_samples_only(digits):
     model = DualPPCA(4, kernel=RBF(1.5)).fit(digits)
     np.testing.assert_array_equal(model.sample(6, random_state=0), model.sample(6, random_state=0, selection="local"))

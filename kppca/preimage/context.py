@@ -98,6 +98,14 @@ class TrainingContext:
         cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
         return rows + cm[start:stop, None] + cm[None, :] - gm
 
+    def release_gram(self) -> None:
+        """Forget ``gram_centered``: its owner is about to reuse that memory (e.g. factor it in place).
+
+        Later :meth:`gram_rows` calls recompute the rows with ``kernel``, so a context
+        that someone kept stays correct. The only mutation of a context.
+        """
+        object.__setattr__(self, "gram_centered", None)
+
     @property
     def n_samples(self) -> int:
         """Number of training points N."""

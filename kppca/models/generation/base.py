@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from sklearn.utils.multiclass import type_of_target
 
 from ..._param_validation import Interval, Options, check_scalar
 from ..._validation import ArrayLike, check_count, torch_generator
@@ -49,16 +50,21 @@ class GenerationMixin:
         return self._cache.get("generation", dict)
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
-        """Keep the training labels ``y`` (for class-conditional sampling), or forget old ones when None.
+        """Keep class labels ``y`` (for class-conditional sampling); forget old ones otherwise.
 
-        Sets ``sample_classes_`` (the distinct labels, sorted) and the per-point class index.
+        Sets ``sample_classes_`` (the distinct labels, sorted) and the per-point class index
+        when ``y`` is a classification target (scikit-learn's ``type_of_target`` "binary"
+        or "multiclass"). Any other ``y`` (None, continuous, multi-output) is ignored, as a
+        scikit-learn transformer ignores the target in a pipeline.
         """
         self.__dict__.pop("sample_classes_", None)
         self.__dict__.pop("_label_index", None)
         if y is None:
             return
         labels = np.asarray(y)
-        if labels.ndim != 1 or labels.shape[0] != n_samples:
+        if labels.ndim != 1 or type_of_target(labels) not in ("binary", "multiclass"):
+            return
+        if labels.shape[0] != n_samples:
             raise ValueError(
                 f"y must be one label per training point, shape ({n_samples},), got shape {labels.shape}; "
                 "it is used only for class-conditional sampling (sample(n, y=...)). Pass y=None to ignore it."
