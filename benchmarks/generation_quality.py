@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--n-components", type=int, default=10, help="q (default 10)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    parser.add_argument("--quick", action="store_true", help="PPCA only, four pre-images, no MMD")
+    parser.add_argument("--quick", action="store_true", help="PPCA only, three pre-images, no MMD")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     X, y = load_mnist(random_state=args.seed)

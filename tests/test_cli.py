@@ -167,14 +167,14 @@ def test_save_into_unwritable_place_fails_before_fitting(tmp_path, capsys):
 
 
 def test_save_probe_leaves_no_file_behind_and_keeps_existing_ones(tmp_path, capsys):
-    from kppca.cli.main import _check_output
+    from kppca.cli.common import check_output
 
     new = tmp_path / "new.pt"
-    _check_output(str(new), "model")
+    check_output(str(new), "model")
     assert not new.exists()
     old = tmp_path / "old.pt"
     old.write_bytes(b"previous content")
-    _check_output(str(old), "model")
+    check_output(str(old), "model")
     assert old.read_bytes() == b"previous content"
 
 
@@ -245,9 +245,9 @@ def test_sample_npy_class_latent_and_report(tmp_path, capsys):
     assert S.shape == (5, 784) and S.min() >= 0.0 and S.max() <= 1.0
     assert _is_png(png)
     text = capsys.readouterr().out
-    assert "latent 'mixture', class 1" in text and "classified as requested: 1:" in text
+    assert "latent 'mixture' of class 1" in text and "classified as requested: 1:" in text
     assert "effective classes" in text and "MMD" in text
-    only = tmp_path / "prior.npy"
+    only = tmp_path / "PRIOR.NPY"  # the exact name, whatever its case (np.save(name) would append .npy)
     assert main(["sample", "--out", str(only), "--n-samples", "3", "--latent", "prior", *TINY]) == 0
     assert np.load(only).shape == (3, 784)
     text = capsys.readouterr().out

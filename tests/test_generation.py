@@ -231,7 +231,7 @@ def test_options_validation(model):
         model.sample(-1)
     with pytest.raises(ValueError, match="n_coordinates"):
         model.sample(2, preimage="learned", n_coordinates=0)
-    # option values are declared per method (PREIMAGE_CONSTRAINTS) and checked before any work
+    # option values are declared per method (each strategy class's _constraints) and checked before any work
     with pytest.raises(ValueError, match=r"'weighting' parameter of preimage='knn' must be one of \{'distance', 'uniform'\}"):
         model.sample(2, preimage="knn", weighting="nearest")
     with pytest.raises(TypeError, match=r"'clip_negative' parameter of preimage='smoother' must be True or False"):

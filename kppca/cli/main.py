@@ -20,12 +20,11 @@ import warnings
 from typing import Any, Sequence
 
 from .commands import COMMANDS
-from .common import DEFAULTS, PROG, USER_ERRORS, Stages, UserError, check_output, progress_enabled
+from .common import DEFAULTS, PROG, USER_ERRORS, Stages, UserError, progress_enabled
 from .parser import build_parser
 
 __all__ = ["main", "build_parser", "DEFAULTS", "PROG"]
 
-_check_output = check_output  # the name the tests and older scripts use
 
 
 def _one_line(exc: BaseException) -> str:

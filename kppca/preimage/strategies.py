@@ -360,11 +360,6 @@ DEFAULT_PREIMAGE = "smoother"
 #: Options of each method and their defaults (pass them as keywords, e.g. ``n_neighbors=10``).
 PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {name: dict(cls._defaults) for name, cls in _STRATEGIES.items()}
 
-#: Allowed values of each option.
-PREIMAGE_CONSTRAINTS: dict[str, dict[str, list[Any]]] = {
-    name: dict(cls._constraints) for name, cls in _STRATEGIES.items()
-}
-
 
 def _method_name(preimage: Any) -> str:
     if preimage is None:

@@ -61,6 +61,12 @@ def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return images, arrays
 
 
+def _save_array(path: str, array: np.ndarray) -> None:
+    # Through a file object: np.save(path) appends ".npy" to a name ending in ".NPY".
+    with open(path, "wb") as f:
+        np.save(f, array)
+
+
 def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
     from ...datasets import load_mnist
     from ...metrics import sample_quality
@@ -98,7 +104,8 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     S = np.asarray(S)
     if args.report:
         stages.run("report", _report, args, model, S)
-    what = f"latent '{latent}'" + (f", class {y}" if y is not None else "") + f", pre-image '{args.preimage}'"
+    # A class label samples from that class's latent mixture (see DualPPCA.sample).
+    what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{latent}'") + f", pre-image '{args.preimage}'"
 
     for out in images:
         def draw(out: str = out) -> None:
@@ -115,7 +122,7 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
 
         stages.run("write image", draw)
     for out in arrays:
-        stages.run("write samples", np.save, out, np.clip(S, 0.0, 1.0))
+        stages.run("write samples", _save_array, out, np.clip(S, 0.0, 1.0))
     print(f"generated {args.n_samples} digits with {what}")
     for out in images + arrays:
         print(f"wrote {out}")
