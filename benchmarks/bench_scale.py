@@ -17,8 +17,7 @@ subprocess, so peak memory is clean):
 * ``primal``: ``PrimalPPCA(10, feature_map=RandomFourierFeatures(4, n_features=2000))`` fitted on
   N = 50,000 (target < 15 s on 2 cores), beside scikit-learn's ``RBFSampler(2000)`` + ``PCA(10)``;
   then ``partial_fit`` on 1,000,000 rows fed in batches of 20,000 that are generated inside the
-  loop, so the full data never exist (skipped, with a message, while ``PrimalPPCA`` has no
-  ``partial_fit``).
+  loop, so the full data never exist.
 * ``--device cuda``: the dual at N = 20,000 / 50,000 / 80,000 in float64 and 120,000 in float32 on
   the GPU: fit, transform, ``sample_kernel(64)``, ``sample(64)`` times and peak GPU memory
   (``torch.cuda.max_memory_allocated``); an out-of-memory configuration is reported as "OOM".
@@ -357,13 +356,9 @@ def part_precision(sizes: list[int], repeats: int) -> dict:
 def part_primal(n: int, stream_n: int, batch: int, repeats: int) -> dict:
     from tqdm import tqdm
 
-    from kppca import PrimalPPCA
-
-    steps = [("primal_kppca", {"n": n, "repeats": repeats}), ("primal_sklearn", {"n": n, "repeats": repeats})]
-    has_partial = hasattr(PrimalPPCA, "partial_fit")
-    if has_partial:
-        steps += [("stream", {"n": stream_n, "batch": batch}),
-                  ("generate", {"n": stream_n, "batch": batch, "generate_only": True})]
+    steps = [("primal_kppca", {"n": n, "repeats": repeats}), ("primal_sklearn", {"n": n, "repeats": repeats}),
+             ("stream", {"n": stream_n, "batch": batch}),
+             ("generate", {"n": stream_n, "batch": batch, "generate_only": True})]
     res = {}
     for name, cfg in tqdm(steps, desc="primal", unit="run", file=sys.stderr):
         res[name] = _child({"kind": "stream" if name == "generate" else name, **cfg})
@@ -375,23 +370,18 @@ def part_primal(n: int, stream_n: int, batch: int, repeats: int) -> dict:
     print(f"| kppca `PrimalPPCA.fit` | {n:,} | {_best(k):.2f} | {n / _best(k):,.0f} | {_mem(k, feat)} |")
     print(f"| sklearn `RBFSampler({N_FEATURES})` + `PCA({Q}, covariance_eigh)` fit | {n:,} | {_best(s):.2f} "
           f"| {n / _best(s):,.0f} | {_mem(s, feat)} |")
-    if has_partial:
-        st, gen = res["stream"], res["generate"]
-        print(f"| kppca `partial_fit`, batches of {batch:,} generated in the loop | {stream_n:,} | {_best(st):.2f} "
-              f"| {stream_n / _best(st):,.0f} | {_mem(st, feat)} |")
-        print(f"| generating the same batches only | {stream_n:,} | {_best(gen):.2f} | {stream_n / _best(gen):,.0f} "
-              f"| {_mem(gen, feat)} |")
+    st, gen = res["stream"], res["generate"]
+    print(f"| kppca `partial_fit`, batches of {batch:,} generated in the loop | {stream_n:,} | {_best(st):.2f} "
+          f"| {stream_n / _best(st):,.0f} | {_mem(st, feat)} |")
+    print(f"| generating the same batches only | {stream_n:,} | {_best(gen):.2f} | {stream_n / _best(gen):,.0f} "
+          f"| {_mem(gen, feat)} |")
     print(f"\nfit kppca / sklearn: {_best(k) / _best(s):.2f}x; fit at N = {n:,}: {_best(k):.2f} s "
           f"(target < 15 s: {'met' if _best(k) < 15 else 'MISSED'}); kppca solver {k['eigen_solver']}.")
-    if has_partial:
-        st = res["stream"]
-        per_row = (_best(st) - _best(res["generate"])) / stream_n / (_best(k) / n)
-        full = stream_n * 784 * 8
-        print(f"partial_fit: {_best(st):.1f} s in all; its cost per row (generation subtracted) is {per_row:.2f}x "
-              f"that of fit; peak RSS {st['peak_mib']:.0f} MiB = {st['peak_mib'] * 2**20 / full:.3f}x the "
-              f"{full / 2**30:.1f} GiB the {stream_n:,} rows would take in float64; sigma2 {st['sigma2']:.4g}.")
-    else:
-        print(f"partial_fit at N = {stream_n:,}: SKIPPED -- this kppca's PrimalPPCA has no partial_fit yet.")
+    per_row = (_best(st) - _best(gen)) / stream_n / (_best(k) / n)
+    full = stream_n * 784 * 8
+    print(f"partial_fit: {_best(st):.1f} s in all; its cost per row (generation subtracted) is {per_row:.2f}x "
+          f"that of fit; peak RSS {st['peak_mib']:.0f} MiB = {st['peak_mib'] * 2**20 / full:.3f}x the "
+          f"{full / 2**30:.1f} GiB the {stream_n:,} rows would take in float64; sigma2 {st['sigma2']:.4g}.")
     return res
 
 

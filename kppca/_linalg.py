@@ -379,7 +379,10 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
     in_place = overwrite and A.device.type == "cpu" and A.is_contiguous() and A.dtype in (torch.float32, torch.float64)
     # A row-major symmetric matrix is its own column-major transpose: "upper" on that view leaves
     # the factor L (lower, rows pivoted) in the lower triangle of the row-major array.
-    arr = A.detach().numpy() if in_place else A.detach().cpu().numpy().astype(np_dtype, copy=True)
+    if in_place:
+        arr = A.detach().numpy()
+    else:  # one host copy: ``.cpu()`` of a device tensor is one already
+        arr = A.detach().cpu().numpy().astype(np_dtype, copy=A.device.type == "cpu")
     if atol is None:
         atol = n * np.finfo(arr.dtype).eps * float(np.max(np.diag(arr), initial=0.0))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))

@@ -59,6 +59,24 @@ class KernelCenterer:
             K.sub_(self.column_means_[None, :]).sub_(self.column_means_[:, None]).add_(self.grand_mean_)
         return K
 
+    def restore_(self, K_c: torch.Tensor) -> torch.Tensor:
+        """Undo :meth:`fit_center_` **in place**: the training ``K = K_c + K1/N 1^T + 1 1^T K/N - 1^T K 1/N^2``.
+
+        Parameters
+        ----------
+        K_c : Tensor of shape (N, N)
+            The centered training Gram matrix (owned by the caller).
+
+        Returns
+        -------
+        Tensor of shape (N, N)
+            ``K_c`` itself, now equal to ``K`` (up to rounding).
+        """
+        if self.center:
+            cm = self.column_means_
+            K_c.add_(cm[None, :]).add_(cm[:, None]).sub_(self.grand_mean_)
+        return K_c
+
     def transform(self, K_x: torch.Tensor) -> torch.Tensor:
         """Center a block of kernel vectors against the training set.
 

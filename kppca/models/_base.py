@@ -323,12 +323,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return float(torch.as_tensor(self.score_samples(X)).mean())
 
     # ------------------------------------------------------------------ persistence
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()  # a copy: object.__getstate__ returns the live __dict__
-        # Caches (up to N x N) are recomputed on demand from the fitted state.
-        state.pop(self._cache_attribute, None)
-        return state
-
     def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
         """Save the fitted model to ``path`` in kppca's safe model-file format.
 

@@ -259,9 +259,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             context.release_gram()
         if K_c is None:
             K_c = self._build_centered_gram()
-        c = self.centerer_
-        # K = K_c + 1 m^T + m 1^T - g (the uncentered model stored K itself).
-        K = K_c.add_(c.column_means_[None, :]).add_(c.column_means_[:, None]).sub_(c.grand_mean_) if self.center else K_c
+        K = self.centerer_.restore_(K_c)  # K = K_c + 1 m^T + m 1^T - g, in place
         del K_c
         # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
         # the size of its pivots: the factor serves sampling and solves, not rank decisions.

@@ -92,11 +92,8 @@ class TrainingContext:
         """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram_centered`` when kept."""
         if self.gram_centered is None:
             return self.kernel.gram(self.X[start:stop], self.X)
-        rows = self.gram_centered[start:stop]
-        if not self.center:
-            return rows.clone()
-        cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
-        return rows + cm[start:stop, None] + cm[None, :] - gm
+        # K symmetric: the row means of training rows are the column means.
+        return self.centerer.uncenter(self.gram_centered[start:stop], self.centerer.column_means_[start:stop])
 
     def release_gram(self) -> None:
         """Forget ``gram_centered``: its owner is about to reuse that memory (e.g. factor it in place).
