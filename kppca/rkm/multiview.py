@@ -15,15 +15,17 @@ on ``H``, so they agree exactly, not only up to signs).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 
-from .._linalg import rank_tolerance
-from .._param_validation import Interval, Options, fit_context
+from .._linalg import flip_signs, rank_tolerance
+from .._param_validation import Interval, Options, check_scalar, fit_context
 from .._validation import (
     as_tensor,
     is_numpy_like,
@@ -38,6 +40,9 @@ from .solvers import STIEFEL_METHODS, random_stiefel, stiefel_minimize, top_eige
 from .views import FittedView, check_view_input, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA"]
+
+#: Pre-image methods accepted by :meth:`MultiViewKPCA.predict_view`.
+PREIMAGE_METHODS = ("smoother",)
 
 
 def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
@@ -104,8 +109,16 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     U_ : list of (Tensor (d_v, s) or None)
         Interconnection matrices of views with an explicit map (``Phi_v^T H_``).
     views_ : list of FittedView
-        Per-view maps/kernels, centering statistics and training data.
+        Per-view maps/kernels, centering statistics, training data and what inference and
+        generation need from the training Gram matrices, reduced at fit time to ``n x s``
+        arrays (``H^T K_c,v H``; ``K_c,v H`` and ``H^T (K_v 1 / n - grand mean)`` for
+        kernel-only views; ``Phi_v U_v`` and ``Phi_v m_v`` for explicit non-identity maps;
+        see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
+        rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
+        of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
     solver_result_ : StiefelResult or None
+        Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
+        issued when it did not reach ``tol`` within ``max_iter`` steps.
     n_iter_ : int
         Stiefel steps (1 for the direct eigen solve).
     n_features_in_ : int
@@ -212,6 +225,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         rng = numpy_rng(self.random_state)
         gen = torch_generator(self.random_state, torch.device("cpu"))
         self.solver_result_ = None
+        grams: dict[int, torch.Tensor] = {}
         if form == "primal":
             # Explicit views never need the n x n Gram matrix (nor the kernel centerer) in the primal.
             Phis = [v.features() for v in fitted]
@@ -230,16 +244,19 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             K = torch.zeros(n, n, dtype=dtype, device=device)
             scale = 0.0
-            for v in fitted:
-                K += v.gram()
+            for i, v in enumerate(fitted):
+                Kv = v.gram()
+                K += Kv
                 scale += v.raw_scale_
+                if not v.explicit:
+                    # Kept until H is known (then reduced to K_v H, n x s): decoding never rebuilds K_v.
+                    grams[i] = Kv
             H, Gamma = self._solve(K, s, "multi-view kernel matrix K", scale, n, max_rank, rng, gen)
             if not self.rescale:
                 # The same model as the primal without rescaling: U = U~ = Phi^T H Gamma^{-1/2}.
                 H = H @ _sym_power(Gamma, -0.5)
         if self._gamma_diagonal:
-            signs = _column_signs(H)
-            H = H * signs
+            H = flip_signs(H)
         self.form_ = form
         self.n_views_ = len(fitted)
         self.n_samples_ = n
@@ -258,6 +275,9 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.n_components_ = s
         # U_v = Phi_v^T H for explicit views: the primal interconnection matrices in both forms.
         self.U_ = [(v.features().T @ H) if v.explicit else None for v in fitted]
+        for i, (v, U) in enumerate(zip(fitted, self.U_)):
+            v.attach_hidden(H, U, grams.pop(i, None))
+            v.release()
         return self
 
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
@@ -274,6 +294,15 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
             method=self.stiefel_method, progress=bool(self.progress), desc=f"Stiefel ({what})",
         )
         self.solver_result_ = result
+        if not result.converged:
+            warnings.warn(
+                f"The Stiefel solver ({self.stiefel_method!r}) did not converge on the {what}: the relative "
+                f"Riemannian gradient norm is above tol={self.tol:g} after {result.n_iter} of max_iter="
+                f"{self.max_iter} steps (gradient norm {result.grad_norm:.3g}). The result is an approximate "
+                "top-s subspace; increase max_iter, loosen tol, or use solver='eig'.",
+                ConvergenceWarning,
+                stacklevel=4,  # the caller of fit (through fit_context)
+            )
         W = result.H
         Gamma = W.T @ A @ W
         Gamma = 0.5 * (Gamma + Gamma.T)
@@ -371,6 +400,9 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         target : int
             Index of the view to infer.
         preimage : {"smoother"}, default "smoother"
+            Pre-image method for a view without the identity map: ``"smoother"``, the kernel
+            smoother over the training inputs of that view, fed with the exact raw kernel
+            weights of the inferred point (see :meth:`_decode`). Validated; the only option.
         n_neighbors : int, optional
             Passed to the kernel smoother (sharper pre-images).
 
@@ -379,6 +411,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         ndarray or Tensor of shape (m, d_target)
         """
         self._check_fitted()
+        check_scalar(preimage, "preimage", [Options(PREIMAGE_METHODS)])
         if not isinstance(target, (int, np.integer)) or not 0 <= int(target) < self.n_views_:
             raise ValueError(f"target must be a view index in [0, {self.n_views_ - 1}], got {target!r}.")
         target = int(target)
@@ -398,19 +431,18 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         """Input-space view ``v`` from ``rhs`` (m, s).
 
         ``conditional``: ``rhs`` is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
-        otherwise ``rhs`` is ``h`` itself (generation).
+        otherwise ``rhs`` is ``h`` itself (generation). Either way the view's feature vector is
+        ``phi_v = U_v h + m_v`` (``m_v = 0`` when not centering), i.e. ``phi_v - m_v = Phi_c^T H h``:
+        a point of the span of the training features with dual coefficients ``alpha = H h``.
+        Uses only what ``fit`` stored on the view (:meth:`FittedView.attach_hidden`, all ``n x s``
+        or smaller): no Gram matrix is rebuilt and no training feature is mapped again.
         """
         view = self.views_[v]
         if conditional:
-            if view.explicit:
-                Uv = self.U_[v]
-                inner = Uv.T @ Uv
-            else:
-                Kv = self._centered_gram(v)
-                inner = self.H_.T @ Kv @ self.H_
-            # Gamma - U_v^T U_v = sum over the other views of U_w^T U_w (PSD): singular when the other
-            # views carry no information on some hidden feature; then the inference is undefined.
-            A = self.Gamma_ - inner
+            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD):
+            # singular when the other views carry no information on some hidden feature; then the
+            # inference is undefined.
+            A = self.Gamma_ - view.inner_
             A = 0.5 * (A + A.T)
             eigs = torch.linalg.eigvalsh(A)
             tol = rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, A.dtype)
@@ -424,20 +456,19 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             h = rhs
         if view.explicit:
-            phi = h @ self.U_[v].T + view.phi_mean_  # raw feature vector(s), (m, d_f)
             if view.identity:
-                return phi
-            weights = phi @ view.feature_map_.map(view.X_fit_).T  # raw kernel values k(x_i, x)
-            return torch.as_tensor(kernel_smoother(weights, view.X_fit_, n_neighbors=n_neighbors))
-        k_c = h @ (self._centered_gram(v) @ self.H_).T  # (m, n) centered kernel vectors
-        weights = uncenter_kernel_vectors(k_c, view.centerer_)
+                return h @ self.U_[v].T + view.phi_mean_  # the raw feature vector is the input
+            # Raw kernel values k(x_i, x) = <phi(x_i), U_v h + m> (exact).
+            weights = h @ view.weight_basis_.T + view.weight_offset_
+        else:
+            k_c = h @ view.gram_hidden_.T  # (m, n) centered kernel vectors K_c,v H h (raw when not centering)
+            # The row mean s = 1^T k / n of the raw vector is known exactly for a point of the span
+            # (alpha = H h): s = grand mean + alpha . (K 1 / n - grand mean) (spec, "Pre-image").
+            row_means = None if view.row_mean_hidden_ is None else (
+                view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
+            )
+            weights = uncenter_kernel_vectors(k_c, view.centerer_, "mean" if row_means is None else row_means)
         return torch.as_tensor(kernel_smoother(weights, view.X_fit_, n_neighbors=n_neighbors))
-
-    def _centered_gram(self, v: int) -> torch.Tensor:
-        view = self.views_[v]
-        K = view.kernel_.gram(view.X_fit_, view.X_fit_)
-        c = view.centerer_
-        return K - c.column_means_[None, :] - c.column_means_[:, None] + c.grand_mean_
 
     def sample(self, n_samples: int = 1, *, latent: str = "prior", scale: float = 0.1, random_state: Any = None,
                n_neighbors: int | None = None) -> list[Any]:
@@ -480,10 +511,3 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-
-def _column_signs(H: torch.Tensor) -> torch.Tensor:
-    """+-1 per column so that the largest-magnitude entry of each column of ``H`` is positive."""
-    idx = H.abs().argmax(0)
-    signs = torch.sign(H[idx, torch.arange(H.shape[1], device=H.device)])
-    signs[signs == 0] = 1
-    return signs

@@ -19,6 +19,7 @@ optional ``rkm`` extra.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,6 +253,13 @@ def stiefel_minimize(
 
     Notes
     -----
+    Line searches: when the Armijo search finds no decrease along the direction (the
+    objective is at rounding level), geoopt issues a ``LineSearchWarning``; it is caught
+    here (not passed on), the iteration stops, and ``converged`` tells whether the
+    gradient criterion was met. Callers that need a warning on non-convergence issue it
+    from ``converged`` (:class:`~kppca.rkm.MultiViewKPCA` raises a scikit-learn
+    ``ConvergenceWarning``).
+
     Deterministic: given ``H0``, the iterates are a fixed sequence of floating-point
     operations (no random numbers are drawn).
     """
@@ -296,6 +304,12 @@ def stiefel_minimize(
     else:
         cg = "steepest" if method == "line_search" else "fr"
         opt = geoopt.optim.RiemannianLineSearch([H], line_search_method="armijo", cg_method=cg)
+        try:
+            from geoopt.optim.rlinesearch import LineSearchWarning as line_search_warning
+        except ImportError:  # pragma: no cover - older/newer geoopt layouts
+
+            class line_search_warning(RuntimeWarning):  # noqa: N801 - matches nothing
+                pass
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
@@ -337,7 +351,12 @@ def stiefel_minimize(
                 for group in opt.param_groups:
                     group["lr"] *= 0.5
             if line_search:
-                opt.step(closure)
+                with warnings.catch_warnings():
+                    # geoopt warns (LineSearchWarning) when the Armijo search finds no decrease; that is
+                    # handled just below (we stop at rounding level and report `converged`), so it is
+                    # not passed on to the caller.
+                    warnings.filterwarnings("ignore", category=line_search_warning)
+                    opt.step(closure)
                 if not opt.step_size_history or opt.step_size_history[-1] in (None, 0):
                     # No decrease found along the direction: we are at rounding level.
                     f, gnorm, _ = value_and_grad()

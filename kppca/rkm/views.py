@@ -66,6 +66,28 @@ class FittedView:
     phi_mean_ : Tensor (d_f,) or None
         Training mean of ``phi_v`` (explicit maps only; zeros when not centering).
     centerer_ : KernelCenterer
+        Statistics of the raw training Gram matrix (column means ``K 1 / n``, grand mean);
+        fitted by :meth:`gram` (dual form only).
+    raw_scale_ : float
+        ``max |K_ij|`` of the raw training Gram matrix (set by :meth:`gram`).
+
+    Decoding state (set by :meth:`attach_hidden` once the model's ``H`` is known; every
+    entry is at most ``n x s``, so nothing ``n x n`` outlives ``fit``):
+
+    inner_ : Tensor (s, s)
+        ``H^T K_c,v H`` (``= U_v^T U_v`` for an explicit map), the view's share of ``Gamma``;
+        ``K_c,v`` reads the raw ``K_v`` when not centering.
+    gram_hidden_ : Tensor (n, s) or None
+        Kernel-only views: ``K_c,v H``, so a generated point ``phi_v - m = Phi_c^T H h`` has
+        the centered kernel vector ``k_c = K_c,v H h``.
+    row_mean_hidden_ : Tensor (s,) or None
+        Kernel-only centered views: ``H^T (K 1 / n - 1^T K 1 / n^2)``; the row mean of the raw
+        kernel vector of that point is exactly ``s = 1^T K 1 / n^2 + h . row_mean_hidden_``
+        (its dual coefficients are ``alpha = H h``).
+    weight_basis_, weight_offset_ : Tensor (n, s), Tensor (n,) or None
+        Explicit non-identity maps: raw kernel weights ``k(x_i, x) = <phi(x_i), U_v h + m>``
+        ``= weight_basis_ h + weight_offset_``, with ``weight_basis_ = Phi_raw U_v`` and
+        ``weight_offset_ = Phi_raw m`` (the training features are not mapped again).
     """
 
     def __init__(self, X: torch.Tensor, kernel: Kernel | None, feature_map: FeatureMap | None, center: bool):
@@ -78,6 +100,9 @@ class FittedView:
             self.kernel_ = kernel
         self.centerer_ = KernelCenterer(center)
         self.phi_mean_ = None
+        self._raw_features: torch.Tensor | None = None  # cache of phi_v(X_fit_) during fit only
+        self.gram_hidden_ = self.row_mean_hidden_ = None
+        self.weight_basis_ = self.weight_offset_ = None
 
     @property
     def explicit(self) -> bool:
@@ -87,27 +112,67 @@ class FittedView:
     def identity(self) -> bool:
         return isinstance(self.feature_map_, Identity)
 
+    def raw_features(self) -> torch.Tensor:
+        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`release`."""
+        if self._raw_features is None:
+            self._raw_features = self.feature_map_.map(self.X_fit_)
+        return self._raw_features
+
     def features(self) -> torch.Tensor:
         """Centered training features ``Phi_v - 1 m_v^T`` (n, d_f); stores ``phi_mean_``."""
-        Phi = self.feature_map_.map(self.X_fit_)
+        Phi = self.raw_features()
         self.phi_mean_ = Phi.mean(0) if self.center else torch.zeros_like(Phi[0])
         return Phi - self.phi_mean_
 
     def gram(self) -> torch.Tensor:
-        """Centered training Gram matrix ``M K_v M`` (n, n); fits the centerer."""
+        """Centered training Gram matrix ``M K_v M`` (n, n) (raw ``K_v`` when not centering); fits the centerer."""
         if self.explicit:
+            # One map and one n x n product: K_c = Phi_c Phi_c^T from the centered features (more accurate
+            # than M K M), and the centerer's raw statistics from the mean feature, without K = Phi Phi^T:
+            # K 1 / n = Phi mu and 1^T K 1 / n^2 = |mu|^2 (mu the raw mean feature, whether or not centering).
+            raw = self.raw_features()
             Phi = self.features()
-            K = Phi @ Phi.T
-            # The centerer's statistics come from the raw Gram matrix so out-of-sample vectors center alike.
-            raw = self.feature_map_.map(self.X_fit_)
-            K_raw = raw @ raw.T
-            self.raw_scale_ = matrix_scale(K_raw)
-            self.centerer_.fit_center_(K_raw)
-            return K
+            mu = raw.mean(0)
+            self.centerer_.column_means_ = raw @ mu
+            self.centerer_.grand_mean_ = mu @ mu
+            # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
+            self.raw_scale_ = float(raw.pow(2).sum(1).amax())
+            return Phi @ Phi.T
         K = self.kernel_.gram(self.X_fit_, self.X_fit_)
         # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
         self.raw_scale_ = matrix_scale(K)
         return self.centerer_.fit_center_(K)
+
+    def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
+        """Store the ``n x s`` (or smaller) quantities that inference and generation need (see Attributes).
+
+        Parameters
+        ----------
+        H : Tensor (n, s)
+            The model's hidden features of the training points.
+        U : Tensor (d_f, s) or None
+            ``Phi_c,v^T H`` (explicit maps).
+        gram_c : Tensor (n, n) or None
+            The view's training Gram matrix as returned by :meth:`gram` (kernel-only views).
+        """
+        if self.explicit:
+            self.inner_ = U.T @ U
+            if not self.identity:
+                raw = self.raw_features()
+                self.weight_basis_ = raw @ U
+                self.weight_offset_ = raw @ self.phi_mean_
+            return
+        KH = gram_c @ H
+        self.gram_hidden_ = KH
+        inner = H.T @ KH
+        self.inner_ = 0.5 * (inner + inner.T)
+        if self.center:
+            c = self.centerer_
+            self.row_mean_hidden_ = H.T @ (c.column_means_ - c.grand_mean_)
+
+    def release(self) -> None:
+        """Drop the cached training features (an ``n x d_f`` matrix) at the end of ``fit``."""
+        self._raw_features = None
 
     def map_centered(self, X: torch.Tensor) -> torch.Tensor:
         """``phi_v(x) - m_v`` for new rows (m, d_f) (explicit maps)."""

@@ -84,3 +84,28 @@ def test_sum_of_sines_stiefel_is_exact(sines):
         f = NARForecaster(40, 4, form="dual", solver="stiefel", rotate=rotate, random_state=0).fit(train)
         assert f.model_.solver_result_.converged
         assert np.mean((f.forecast(100) - test) ** 2) < 1e-12
+
+
+
+@pytest.mark.parametrize("n_components", [2, 3])
+def test_primal_dual_forecasts_agree_with_linear_kernels(sines, n_components):
+    """Linear kernels (Identity maps): primal and dual forecasts agree to 1e-8, on a noisy series
+    (s = 2, 3 truncate it: not the exact order-4 recurrence of the clean series)."""
+    train, _ = sines
+    noisy = train + 0.05 * np.random.default_rng(0).normal(size=train.size)
+    n_steps = 30
+    p = NARForecaster(10, n_components, form="primal").fit(noisy)
+    d = NARForecaster(10, n_components, form="dual").fit(noisy)
+    assert (p.form_, d.form_) == ("primal", "dual")
+    fp, fd = p.forecast(n_steps), d.forecast(n_steps)
+    # A forecast depends on H only through its span (a rotation H O leaves eq. 15 unchanged), which
+    # rounding moves by ~ n eps lam_1 / (lam_s - lam_s+1); each recursive step of a stable recurrence
+    # adds at most that relative error: n_steps * max|f| * n eps lam_1 / gap_s bounds the difference.
+    X, y = lag_windows((noisy - p.mean_) / p.scale_, 10)
+    Phi = np.hstack([X - X.mean(0), (y - y.mean())[:, None]])
+    lam = np.linalg.eigvalsh(Phi @ Phi.T)[::-1][: n_components + 1]
+    np.testing.assert_allclose(d.model_.eigenvalues_.numpy(), lam[:n_components], rtol=1e-10)
+    n = X.shape[0]
+    bound = n_steps * np.abs(fd).max() * n * np.finfo(float).eps * lam[0] / (lam[-2] - lam[-1])
+    assert bound < 1e-8
+    np.testing.assert_allclose(fp, fd, rtol=0, atol=1e-8)

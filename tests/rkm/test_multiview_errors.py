@@ -94,3 +94,36 @@ def test_predict_view_uninformative_known_view():
     m = MultiViewKPCA(3).fit([X, y])
     with pytest.raises(ValueError, match="view 0 cannot be inferred"):
         m.predict_view([None, y[:3]], 0)
+
+
+def test_preimage_option_is_validated(views):
+    m = MultiViewKPCA(2).fit(views)
+    m.predict_view([views[0], None], 1, preimage="smoother")
+    with pytest.raises(ValueError, match="preimage must be"):
+        m.predict_view([views[0], None], 1, preimage="knn")
+
+
+@pytest.mark.parametrize("method", ["sgd", "cg"])
+def test_stiefel_non_convergence_warns(views, method):
+    """A Stiefel run stopped by max_iter (or, for the line searches, at rounding level above tol)
+    raises sklearn's ConvergenceWarning naming max_iter and tol; geoopt's LineSearchWarning does
+    not leak out."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    kw = {"max_iter": 3} if method == "sgd" else {"tol": 1e-15}  # cg stops at rounding level ~1e-15 short
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = MultiViewKPCA(2, form="dual", solver="stiefel", stiefel_method=method, random_state=0, **kw).fit(views)
+    assert not m.solver_result_.converged
+    kinds = [w.category for w in caught if not issubclass(w.category, DeprecationWarning)]
+    assert kinds == [ConvergenceWarning], kinds
+    msg = str(next(w.message for w in caught if w.category is ConvergenceWarning))
+    assert "max_iter" in msg and "tol" in msg
+    # A converged run is silent.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert MultiViewKPCA(2, form="dual", solver="stiefel", stiefel_method="cg", random_state=0).fit(
+            views
+        ).solver_result_.converged

@@ -38,9 +38,9 @@ def eig_tolerance(model, factor=100.0):
 
 
 def model_gram(model):
-    """The centered multi-view kernel matrix, computed independently with numpy."""
+    """The (centered, unless ``center=False``) multi-view kernel matrix, computed independently with numpy."""
     n = model.n_samples_
-    M = np.eye(n) - np.ones((n, n)) / n
+    M = np.eye(n) - np.ones((n, n)) / n if model.center else np.eye(n)
     K = np.zeros((n, n))
     for v in model.views_:
         Kv = v.kernel_.gram(v.X_fit_, v.X_fit_).numpy()
@@ -202,3 +202,114 @@ def test_nonlinear_view_prediction_and_sampling():
     Ys = lin.sample(5, random_state=0)[1]
     d = Ys - Y.mean(0)
     assert np.linalg.matrix_rank(d, tol=1e-8 * np.abs(d).max()) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Pre-images of a non-linear view: primal (explicit map) == dual (its induced kernel), centered or not
+# ------------------------------------------------------------------------------------------------
+
+
+def poly_views(n=60, seed=0):
+    """View 0 (5 columns) feeds a degree-2 polynomial map; view 1 (2 columns) is linear."""
+    X, Y = two_views(n, seed)
+    return 0.3 * X, Y
+
+
+def smoother_condition(model, view, weights):
+    """Forward-error factor of the kernel smoother ``x = sum_i w_i x_i / sum_i w_i`` (clipped weights):
+    a relative perturbation ``e`` of every weight moves ``x`` by at most
+    ``e * sum_i |w_i| |x_i - x| / sum_i w_i``; the largest factor over the rows."""
+    Xf = model.views_[view].X_fit_.numpy()
+    w = np.clip(weights, 0, None)
+    x = w @ Xf / w.sum(1, keepdims=True)
+    spread = np.abs(Xf[None, :, :] - x[:, None, :]).max(2)  # (m, n)
+    return float(((np.abs(weights) * spread).sum(1) / w.sum(1)).max())
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_polynomial_view_preimage_primal_equals_dual(center):
+    """predict_view and sample of a polynomial view: primal (PolynomialFeatures(2), exact raw weights
+    <phi(x_i), U h + m>) and dual (Polynomial(2) kernel, centered kernel vectors K_c H h un-centered
+    with the exact row mean s = grand mean + (H h) . (K 1/n - grand mean)) give the same inputs.
+    Before the fix the dual used s = grand mean (centered: 0.34 apart) and, uncentered, centered
+    K_v anyway (1.7 apart)."""
+    from kppca.kernels import Polynomial
+
+    X, Y = poly_views()
+    s = 2  # <= rank of the known 2-column view, so view 0 can be inferred from view 1
+    primal = MultiViewKPCA(s, form="primal", feature_maps=[PolynomialFeatures(2), None], center=center).fit([X, Y])
+    dual = MultiViewKPCA(s, form="dual", kernels=[Polynomial(2, 1.0), None], center=center).fit([X, Y])
+    # New points for the centered model; the uncentered one (phi = U h, no mean) gives some new points
+    # no positive similarity to any training point, so use training rows there.
+    Yn = two_views(7, seed=1)[1] if center else Y[:7]
+    tol_H, _ = eig_tolerance(dual)  # already 100 x the rounding-level eigenvector error
+    # The exact raw weights of the primal prediction, recomputed with numpy: the conditioning of the
+    # pre-image. A perturbation tol_H of H changes every weight by ~ tol_H sqrt(n) relative (H enters
+    # K_v H (Gamma - H^T K_v H)^{-1} H^T k linearly, with Gamma - H^T K_v H well conditioned here).
+    U0, U1 = primal.U_[0].numpy(), primal.U_[1].numpy()
+    G = primal.Gamma_.numpy()
+    A = G - U0.T @ U0
+    mean1 = primal.views_[1].phi_mean_.numpy()
+    h = np.linalg.solve(A, U1.T @ (Yn - mean1).T).T
+    view0 = primal.views_[0]
+    Phi_raw = view0.feature_map_.map(view0.X_fit_).numpy()
+    weights = (h @ U0.T + view0.phi_mean_.numpy()) @ Phi_raw.T
+    n = X.shape[0]
+    tol = tol_H * np.sqrt(n) * np.linalg.cond(A) * smoother_condition(primal, 0, weights)
+    # 3e-9 centered; 1.1e-8 uncentered, where a row's positive weights nearly cancel (factor 59).
+    # Observed: ~1e-14 either way; before the fix 0.34 (centered) and 1.7 (uncentered).
+    assert tol < 2e-8
+    expected = np.clip(weights, 0, None) @ X / np.clip(weights, 0, None).sum(1, keepdims=True)
+    pp, pd = primal.predict_view([None, Yn], 0), dual.predict_view([None, Yn], 0)
+    np.testing.assert_allclose(pp, expected, rtol=0, atol=tol)
+    np.testing.assert_allclose(pd, pp, rtol=0, atol=tol)
+    if center:
+        # Generation: the same hidden draws (same random_state, same H up to rounding) decode alike.
+        for a, b in zip(primal.sample(6, random_state=0), dual.sample(6, random_state=0)):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+
+
+def test_uncentered_kernel_view_uses_raw_gram():
+    """center=False: the missing-view inference reads H^T K_v H with the raw K_v (not M K_v M)."""
+    from kppca.kernels import Polynomial
+
+    X, Y = poly_views()
+    m = MultiViewKPCA(2, form="dual", kernels=[Polynomial(2, 1.0), None], center=False).fit([X, Y])
+    H = m.H_.numpy()
+    K0 = (X @ X.T + 1.0) ** 2
+    K = K0 + Y @ Y.T
+    lam1 = np.linalg.eigvalsh(K)[-1]
+    np.testing.assert_allclose(H.T @ K @ H, m.Gamma_.numpy(), rtol=0, atol=1e-10 * lam1)
+    # Eq. 16 with raw kernels, independently: h = (Gamma - H^T K_0 H)^{-1} H^T k_1(y), k_0 = K_0 H h.
+    Yn = Y[:5]
+    A = m.Gamma_.numpy() - H.T @ K0 @ H
+    h = np.linalg.solve(A, H.T @ (Y @ Yn.T)).T
+    w = np.clip(h @ (K0 @ H).T, 0, None)
+    expected = w @ X / w.sum(1, keepdims=True)
+    tol_H, _ = eig_tolerance(m)
+    tol = tol_H * np.sqrt(X.shape[0]) * np.linalg.cond(A) * smoother_condition(m, 0, h @ (K0 @ H).T)
+    np.testing.assert_allclose(m.predict_view([None, Yn], 0), expected, rtol=0, atol=tol)
+
+
+def test_decoding_rebuilds_no_gram_and_maps_no_training_features(monkeypatch):
+    """predict_view / sample (and so every forecast step) use what fit stored (n x s arrays):
+    the target view's kernel and feature map are not evaluated on the training set again."""
+    X, Y = poly_views()
+    kernel_model = MultiViewKPCA(2, kernels=[RBF(3.0), None]).fit([X, Y])
+    map_model = MultiViewKPCA(2, feature_maps=[PolynomialFeatures(2), None], form="dual").fit([X, Y])
+    before = [kernel_model.predict_view([None, Y[:3]], 0), map_model.predict_view([None, Y[:3]], 0)]
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("training Gram matrix / features recomputed at prediction time")
+
+    monkeypatch.setattr(kernel_model.views_[0].kernel_, "gram", forbidden)
+    monkeypatch.setattr(map_model.views_[0].feature_map_, "map", forbidden)
+    np.testing.assert_array_equal(kernel_model.predict_view([None, Y[:3]], 0), before[0])
+    np.testing.assert_array_equal(map_model.predict_view([None, Y[:3]], 0), before[1])
+    assert kernel_model.sample(3, random_state=0)[0].shape == (3, 5)
+    assert map_model.sample(3, random_state=0)[0].shape == (3, 5)
+    # Only n x s (or smaller) state is kept per view.
+    n, s = X.shape[0], 2
+    assert kernel_model.views_[0].gram_hidden_.shape == (n, s)
+    assert map_model.views_[0].weight_basis_.shape == (n, s)
+    assert map_model.views_[0]._raw_features is None
