@@ -27,6 +27,7 @@ from .._linalg import (
 from .._param_validation import Interval, Options
 from .._validation import (
     ArrayLike,
+    check_new_input,
     as_tensor,
     check_feature_names,
     is_numpy_like,
@@ -134,14 +135,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def _input(self, X: ArrayLike, name: str = "X") -> torch.Tensor:
         """Validate new data against the fitted model (dtype, device, feature count and names)."""
-        check_feature_names(self, X, reset=False)
-        T = as_tensor(X, name, dtype=self._dtype, device=self._device)
-        if T.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"{name} has {T.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input; pass data with the same columns as in fit."
-            )
-        return T
+        return check_new_input(self, X, name)
 
     def _latent(self, h: ArrayLike, name: str = "h") -> torch.Tensor:
         """Validate latent codes: shape (M, q) or (q,) -> (M, q)."""

@@ -68,6 +68,7 @@ from .._linalg import eigh_descending
 from .._param_validation import Interval, Options, fit_context
 from .._validation import (
     ArrayLike,
+    check_new_input,
     as_tensor,
     check_feature_names,
     is_numpy_like,
@@ -469,24 +470,14 @@ class DeepRKMClassifier(ClassifierMixin, BaseEstimator):
             key = (acc, -err, bw)
             if best is None or key > best:
                 best = key
-        if best is None:
-            raise ValueError("no smoother width in smoother_grid gives every training point a neighbour; "
-                             "use larger multiples or pass smoother_bandwidth.")
-        self.smoother_bandwidth_ = best[2]
+        self.smoother_bandwidth_ = best[2]  # the grid is non-empty (checked above)
 
     def _check_fitted(self, method: str) -> None:
         if not hasattr(self, "models_"):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X, y) before {method}().")
 
     def _input(self, X: ArrayLike) -> torch.Tensor:
-        check_feature_names(self, X, reset=False)
-        T = as_tensor(X, "X", dtype=self._dtype, device=self._device)
-        if T.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {T.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
-                "features as input; pass data with the same columns as in fit."
-            )
-        return T
+        return check_new_input(self, X)
 
     def _codes(self, X: torch.Tensor) -> list[torch.Tensor]:
         """Smoother codes of new points for every model (the package's kernel smoother)."""

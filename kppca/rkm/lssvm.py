@@ -47,6 +47,7 @@ from .._linalg import cholesky_or_none
 from .._param_validation import Interval, Options, fit_context
 from .._validation import (
     ArrayLike,
+    check_new_input,
     as_tensor,
     check_feature_names,
     is_numpy_like,
@@ -265,14 +266,7 @@ class _LSSVMBase(BaseEstimator):
             )
 
     def _input(self, X: ArrayLike) -> torch.Tensor:
-        check_feature_names(self, X, reset=False)
-        T = as_tensor(X, "X", dtype=self._dtype, device=self._device)
-        if T.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {T.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input; pass data with the same columns as in fit."
-            )
-        return T
+        return check_new_input(self, X)
 
     def _raw_decision(self, X: torch.Tensor) -> torch.Tensor:
         """Outputs ``f(x)`` (M, p) of the fitted linear system."""
