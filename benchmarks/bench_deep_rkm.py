@@ -37,7 +37,7 @@ def main() -> None:
         x = np.linspace(-10, 10, N)[:, None]
         yy = np.sin(x[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=N)
         t = time.perf_counter()
-        DeepRKM(RBF(0.7), n_components=(7, 2), device=args.device).fit(x, yy)
+        DeepRKM(kernel=RBF(0.7), n_components=(7, 2), device=args.device).fit(x, yy)
         rows.append({"model": "DeepRKM (7+2), 10 passes", "N": N, "fit_s": time.perf_counter() - t, "iterations": 20})
     df = pd.DataFrame(rows)
     print(df.pivot(index="model", columns="N", values="fit_s").round(2).to_string())

@@ -35,6 +35,7 @@ ESTIMATORS = [
     KernelPCARKM(),
     DeepRKMClassifier((2,), max_iter=10, random_state=0),
     DeepRKM(n_passes=2, random_state=0),
+    DeepRKM(kernel=RBF(3.0), solver="primal", n_prototypes=50, max_iter=5, random_state=0),
     MultiViewKPCA(),
     MultiViewKPCA(kernels=[RBF(3.0)], random_state=0),
     MultiViewKPCA(solver="stiefel", random_state=0, max_iter=200),

@@ -9,7 +9,7 @@ from .forecasting import NARForecaster, lag_windows, plot_forecasts
 from .multiview import MultiViewKPCA
 from .solvers import StiefelResult, stiefel_minimize, top_eigenpairs
 
-from .deep import DeepRKM
+from .deep import DeepRKM, KPCALevel, LSSVMLevel
 from .deep_classifier import DeepRKMClassifier
 from .lssvm import LSSVMClassifier, LSSVMRegressor, solve_lssvm_dual, solve_lssvm_primal
 from .projected_gradient import ProjectedGradientResult, project_stiefel, projected_gradient
@@ -31,6 +31,8 @@ __all__ = [
     "SVDResult",
     # deep RKMs (section 3)
     "DeepRKM",
+    "LSSVMLevel",
+    "KPCALevel",
     "DeepRKMClassifier",
     # solvers
     "StiefelResult",

@@ -1,4 +1,4 @@
-"""Deep RKM (LS-SVM + two linear KPCA levels) solved level-wise."""
+"""Deep RKM (2017 paper): level-wise saddle-point passes and the reduced-set primal solver."""
 
 from __future__ import annotations
 
@@ -7,21 +7,29 @@ import pytest
 import torch
 
 from kppca.kernels import RBF
-from kppca.rkm import DeepRKM, LSSVMRegressor
+from kppca.rkm import DeepRKM, KPCALevel, LSSVMLevel, LSSVMRegressor
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+def F(x):
+    return np.sin(0.3 * x) + np.cos(0.5 * x) + np.sin(2 * x)
 
 
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
     x = np.arange(-10, 10, 0.2)
-    y = np.sin(0.3 * x) + np.cos(0.5 * x) + np.sin(2 * x) + 0.5 * rng.normal(size=x.size)
+    y = F(x) + 0.5 * rng.normal(size=x.size)
     return x[:, None], y
 
 
+# ---------------------------------------------------------------- level-wise solver
 @pytest.mark.parametrize("s", [(1, 1), (7, 2)])
 def test_stationarity_of_the_levels(data, s):
     X, y = data
-    m = DeepRKM(RBF(0.7), n_components=s, lambda_=0.05, eta_levels=(1e-2, 1e-2), n_passes=4, random_state=0).fit(X, y)
+    m = DeepRKM(kernel=RBF(0.7), n_components=s, lambda_=0.05, eta_levels=(1e-2, 1e-2), n_passes=4,
+                random_state=0).fit(X, y)
     H1, H2, H3, b = m.H1_, m.H2_, m.H3_, m.intercept_
     K = RBF(0.7).gram(torch.tensor(X), torch.tensor(X))
     # The last phase (backward) ends with level 1: its fused linear system holds exactly.
@@ -32,24 +40,156 @@ def test_stationarity_of_the_levels(data, s):
     for H, k in ((H2, s[0]), (H3, s[1])):
         assert float((H.T @ H - torch.eye(k, dtype=H.dtype)).abs().max()) < 1e-12
     assert len(m.objective_history_) == 1 + 2 * 4
+    assert len(m.residual_history_) == 1 + 4 and all(len(r) == 3 for r in m.residual_history_)
+    assert m.residual_history_[-1][0] < 1e-12  # level 1 was solved last
+
+
+@pytest.mark.parametrize("s", [(1, 1), (3, 2)])
+def test_levelwise_fixed_point(data, s):
+    """With a weak coupling (eta2 = 100) the passes contract to a fixed point where every level's
+    equations hold: the relative residuals are backward errors, O(N eps) ~ 1e-14 once converged."""
+    X, y = data
+    m = DeepRKM(kernel=RBF(0.7), n_components=s, lambda_=0.05, eta_levels=(100.0, 1.0), n_passes=30,
+                random_state=0).fit(X, y)
+    assert max(m.residual_history_[-1]) < 1e-8
+    # ... and independently of the recorded residuals: the level equations at the returned point.
+    Xt, Y = torch.tensor(X), torch.tensor(y)[:, None]
+    H1, H2, H3, b = m.H1_, m.H2_, m.H3_, m.intercept_
+    A = RBF(0.7).gram(Xt, Xt) + H2 @ H2.T / 100.0 + 0.05 * torch.eye(len(y), dtype=H1.dtype)
+    assert float(torch.linalg.norm(A @ H1 + b - Y)) < 1e-8 * float(torch.linalg.norm(A) * torch.linalg.norm(H1))
+    for M, H in ((H1 @ H1.T / 100.0 + H3 @ H3.T, H2), (H2 @ H2.T, H3)):
+        R = M @ H - H @ (H.T @ M @ H)
+        assert float(torch.linalg.norm(R)) < 1e-8 * float(torch.linalg.norm(M))
+    # the objective settles too: the last two passes record the same values to rounding
+    vals = [v for _, v in m.objective_history_]
+    assert abs(vals[-1] - vals[-3]) <= 1e-8 * abs(vals[-1])
 
 
 def test_zero_passes_is_the_plain_lssvm(data):
     X, y = data
-    deep = DeepRKM(RBF(0.7), lambda_=0.05, n_passes=0).fit(X, y)
+    deep = DeepRKM(kernel=RBF(0.7), lambda_=0.05, n_passes=0).fit(X, y)
     basic = LSSVMRegressor(RBF(0.7), lambda_=0.05).fit(X, y)
     assert np.abs(deep.predict(X) - basic.predict(X)).max() < 1e-9
 
 
 def test_objective_history_is_finite_and_deterministic(data):
     X, y = data
-    a = DeepRKM(RBF(0.7), n_components=(3, 2), random_state=1).fit(X, y)
-    b = DeepRKM(RBF(0.7), n_components=(3, 2), random_state=1).fit(X, y)
+    a = DeepRKM(kernel=RBF(0.7), n_components=(3, 2), random_state=1).fit(X, y)
+    b = DeepRKM(kernel=RBF(0.7), n_components=(3, 2), random_state=1).fit(X, y)
     assert a.objective_history_ == b.objective_history_
+    assert a.residual_history_ == b.residual_history_
     assert all(np.isfinite(v) for _, v in a.objective_history_)
     assert np.array_equal(a.predict(X), b.predict(X))
 
 
+def test_levels_none_equals_explicit_levels(data):
+    X, y = data
+    a = DeepRKM(kernel=RBF(0.7), n_components=(3, 2), lambda_=0.05, eta_levels=(1.0, 0.5), random_state=0).fit(X, y)
+    levels = [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=0.5)]
+    b = DeepRKM(levels, random_state=0).fit(X, y)
+    assert a.objective_history_ == b.objective_history_
+    assert np.array_equal(a.predict(X), b.predict(X))
+
+
+# ---------------------------------------------------------------- both level orders
+ORDERS = {
+    "lssvm_first": [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=1.0)],
+    "lssvm_last": [KPCALevel(10, eta=1.0, kernel=RBF(0.7)), KPCALevel(3, eta=1.0), LSSVMLevel("linear", lambda_=0.05)],
+    "one_kpca_level_last": [KPCALevel(10, kernel=RBF(0.7)), LSSVMLevel("linear", lambda_=0.05)],
+}
+
+
+@pytest.mark.parametrize("order", sorted(ORDERS))
+def test_both_orders_fit_and_predict_levelwise(data, order):
+    X, y = data
+    m = DeepRKM(ORDERS[order], n_passes=5, random_state=0).fit(X, y)
+    pred = m.predict(X)
+    assert isinstance(pred, np.ndarray) and pred.shape == y.shape and np.isfinite(pred).all()
+    assert len(m.hidden_features_) == len(ORDERS[order])
+    assert len(m.residual_history_[-1]) == len(ORDERS[order])
+    if order == "lssvm_first":  # eq. 4.16 is the fused LS-SVM itself
+        assert m.score(X, y) > 0.3
+
+
+@pytest.mark.parametrize("order", ["lssvm_first", "lssvm_last"])
+def test_both_orders_fit_and_predict_primal(data, order):
+    X, y = data
+    levels = [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, kernel=RBF(1.0)), KPCALevel(2)] if order == "lssvm_first" \
+        else [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), lambda_=0.05)]
+    m = DeepRKM(levels, solver="primal", n_prototypes=30, max_iter=10, random_state=0).fit(X, y)
+    assert m.predict(X).shape == y.shape and np.isfinite(m.predict(X)).all()
+    assert [h.shape[0] for h in m.hidden_features_] == [30, 30, 30]
+
+
+# ---------------------------------------------------------------- primal reduced-set solver
+def _primal(seed=0, **kw):
+    levels = [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), lambda_=0.1)]
+    return DeepRKM(levels, solver="primal", n_prototypes=40, max_iter=60, random_state=seed, **kw)
+
+
+def test_primal_objective_is_non_increasing_and_deterministic(data):
+    X, y = data
+    a, b = _primal().fit(X, y), _primal().fit(X, y)
+    vals = np.array([v for _, v in a.objective_history_])
+    assert len(vals) == a.n_iter_ + 1 and a.n_iter_ > 5
+    # accepted iterates lower J; recorded values are each a single evaluation of J, so the only
+    # slack is the rounding of one evaluation: a few eps times the magnitude of J
+    slack = 16 * EPS * np.abs(vals).max()
+    assert np.all(np.diff(vals) <= slack)
+    assert vals[-1] < vals[0]
+    assert a.objective_history_ == b.objective_history_
+    assert np.array_equal(a.predict(X), b.predict(X))
+    assert torch.equal(a.prototype_indices_, b.prototype_indices_)
+    c = _primal(seed=1).fit(X, y)
+    assert not torch.equal(a.prototype_indices_, c.prototype_indices_)
+
+
+def test_primal_beats_the_mean_on_the_synthetic_function(data):
+    """The paper's architecture (LS-SVM + 2 linear KPCA levels, 1/eta2 = 1/eta3 = 1e5) in the primal
+    with 40 of 100 points as prototypes: noise variance 0.25, so a smoother with ~20 effective degrees
+    of freedom has a test MSE ~ 0.25 * 20 / 100 = 0.05, against ~1.4 for the mean."""
+    X, y = data
+    m = DeepRKM(kernel=RBF(0.7), lambda_=0.05, solver="primal", n_prototypes=40, max_iter=60, random_state=0).fit(X, y)
+    xt = np.arange(-9.99, 9.99, 0.07)
+    mse = float(np.mean((m.predict(xt[:, None]) - F(xt)) ** 2))
+    mse_mean = float(np.mean((F(xt) - y.mean()) ** 2))
+    assert mse < 0.1 * mse_mean
+
+
+def test_primal_lssvm_first_starts_at_the_reduced_set_lssvm(data):
+    """max_iter=0 returns the initial point: the Nystrom (reduced-set) LS-SVM, which with all points
+    as prototypes is the full LS-SVM (the same ridge problem in the dual)."""
+    X, y = data
+    m = DeepRKM(kernel=RBF(0.7), lambda_=0.05, eta_levels=(1.0, 1.0), solver="primal", n_prototypes=len(y),
+                max_iter=0, random_state=0).fit(X, y)
+    basic = LSSVMRegressor(RBF(0.7), lambda_=0.05).fit(X, y)
+    assert np.abs(m.predict(X) - basic.predict(X)).max() < 1e-6 * np.abs(y).max()
+
+
+# ---------------------------------------------------------------- errors
 def test_bad_components():
     with pytest.raises(ValueError, match="n_components"):
         DeepRKM(n_components=(1, 2)).fit(np.zeros((5, 1)) + np.arange(5)[:, None], np.arange(5.0))
+
+
+@pytest.mark.parametrize("levels, match", [
+    ([KPCALevel(1), KPCALevel(1)], "exactly one LSSVMLevel"),
+    ([LSSVMLevel()], "at least one KPCALevel"),
+    ([KPCALevel(1), LSSVMLevel(), KPCALevel(1)], "first"),
+    ([LSSVMLevel(), LSSVMLevel(), KPCALevel(1)], "exactly one LSSVMLevel"),
+    ([LSSVMLevel(), "kpca"], "of type"),
+    ([LSSVMLevel(), KPCALevel(0)], "n_components"),
+    ([LSSVMLevel(), KPCALevel(2, eta=-1.0)], "eta"),
+    ([LSSVMLevel(lambda_=0.0), KPCALevel(2)], "lambda_"),
+    ([LSSVMLevel(), KPCALevel(2, kernel="rbf")], "linear kernels"),
+    ([KPCALevel(2, kernel="rbf"), LSSVMLevel("rbf")], "linear kernels"),
+])
+def test_bad_levels(levels, match):
+    X, y = np.arange(8.0)[:, None], np.sin(np.arange(8.0))
+    with pytest.raises(ValueError, match=match):
+        DeepRKM(levels).fit(X, y)
+
+
+def test_primal_accepts_nonlinear_later_levels():
+    X, y = np.arange(8.0)[:, None], np.sin(np.arange(8.0))
+    DeepRKM([LSSVMLevel(), KPCALevel(2, kernel="rbf")], solver="primal", max_iter=3, random_state=0).fit(X, y)
