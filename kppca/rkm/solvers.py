@@ -34,6 +34,8 @@ __all__ = ["STIEFEL_METHODS", "StiefelResult", "import_geoopt", "stiefel_minimiz
 
 #: Optimisers accepted by :func:`stiefel_minimize`.
 STIEFEL_METHODS = ("adam", "sgd", "line_search", "cg")
+#: Steps without a smaller Riemannian gradient norm after which Adam/SGD halve their step.
+STALL_STEPS = 20
 
 # Above this size with few components, Lanczos (ARPACK) beats a dense eigh.
 _DENSE_LIMIT = 1500
@@ -229,7 +231,9 @@ def stiefel_minimize(
     method : {"adam", "sgd", "line_search", "cg"}, default "adam"
         ``"adam"``: ``geoopt.optim.RiemannianAdam`` (the paper's choice of an Adam-type
         optimiser on the manifold), with the learning rate halved whenever the
-        objective rises, so that it settles instead of oscillating around the optimum.
+        objective rises or the gradient norm has not improved for :data:`STALL_STEPS`
+        steps, so that it settles instead of oscillating around the optimum (or along
+        a flat direction, such as the null space of a rank-deficient matrix).
         ``"sgd"``: ``geoopt.optim.RiemannianSGD`` with the same safeguard.
         ``"line_search"``: ``geoopt.optim.RiemannianLineSearch``, steepest descent
         with an Armijo line search (full batch, monotone). ``"cg"``: the same line
@@ -328,6 +332,7 @@ def stiefel_minimize(
 
         bar = tqdm(total=max_iter, desc=desc, leave=False)
     history: list[float] = []
+    grad_norms: list[float] = []  # since the last change of step size
     best = (math.inf, H.detach().clone())
     converged = False
     n_iter = 0
@@ -335,6 +340,7 @@ def stiefel_minimize(
         for n_iter in range(max_iter + 1):
             f, gnorm, egrad = value_and_grad()
             history.append(f)
+            grad_norms.append(gnorm)
             if f < best[0]:
                 best = (f, H.detach().clone())
             if gnorm <= tol * max(1.0, abs(f)):
@@ -346,10 +352,16 @@ def stiefel_minimize(
                 step_size = step_size if step_size is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
                 opt = geoopt.optim.RiemannianSGD([H], lr=step_size)
             rounding = 100 * torch.finfo(H.dtype).eps * max(1.0, abs(f))
-            if not line_search and len(history) > 1 and f > history[-2] + rounding:
-                # The objective rose: the step overshoots the optimum; halve it (monotone safeguard).
+            rose = len(history) > 1 and f > history[-2] + rounding
+            # A step can also oscillate along a direction where the objective is flat (the null space of a
+            # rank-deficient matrix: a component flips sign each step at lr = 2 / lambda_1) without raising f:
+            # there only the gradient norm shows it, by not improving over a window of steps.
+            stalled = len(grad_norms) > STALL_STEPS and min(grad_norms[-STALL_STEPS:]) >= min(grad_norms[:-STALL_STEPS])
+            if not line_search and (rose or stalled):
+                # The step overshoots the optimum: halve it (monotone safeguard).
                 for group in opt.param_groups:
                     group["lr"] *= 0.5
+                grad_norms = grad_norms[-1:]
             if line_search:
                 with warnings.catch_warnings():
                     # geoopt warns (LineSearchWarning) when the Armijo search finds no decrease; that is
