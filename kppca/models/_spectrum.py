@@ -129,13 +129,15 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
                 f"the estimated sigma2 is not positive ({sigma2:.3g}): the discarded eigenvalues are numerically "
                 f"zero. Use fewer than {q} components."
             )
-        # Each computed eigenvalue, and the trace, is within the rounding level of the matrix (Weyl):
-        # a discarded variance below (q + 1) of those levels is rounding, not a measured sigma2.
-        if tail <= (q + 1) * spectrum.tolerance:
+        # Each computed eigenvalue, and the trace, is within the rounding level tol of the matrix (Weyl).
+        # The tail is the trace minus q kept eigenvalues, or equally the sum of the r - q discarded ones:
+        # its error is at most (min(q, r - q) + 1) tol. Below that it is rounding, not a measured sigma2.
+        floor = (min(q, r - q) + 1) * spectrum.tolerance
+        if tail <= floor:
             raise ValueError(
                 f"the discarded variance trace - sum of the top {q} eigenvalues = {tail:.3g} is below the rounding "
-                f"level {(q + 1) * spectrum.tolerance:.3g} of the matrix, so sigma2 cannot be estimated (it would be "
-                "rounding noise). Use dtype='float64', fewer components, or give sigma2."
+                f"level {floor:.3g} of the matrix, so sigma2 cannot be estimated (it would be rounding noise). Use "
+                "dtype='float64', fewer components, or give sigma2."
             )
     if not sigma2 < lam[q - 1] / N:
         raise ValueError(
