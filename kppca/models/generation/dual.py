@@ -3,10 +3,10 @@
 A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - m)``
 and its dual coefficients ``alpha`` (``psi - m = Phi_c alpha``): for latent codes
 ``alpha = A h``; for other vectors ``alpha = K_c^+ k_c``, from the full
-eigendecomposition after a dense fit, and after a partial fit from a cached
-Cholesky solve with ``K_c + (tr K_c / N^2) 1 1^T`` (positive definite when the raw
-Gram matrix is, equal to ``K_c`` on ``range(K_c)``), or the full eigendecomposition
-when that factorisation is not reliable.
+eigendecomposition after a dense fit, and after a partial fit from the sampling
+factor ``L = chol(K)`` of the raw Gram matrix (two triangular solves and a rank-one
+correction for the centering, see ``_dual_coefficients``), or the full
+eigendecomposition when ``K`` is numerically singular.
 
 Uncentered models (``center=False``): ``K_c``, ``Phi_c`` and ``m`` read ``K``, ``Phi``
 and ``0``.
