@@ -128,8 +128,7 @@ class TrainingContext:
         """Raw kernel weights ``<phi_i, psi> = k_c + K 1/N + (s - 1^T K 1/N^2) 1``, shape (M, N)."""
         if not self.center:
             return k_c
-        cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
-        return k_c + cm + (self.row_means(alpha) - gm)[:, None]
+        return self.centerer.uncenter(k_c, self.row_means(alpha))
 
     def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
         """Feature-space distances ``|psi - phi_i|^2 = |psi - m|^2 - 2 k_c + |phi_i - m|^2``, (M, N), >= 0."""

@@ -79,7 +79,7 @@ def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
     if held.sum() < 20:
         raise UserError("--report needs real digits not used for training; fewer than 20 are left.")
     X_ref, y_ref = X_all[held], y_all[held]
-    target = None if args.digit_class is None else args.digit_class
+    target = args.digit_class
     q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, random_state=args.seed)
     print(f"quality report (classifier trained on {len(y_ref)} held-out digits):")
     print(q.summary())
@@ -98,14 +98,13 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     if y is not None and "sample_classes_" not in model.__dict__:
         raise UserError("--digit-class needs a model fitted with labels; a model file saved without them cannot "
                         "do it (fit again without --model).")
-    latent = args.latent
     S = stages.run("generate", model.sample, args.n_samples, random_state=args.seed, preimage=args.preimage,
-                   latent=latent, y=y)
+                   latent=args.latent, y=y)
     S = np.asarray(S)
     if args.report:
         stages.run("report", _report, args, model, S)
     # A class label samples from that class's latent mixture (see DualPPCA.sample).
-    what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{latent}'") + f", pre-image '{args.preimage}'"
+    what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'") + f", pre-image '{args.preimage}'"
 
     for out in images:
         def draw(out: str = out) -> None:

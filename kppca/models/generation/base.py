@@ -257,7 +257,10 @@ class GenerationMixin:
         cache = self._gen_cache()
         key = ("latent-mixture", label_index)
         if key not in cache:
-            codes = self._principal_coordinates(self.X_fit_) * self._gain  # transform(X_train)
+            # transform(X_train), computed once for all the mixtures (an N x N kernel pass when K_c is gone)
+            codes = cache.get("training-codes")
+            if codes is None:
+                codes = cache["training-codes"] = self._principal_coordinates(self.X_fit_) * self._gain
             if label_index is None:
                 cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
             else:
