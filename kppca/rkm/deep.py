@@ -430,12 +430,17 @@ class DeepRKM(RegressorMixin, BaseEstimator):
         del self._K0
 
     # ------------------------------------------------------------------ primal reduced-set solver
-    def _chain(self, X: torch.Tensor, Ht: list, b: torch.Tensor, lam: list, Y: torch.Tensor | None = None):
-        """Eq. 5.4 on the rows of ``X``: per level the scores ``e_l`` (KPCA) or prediction; returns (yhat, e's)."""
+    def _chain(self, X: torch.Tensor, Ht: list, b: torch.Tensor, lam: list, Y: torch.Tensor | None = None,
+               gram0: torch.Tensor | None = None):
+        """Eq. 5.4 on the rows of ``X``: per level the scores ``e_l`` (KPCA) or prediction; returns (yhat, e's).
+
+        ``gram0``: the first level's kernel between ``X`` and the prototypes when already computed.
+        """
         z, yhat, es = X, None, []
         for l, lev in enumerate(self.levels_[: len(Ht)]):
             P = self.prototypes_ if l == 0 else Ht[l - 1]
-            e = lev.kernel.gram(z, P) @ Ht[l] / float(lev.eta)
+            K = gram0 if l == 0 and gram0 is not None else lev.kernel.gram(z, P)
+            e = K @ Ht[l] / float(lev.eta)
             if isinstance(lev, KPCALevel):
                 es.append(e)
                 if l + 1 < len(Ht):
@@ -449,14 +454,16 @@ class DeepRKM(RegressorMixin, BaseEstimator):
                     z = (Y - yhat) / float(lev.lambda_)
         return yhat, es
 
-    def _primal_objective(self, Ht: list, b: torch.Tensor, loglam: list) -> torch.Tensor:
+    def _primal_objective(self, Ht: list, b: torch.Tensor, loglam: list, grams0: tuple) -> torch.Tensor:
+        """The objective on the training rows; ``grams0`` = the first level's kernel (inputs x prototypes,
+        prototypes x prototypes), constant during the optimisation and computed once per fit."""
         lam = [None if g is None else torch.exp(g) for g in loglam]
-        yhat, es = self._chain(self.prototypes_fit_X_, Ht, b, lam, self._Y)
+        yhat, es = self._chain(None, Ht, b, lam, self._Y, gram0=grams0[0])
         c = float(self.c_stab)
         J = yhat.new_zeros(())
         for l, lev in enumerate(self.levels_):
-            P = self.prototypes_ if l == 0 else Ht[l - 1]
-            reg = (Ht[l] * (lev.kernel.gram(P, P) @ Ht[l])).sum() / (2 * float(lev.eta))
+            G = grams0[1] if l == 0 else lev.kernel.gram(Ht[l - 1], Ht[l - 1])
+            reg = (Ht[l] * (G @ Ht[l])).sum() / (2 * float(lev.eta))
             if isinstance(lev, LSSVMLevel):
                 J = J + ((self._Y - yhat) ** 2).sum() / (2 * float(lev.lambda_)) + reg
             else:
@@ -464,7 +471,7 @@ class DeepRKM(RegressorMixin, BaseEstimator):
                 J = J + Jl + 0.5 * c * Jl ** 2
         return J
 
-    def _init_primal(self, Xt: torch.Tensor) -> tuple[list, torch.Tensor, list]:
+    def _init_primal(self, Xt: torch.Tensor, grams0: tuple) -> tuple[list, torch.Tensor, list]:
         dd = dict(dtype=self._dtype, device=self._device)
         M, p = self.prototypes_.shape[0], self._Y.shape[1]
         Ht, loglam = [None] * len(self.levels_), [None] * len(self.levels_)
@@ -472,7 +479,8 @@ class DeepRKM(RegressorMixin, BaseEstimator):
         z = Xt
         for l, lev in enumerate(self.levels_):
             P = self.prototypes_ if l == 0 else Ht[l - 1]
-            G = lev.kernel.gram(P, P)
+            G = grams0[1] if l == 0 else lev.kernel.gram(P, P)
+            K_zP = grams0[0] if l == 0 else lev.kernel.gram(z, P)
             if isinstance(lev, KPCALevel):
                 s = min(lev.n_components, M)
                 vals, vecs = eigh_descending(G / float(lev.eta))
@@ -481,11 +489,11 @@ class DeepRKM(RegressorMixin, BaseEstimator):
                 lam = torch.ones(lev.n_components, **dd) * max(float(vals[0]), 1.0)
                 lam[:s] = vals[:s].clamp_min(max(float(vals[0]) * 1e-8, torch.finfo(self._dtype).tiny))
                 Ht[l], loglam[l] = V, torch.log(lam)
-                z = lev.kernel.gram(z, P) @ V / float(lev.eta) / lam[None, :]
+                z = K_zP @ V / float(lev.eta) / lam[None, :]
             else:
                 # reduced-set LS-SVM on the chain's inputs: ridge regression in (H~, b)
                 lam_, eta = float(lev.lambda_), float(lev.eta)
-                Phi = torch.cat([lev.kernel.gram(z, P) / eta, torch.ones(z.shape[0], 1, **dd)], dim=1)
+                Phi = torch.cat([K_zP / eta, torch.ones(z.shape[0], 1, **dd)], dim=1)
                 R = torch.zeros(M + 1, M + 1, **dd)
                 R[:M, :M] = G / eta
                 A = Phi.T @ Phi / lam_ + R
@@ -502,8 +510,9 @@ class DeepRKM(RegressorMixin, BaseEstimator):
         idx = torch.randperm(N, generator=gen, device=gen.device)[:M].to(self._device)
         self.prototype_indices_ = idx
         self.prototypes_ = Xt[idx]
-        self.prototypes_fit_X_ = Xt
-        Ht, b, loglam = self._init_primal(Xt)
+        kernel0 = self.levels_[0].kernel
+        grams0 = (kernel0.gram(Xt, self.prototypes_), kernel0.gram(self.prototypes_, self.prototypes_))
+        Ht, b, loglam = self._init_primal(Xt, grams0)
         params = [t.clone(memory_format=torch.contiguous_format).requires_grad_(True) for t in Ht]
         params += [b.clone(memory_format=torch.contiguous_format).requires_grad_(True)]
         params += [g.clone().requires_grad_(True) for g in loglam if g is not None]
@@ -514,7 +523,7 @@ class DeepRKM(RegressorMixin, BaseEstimator):
             return params[:L], params[L], [None if g is None else next(it) for g in loglam]
 
         def f() -> torch.Tensor:
-            return self._primal_objective(*unpack())
+            return self._primal_objective(*unpack(), grams0)
 
         opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=25, history_size=20, tolerance_grad=0.0,
                                 tolerance_change=0.0, line_search_fn="strong_wolfe")
@@ -550,7 +559,6 @@ class DeepRKM(RegressorMixin, BaseEstimator):
         self.intercept_ = b.detach()
         self.scales_ = [None if g is None else torch.exp(g.detach()) for g in loglam]
         self.objective_history_, self.residual_history_, self.n_iter_ = history, [grads], n_iter
-        del self.prototypes_fit_X_
 
     # ------------------------------------------------------------------ public API
     @fit_context
