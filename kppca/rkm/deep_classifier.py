@@ -429,10 +429,10 @@ class DeepRKMClassifier(ClassifierMixin, BaseEstimator):
     def _labels_from_scores(self, S: torch.Tensor) -> torch.Tensor:
         return (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
 
-    def _nn_distance(self, X: torch.Tensor) -> float:
-        D = squared_distances(X, X)
-        D.fill_diagonal_(float("inf"))
-        d = D.min(1).values.clamp(min=0).sqrt()
+    @staticmethod
+    def _nn_distance(D_loo: torch.Tensor) -> float:
+        """Median distance to the nearest other training point, from squared distances with an infinite diagonal."""
+        d = D_loo.min(1).values.clamp(min=0).sqrt()
         d = d[torch.isfinite(d) & (d > 0)]
         return float(d.median()) if d.numel() else 1.0
 
@@ -444,9 +444,9 @@ class DeepRKMClassifier(ClassifierMixin, BaseEstimator):
         grid = DEFAULT_SMOOTHER_GRID if self.smoother_grid is None else tuple(float(g) for g in self.smoother_grid)
         if not grid or any(not (g > 0) for g in grid):
             raise ValueError(f"smoother_grid must hold positive multiples of the nearest-neighbour distance, got {grid!r}.")
-        d_nn = self._nn_distance(X)
+        D_loo = squared_distances(X, X).fill_diagonal_(float("inf"))  # a point may not vote for itself
+        d_nn = self._nn_distance(D_loo)
         self.median_nn_distance_ = d_nn
-        D_loo = squared_distances(X, X).fill_diagonal_(float("inf"))
         last = [self._last(m.H) for m in self.models_]
         if self.head == "mlp":
             target = None

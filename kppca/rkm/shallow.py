@@ -30,7 +30,7 @@ from sklearn.base import (
 )
 from sklearn.exceptions import NotFittedError
 
-from .._linalg import eigh_descending, full_spectrum, matrix_scale
+from .._linalg import eigh_descending, full_spectrum, matrix_scale, rank_tolerance
 from .._param_validation import Interval, fit_context
 from .._validation import (
     ArrayLike,
@@ -199,7 +199,7 @@ def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any 
     B[:m, m:] = At
     B[m:, :m] = At.T
     values, vectors = eigh_descending(B)
-    tol = (m + n) * torch.finfo(At.dtype).eps * max(float(values[0]), 0.0)
+    tol = rank_tolerance(float(values[0]), m + n, At.dtype)
     k = min(k, int((values > tol).sum()))
     V = vectors[:, :k] * (2.0 ** 0.5)
     out = SVDResult(values[:k], V[:m], V[m:])
