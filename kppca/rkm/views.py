@@ -209,6 +209,9 @@ def resolve_view_specs(
                 raise TypeError(f"feature_maps[{i}] must be a kppca.features.FeatureMap or None, got {type(spec).__name__}.")
             out.append((None, clone(fmap)))
             continue
+        if isinstance(spec, FeatureMap):  # an explicit map among kernels: fitted on its view
+            out.append((None, clone(spec)))
+            continue
         kernel = as_kernel(spec)
         if type(kernel) is Linear:
             out.append((None, Identity()))
