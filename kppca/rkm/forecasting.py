@@ -212,7 +212,8 @@ class NARForecaster(KernelEstimator):
         n_windows = S.shape[0] * (S.shape[1] - p - 1)
         if n_windows < 2:
             raise ValueError(
-                f"series has {S.shape[1]} values per series ({S.shape[0]} series): lag order lags={p} makes "
+                f"series has {S.shape[1]} values per series (n_features = {S.shape[1]}, {S.shape[0]} series): "
+                f"lag order lags={p} makes "
                 f"{max(n_windows, 0)} window(s) of p + 1 = {p + 1} values with their next value, and the model "
                 f"needs at least 2; pass at least lags + 3 = {p + 3} values, or lower lags."
             )
