@@ -49,7 +49,7 @@ def run(realisations: int, seed: int = 0) -> pd.DataFrame:
     rows = []
     rng = np.random.default_rng(seed)
     models = {
-        "basic": lambda k, lam: LSSVMRegressor(k, lambda_=lam),
+        "basic": lambda k, lam: LSSVMRegressor(k, ridge=lam),
         "deep (1+1)": lambda k, lam: DeepRKM(kernel=k, n_components=(1, 1), lambda_=lam, random_state=0),
         "deep (7+2)": lambda k, lam: DeepRKM(kernel=k, n_components=(7, 2), lambda_=lam, random_state=0),
         # paper §5.2: reduced set (M = 50 random prototypes) in the primal, stabilised objective, L-BFGS

@@ -49,7 +49,7 @@ def _lssvm(Xtr, ytr):
     bw = median_heuristic_bandwidth(torch.as_tensor(Xtr))
     best = None
     for lam in (1e-3, 1e-2, 0.1, 0.5, 1.0):
-        m = LSSVMClassifier(RBF(bw), lambda_=lam).fit(Xtr, ytr)
+        m = LSSVMClassifier(RBF(bw), ridge=lam).fit(Xtr, ytr)
         loo = float((m.loo_residuals_ ** 2).mean())
         if best is None or loo < best[0]:
             best = (loo, m)
