@@ -264,7 +264,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         # The support is always the resolved eigenbasis of K_c (one rank, fixed by the fit), whatever
         # was computed before: O(N^3) once after a partial fit, as the SVD of F would be.
         values, vectors = self._full_eigen()
-        return DegenerateMultivariateNormal(loc, F, basis=vectors, basis_scale=sigma * values.sqrt())
+        scale = sigma * values.sqrt()
+        return DegenerateMultivariateNormal(
+            loc, F, basis=vectors, basis_scale=scale, support_rtol=self._support_rtol(scale)
+        )
 
     def marginal_scales(self) -> torch.Tensor:
         """``sqrt(c_p)`` of the marginal covariance ``S = E diag(c) E^T`` of ``k_c``, shape (r,).
@@ -326,8 +329,25 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
         # Always the resolved eigenbasis (see kernel_conditional): a density of the fitted model alone.
-        basis = self._full_eigen()[1]
-        return DegenerateMultivariateNormal(loc, F, basis=basis, basis_scale=self.marginal_scales())
+        basis, scale = self._full_eigen()[1], self.marginal_scales()
+        return DegenerateMultivariateNormal(
+            loc, F, basis=basis, basis_scale=scale, support_rtol=self._support_rtol(scale)
+        )
+
+    def _support_rtol(self, basis_scale: torch.Tensor) -> float:
+        """Relative off-basis tolerance of the kernel-space distributions, from the fit's rounding level.
+
+        The basis holds the ``k`` eigenvectors of ``K_c`` above its rounding level ``tol``; along
+        the other ``N - k`` directions the model's noise has variance at most ``sigma2 tol``, which
+        no computation resolves, and a sampler (eigen or Cholesky factor, dense or partial fit)
+        may put it there. The norm of such a component is below ``sigma sqrt(tol) (sqrt(N - k) + 6)``
+        except with probability ``exp(-18)`` (Gaussian norm concentration); ``log_prob`` compares
+        residuals with ``rtol * size``, ``size >= max(basis_scale)``.
+        """
+        eps_rtol = torch.finfo(self._dtype).eps ** 0.5  # the distribution's default
+        m = self.n_samples_ - basis_scale.shape[0]
+        allowance = (self.sigma2_ * self._rank_tolerance()) ** 0.5 * (m**0.5 + 6.0)
+        return max(eps_rtol, allowance / float(basis_scale.max()))
 
     def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
         """Draw ``n`` centered kernel vectors ``k_c = F a`` from the marginal model.
