@@ -2,7 +2,7 @@
 
 All kernels map ``(X (n, D), Y (m, D)) -> (n, m)``; they accept numpy arrays or
 tensors and compute in float64 by default. The stationary kernels default to a width
-resolved from the training data (``bandwidth="median"``): estimators call
+resolved from the training data (``bandwidth="scale"``/``"median"``): estimators call
 :meth:`Kernel.resolve` in ``fit``; see :mod:`kppca.kernels.bandwidth`.
 """
 

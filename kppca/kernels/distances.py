@@ -71,23 +71,29 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     Yc = Xc if same else Y - c
     m = max(float(Xc.abs().amax()) if Xc.numel() else 0.0, float(Yc.abs().amax()) if Yc.numel() else 0.0)
     s = 1.0
+    Xs, Ys = X, Y
     if _needs_scaling(m, X.dtype, X.shape[1], 2):
         s = power_of_two_scale(m)
-        Xc = Xc / s
-        Yc = Xc if same else Yc / s
+        Xc, Xs = Xc / s, X / s  # exact: s is a power of two
+        Yc, Ys = (Xc, Xs) if same else (Yc / s, Y / s)
     xx = (Xc * Xc).sum(1)
     yy = xx if same else (Yc * Yc).sum(1)
     # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
     D = torch.addmm(xx[:, None], Xc, Yc.T, alpha=-2.0).add_(yy[None, :])
     if D.numel():
-        _recompute_cancelled(D, Xc, Yc, xx, yy, same)
+        _recompute_cancelled(D, Xs, Ys, xx, yy, same)
     return D.clamp_(min=0.0), s
 
 
 def _recompute_cancelled(
-    D: torch.Tensor, Xc: torch.Tensor, Yc: torch.Tensor, xx: torch.Tensor, yy: torch.Tensor, same: bool
+    D: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, xx: torch.Tensor, yy: torch.Tensor, same: bool
 ) -> None:
-    """Replace, in place, the entries of ``D`` where the expansion cancelled by direct differences."""
+    """Replace, in place, the entries of ``D`` where the expansion cancelled by direct differences.
+
+    The differences are taken between the rows as given (not centered: rounding the
+    centered rows would cost ``eps |x - c|``, a large part of a small ``|x - y|``), so a
+    recomputed entry is accurate to ``(D + 2) eps`` relative and identical rows give 0.
+    """
     if same:
         D.diagonal().zero_()
     # The expansion's rounding error is ~ (D + 2) eps (|x|^2 + |y|^2); below sqrt(eps) (|x|^2 + max |y|^2)
@@ -102,10 +108,10 @@ def _recompute_cancelled(
     if idx.shape[0] == 0:
         return
     # Bounded memory: chunks of pairs with at most ~2^22 difference entries.
-    step = max(1, (1 << 22) // max(Xc.shape[1], 1))
+    step = max(1, (1 << 22) // max(X.shape[1], 1))
     for k in range(0, idx.shape[0], step):
         i, j = idx[k : k + step].unbind(1)
-        diff = Xc[i] - Yc[j]
+        diff = X[i] - Y[j]
         D[i, j] = (diff * diff).sum(1)
 
 
@@ -153,28 +159,41 @@ def pairwise_distances(X: torch.Tensor, Y: torch.Tensor, metric: str = "l2") -> 
     return torch.cdist(X, Y, p=1.0), s
 
 
+def _ldexp(x: float, e: int) -> float:
+    """``x * 2^e`` as a float: ``inf`` on overflow (``math.ldexp`` raises), 0 or subnormal on underflow."""
+    try:
+        return math.ldexp(x, e)
+    except OverflowError:
+        return math.inf
+
+
 def exp_neg_scaled(d: torch.Tensor, s: float, bandwidth: float, power: int) -> torch.Tensor:
     """``exp(-(d s / bandwidth)^power / power)`` elementwise, in place when possible, for ``power`` 1 or 2.
 
     RBF: ``d`` squared distances in units of ``s^2`` and ``power = 2`` (the argument is
     ``d s^2 / (2 bandwidth^2)``); Laplacian: L1 distances in units of ``s``, ``power = 1``.
-    With a factor ``s^power / (power bandwidth^power)`` that is a normal number of the
-    dtype this is one multiplication (bitwise the textbook formula when ``s = 1``);
-    otherwise the argument is formed in float64 one factor at a time, so it
-    overflows to ``+inf`` (kernel 0) only where the true value is huge, and is 0
-    (kernel 1) for ``d = 0``.
+
+    The width is split as ``bandwidth = m 2^e`` (``m`` in ``[0.5, 1)``) so the factor is
+    formed without over- or underflow and with the same rounding as the textbook
+    ``1 / (2 bandwidth^2)`` (resp. ``/ bandwidth``) up to an exact power of two: scaling
+    the data and the width by the same power of two leaves the kernel bitwise unchanged.
+    When the factor is a normal number of the dtype this is one multiplication
+    (division); otherwise the argument is formed in float64 one factor ``s / bandwidth``
+    at a time, so it overflows to ``+inf`` (kernel 0) only where the true value is huge
+    and is 0 (kernel 1) for ``d = 0``: the kernel's limits at extreme widths.
     """
     info = torch.finfo(d.dtype)
+    m, e = math.frexp(bandwidth)
+    k = math.frexp(s)[1] - 1  # s = 2^k
     if power == 2:
-        bb = bandwidth * bandwidth  # python floats: 0.0 or inf on under/overflow, never an exception
-        factor = 1.0 / (2.0 * bb) * s * s if 0.0 < bb < math.inf else math.nan
+        factor = _ldexp(1.0 / (2.0 * m * m), 2 * (k - e))  # 1 / (2 bandwidth^2) * s^2
+        if info.tiny <= factor <= info.max:
+            return d.mul_(-factor).exp_()
     else:
-        factor = 1.0 / bandwidth * s
-    if info.tiny <= factor <= info.max:
-        if power == 1 and s == 1.0:
-            return d.div_(-bandwidth).exp_()  # as the textbook formula, to the bit
-        return d.mul_(-factor).exp_()
-    u = s / bandwidth
+        divisor = _ldexp(m, e - k)  # bandwidth / s, exactly
+        if info.tiny <= divisor <= info.max:
+            return d.div_(-divisor).exp_()
+    u = _ldexp(1.0 / m, k - e)  # s / bandwidth
     if u == math.inf:  # every positive distance is infinitely many widths away
         return (d == 0).to(d.dtype)
     arg = d.to(torch.float64)

@@ -1,7 +1,7 @@
 """The standard kernels: linear, RBF (Gaussian) and Laplacian (the polynomial kernel: :mod:`.polynomial`).
 
-The stationary kernels take a width ``bandwidth``: a positive finite number, or the rule
-``"median"`` (their default) resolved from the training data by :meth:`Kernel.resolve`
+The stationary kernels take a width ``bandwidth``: a positive finite number, or a rule
+(``"scale"``, the RBF default; ``"median"``, the Laplacian default) resolved from the training data by :meth:`Kernel.resolve`
 (see :mod:`kppca.kernels.bandwidth`). Every positive finite width works: distances and
 the exponent are formed in a scaled form (:mod:`kppca.kernels.distances`), so widths
 far below or above the data's scale give the kernel's limits, not an overflow.
@@ -109,15 +109,22 @@ class RBF(_Stationary):
 
     Parameters
     ----------
-    bandwidth : float or {"median", "scale"}, default "median"
+    bandwidth : float or {"scale", "median"}, default "scale"
         The length scale sigma of the paper (not scikit-learn's ``gamma``;
         ``gamma = 1 / (2 bandwidth^2)``), positive and finite; or a rule resolved
-        from the training data by :meth:`resolve` (``"median"``: the median distance
-        between training points; ``"scale"``: scikit-learn's ``gamma="scale"``).
-        Checked on use.
+        from the training data by :meth:`resolve` (``"scale"``: scikit-learn's
+        ``gamma="scale"``, ``bandwidth = sqrt(D Var(X) / 2)``; ``"median"``: the median
+        distance between training points, about twice as wide on Gaussian data).
+        "scale" is the default because it gave the lower held-out error in
+        ``benchmarks/kernel_width_rules.py`` (LS-SVM on 2,000 bundled MNIST digits:
+        4.6 % against 5.3 % for "median" and 82 % for the old fixed 1.0; two moons
+        2.8 % / 4.5 %; a noisy sine regression R^2 0.97 / 0.87). Checked on use.
     """
 
     strictly_positive_definite = True  # Gaussian kernels have full-rank Gram matrices on distinct points
+
+    def __init__(self, bandwidth: float | str = "scale"):
+        self.bandwidth = bandwidth
 
     @property
     def gamma(self) -> float:

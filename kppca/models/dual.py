@@ -147,7 +147,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         X = self._setup(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
-        self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # bandwidth="median": from X
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width ("scale") from X
         N = X.shape[0]
         max_rank = N - int(self.center)
         self._resolve_solver(N)
