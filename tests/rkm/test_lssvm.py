@@ -193,17 +193,18 @@ def test_float32_dual_matches_float64_on_issue_example():
 
 # ---------------------------------------------------------------------- issue 18, item 7: data-scaled RBF
 def test_default_rbf_width_comes_from_the_data():
-    from kppca.preimage import median_heuristic_bandwidth
-
     X, Y = _data()
     for scale in (1e-3, 1.0, 1e3):
         m = LSSVMRegressor().fit(X * scale, Y)
-        expected = median_heuristic_bandwidth(torch.as_tensor(X * scale))
+        # "scale" rule: bandwidth = sqrt(D Var(X) / 2), Var over all entries (scikit-learn's gamma="scale").
+        expected = np.sqrt(X.shape[1] * (X * scale).var() / 2)
         assert isinstance(m.kernel_, RBF) and m.kernel_.bandwidth == pytest.approx(expected, rel=1e-12)
         # The fit is scale-free: predictions of the scaled problem are those of the unscaled one.
         np.testing.assert_allclose(m.predict(X * scale), LSSVMRegressor().fit(X, Y).predict(X), atol=1e-8)
     assert LSSVMRegressor().kernel == "rbf"  # the parameter stays as passed
     assert LSSVMRegressor(RBF(1.0)).fit(X, Y).kernel_.bandwidth == 1.0  # an explicit width is kept
+    assert LSSVMClassifier(RBF()).fit(X, Y[:, 0] > 0).kernel_.bandwidth == pytest.approx(
+        np.sqrt(X.shape[1] * X.var() / 2), rel=1e-12)
 
 
 # ---------------------------------------------------------------------- issue 18, item 14
