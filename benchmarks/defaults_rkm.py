@@ -1,8 +1,8 @@
 """Defaults of the shallow RKMs on the bundled datasets (issue 18, item 7).
 
 * LS-SVM classifier on the bundled MNIST sample (5,000 digits): train on 2,000
-  stratified digits, test on the other 3,000. Default (``kernel="rbf"``: the median
-  heuristic width, resolved at fit) against the old fixed ``RBF(1.0)``, a grid of
+  stratified digits, test on the other 3,000. Default (``kernel="rbf"`` =
+  ``RBF(bandwidth="scale")``, resolved at fit) against the old fixed ``RBF(1.0)``, a grid of
   ``ridge`` (only ``ridge * eta`` enters the predictions, so ``eta`` is not varied:
   with ``H' = H / eta`` the dual system is ``(K + eta ridge I) H' = Y - 1 b^T``), and
   scikit-learn's ``SVC()`` with its defaults.
@@ -12,7 +12,12 @@
   linear views) on the Santa Fe laser and the sum of sines, against a few
   alternatives.
 
-Usage: python benchmarks/defaults_rkm.py   (about a minute on 2 cores)
+Usage: python benchmarks/defaults_rkm.py   (about 1.5 minutes on 2 cores)
+
+Results (2 cores, 2026-11-24): LS-SVM test error 5.0 % with the default (width 6.10),
+59.7 % with RBF(1.0), 4.8-4.9 % with ridge 1e-2/1e-3, 6.1 % with ridge 1, SVC() 6.1 %;
+KernelPCARKM top-2 share 0.096 (default) vs 0.001 (RBF(1.0)); NAR defaults: normalised
+MSE 1.12 on Santa Fe (0.98 with lags=20), 0.000 on the sum of sines.
 """
 
 from __future__ import annotations
@@ -77,7 +82,8 @@ def nar() -> None:
         "default (lags=10, s=4, linear)": dict(),
         "lags=20": dict(lags=20),
         "n_components=8": dict(n_components=8),
-        "kernel_x=RBF(3.0)": dict(kernel_x=RBF(3.0), n_components=8),
+        "kernel_x=RBF(3.0), s=8": dict(kernel_x=RBF(3.0), n_components=8),
+        "kernel_x=RBF() ('scale'), s=8": dict(kernel_x=RBF(), n_components=8),
     }
     for name, (tr, te) in series.items():
         for label, kw in configs.items():
