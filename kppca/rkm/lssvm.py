@@ -22,8 +22,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin, clone
 
 from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
-from ..base import KernelEstimator
-from ..base.estimator import detach_target
+from ..base import KernelEstimator, detach_target
 from ..features import FeatureMap
 from ..kernels import CenteredGram, Kernel, Linear
 from ..kernels.registry import as_kernel
