@@ -42,3 +42,8 @@ __all__ = [
     "project_stiefel",
     "ProjectedGradientResult",
 ]
+
+# --- issue 19: the rest of the deep RKM paper ---
+from .kernel_pmf import KernelPMF
+
+__all__ += ["KernelPMF"]
