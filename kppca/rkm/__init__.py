@@ -47,3 +47,6 @@ __all__ = [
 from .kernel_pmf import KernelPMF
 
 __all__ += ["KernelPMF"]
+from .deep_lssvm_classifier import DeepLSSVMClassifier
+
+__all__ += ["DeepLSSVMClassifier"]

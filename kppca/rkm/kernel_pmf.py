@@ -54,7 +54,7 @@ from ..kernels import Kernel
 from ..kernels.registry import as_kernel
 from ..kernels.standard import RBF, Laplacian, squared_distances
 
-__all__ = ["KernelPMF", "log_kernel"]
+__all__ = ["KernelPMF", "encode_labels", "log_kernel"]
 
 
 def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -84,6 +84,29 @@ def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor
             "such as 'rbf' or 'laplacian'."
         )
     return torch.log(K)
+
+
+def encode_labels(y: ArrayLike, N: int, *, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Class labels ``y`` (N,) checked as scikit-learn does; returns ``(classes, codes)`` (codes in ``0..C-1``).
+
+    A column vector is raveled with a ``DataConversionWarning``; continuous targets,
+    a wrong length or fewer than ``min_classes`` classes raise ``ValueError``.
+    """
+    y_arr = np.asarray(y)
+    if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled to shape "
+                      "(n_samples,).", DataConversionWarning, stacklevel=3)
+        y_arr = y_arr.ravel()
+    if y_arr.ndim != 1:
+        raise ValueError(f"y must be 1-D class labels, got shape {y_arr.shape}.")
+    check_classification_targets(y_arr)
+    if y_arr.shape[0] != N:
+        raise ValueError(f"X has {N} rows but y has {y_arr.shape[0]}; they must match.")
+    enc = LabelEncoder().fit(y_arr)
+    if len(enc.classes_) < min_classes:
+        raise ValueError(f"y has only {len(enc.classes_)} class ({enc.classes_[0]!r}); classification needs at "
+                         f"least {min_classes} classes.")
+    return enc.classes_, enc.transform(y_arr)
 
 
 class KernelPMF(ClassifierMixin, BaseEstimator):
@@ -153,19 +176,8 @@ class KernelPMF(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _labels(self, y: ArrayLike, N: int) -> None:
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled to shape "
-                          "(n_samples,).", DataConversionWarning, stacklevel=3)
-            y_arr = y_arr.ravel()
-        if y_arr.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels, got shape {y_arr.shape}.")
-        check_classification_targets(y_arr)
-        if y_arr.shape[0] != N:
-            raise ValueError(f"X has {N} rows but y has {y_arr.shape[0]}; they must match.")
-        enc = LabelEncoder().fit(y_arr)
-        self.classes_ = enc.classes_
-        self.y_codes_ = torch.as_tensor(enc.transform(y_arr), dtype=torch.int64, device=self._device)
+        self.classes_, codes = encode_labels(y, N)
+        self.y_codes_ = torch.as_tensor(codes, dtype=torch.int64, device=self._device)
 
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         Phi = self.kernel_.explicit_features(X)
