@@ -25,23 +25,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
+from sklearn.base import ClassifierMixin
 
 from .._param_validation import Interval, fit_context
-from .._validation import (
-    ArrayLike,
-    as_tensor,
-    check_feature_names,
-    check_new_input,
-    is_numpy_like,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-)
+from .._validation import ArrayLike
+from ..base import KernelEstimator
 from ..kernels import Kernel
 from .deep import DeepRKM, KPCALevel, LSSVMLevel
-from .kernel_pmf import encode_labels
 from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
 
 __all__ = ["DeepLSSVMClassifier"]
@@ -55,14 +45,14 @@ def _fit_deep_rkm(est: DeepLSSVMClassifier, Xt: torch.Tensor, Y: torch.Tensor, s
     When DeepRKM's levels move to ``kppca.rkm.deep`` (level objects, ``ridge`` instead
     of ``lambda_``), only this function changes.
     """
-    levels = [LSSVMLevel(est.kernel, lambda_=float(est.ridge), eta=float(est.eta)),
+    levels = [LSSVMLevel(est.kernel, float(est.ridge), float(est.eta)),  # (kernel, ridge, eta)
               KPCALevel(s2, eta=eta2), KPCALevel(s3, eta=eta3)]
     deep = DeepRKM(levels, n_passes=int(est.n_passes), solver="levelwise", random_state=est.random_state,
                    dtype=Xt.dtype, device=Xt.device)
     return deep.fit(Xt, Y)
 
 
-class DeepLSSVMClassifier(ClassifierMixin, BaseEstimator):
+class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     """Deep RKM classifier: LS-SVM (one output per class) + two linear KPCA levels, solved level-wise.
 
     Parameters
@@ -130,14 +120,8 @@ class DeepLSSVMClassifier(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
         self.device = device
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "intercept_")
+    _fitted_marker = "intercept_"
+    _fit_call = "fit(X, y)"
 
     def _levels_params(self, N: int) -> tuple[int, int, float, float]:
         comps = self.n_components
@@ -154,21 +138,12 @@ class DeepLSSVMClassifier(ClassifierMixin, BaseEstimator):
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepLSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
-        if y is None:
-            raise ValueError("DeepLSSVMClassifier requires y to be passed, but the target y is None.")
-        self._dtype = resolve_dtype(self.dtype, like=X)
-        self._device = resolve_device(self.device)
-        check_feature_names(self, X, reset=True)
-        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
-        self.n_features_in_ = Xt.shape[1]
-        classes, codes = encode_labels(y, Xt.shape[0], min_classes=2)
+        Xt, codes = self._validate_fit_input(X, y, target="classes")
         s2, s3, eta2, eta3 = self._levels_params(Xt.shape[0])
-        C = len(classes)
-        Y = -torch.ones(Xt.shape[0], C, dtype=self._dtype, device=self._device)
-        Y[torch.arange(Xt.shape[0], device=self._device), torch.as_tensor(codes, device=self._device)] = 1.0
+        Y = -torch.ones(Xt.shape[0], len(self.classes_), dtype=self._dtype, device=self._device)
+        Y[torch.arange(Xt.shape[0], device=self._device), codes] = 1.0
         deep = _fit_deep_rkm(self, Xt, Y, s2, s3, eta2, eta3)
         H1, H2, H3 = deep.hidden_features_
-        self.classes_ = classes
         self.kernel_ = deep.kernel_
         self.X_fit_ = Xt
         self.dual_coef_, self.intercept_ = H1, deep.intercept_
@@ -179,14 +154,11 @@ class DeepLSSVMClassifier(ClassifierMixin, BaseEstimator):
         eta1 = float(self.eta)
         fused = self.kernel_.gram(Xt, Xt) + (eta1 / eta2) * (H2 @ H2.T)
         loo = Y - solve_lssvm_dual(fused, Y, float(self.ridge), eta1).loo_residuals
-        self.temperature_ = _fit_temperature(loo.detach().cpu().numpy(), codes)
+        self.temperature_ = _fit_temperature(loo.detach().cpu().numpy(), codes.cpu().numpy())
         return self
 
     def _outputs(self, X: ArrayLike, method: str) -> torch.Tensor:
-        if not hasattr(self, "intercept_"):
-            raise NotFittedError(f"This DeepLSSVMClassifier instance is not fitted yet; call fit(X, y) before "
-                                 f"{method}().")
-        Xt = check_new_input(self, X)
+        Xt = self._validate_new_input(X, method=method)
         return self.kernel_.gram(Xt, self.X_fit_) @ self.dual_coef_ / float(self.eta) + self.intercept_
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
@@ -194,7 +166,7 @@ class DeepLSSVMClassifier(ClassifierMixin, BaseEstimator):
         F = self._outputs(X, "decision_function")
         if len(self.classes_) == 2:
             F = F[:, 1] - F[:, 0]
-        return to_output(F, is_numpy_like(X))
+        return self._to_output(F, X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """``classes_[argmax_k f_k(x)]`` (M,)."""

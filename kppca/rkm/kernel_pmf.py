@@ -28,33 +28,21 @@ training points.
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import DataConversionWarning, NotFittedError
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.base import ClassifierMixin
 
 from .._param_validation import Options, fit_context
-from .._validation import (
-    ArrayLike,
-    as_tensor,
-    check_feature_names,
-    check_new_input,
-    is_numpy_like,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-)
+from .._validation import ArrayLike
+from ..base import KernelEstimator
 from ..kernels import Kernel
 from ..kernels.registry import as_kernel
 from ..kernels.standard import RBF, Laplacian, squared_distances
 
-__all__ = ["KernelPMF", "encode_labels", "log_kernel"]
+__all__ = ["KernelPMF", "log_kernel"]
 
 
 def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -86,30 +74,7 @@ def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor
     return torch.log(K)
 
 
-def encode_labels(y: ArrayLike, N: int, *, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Class labels ``y`` (N,) checked as scikit-learn does; returns ``(classes, codes)`` (codes in ``0..C-1``).
-
-    A column vector is raveled with a ``DataConversionWarning``; continuous targets,
-    a wrong length or fewer than ``min_classes`` classes raise ``ValueError``.
-    """
-    y_arr = np.asarray(y)
-    if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled to shape "
-                      "(n_samples,).", DataConversionWarning, stacklevel=3)
-        y_arr = y_arr.ravel()
-    if y_arr.ndim != 1:
-        raise ValueError(f"y must be 1-D class labels, got shape {y_arr.shape}.")
-    check_classification_targets(y_arr)
-    if y_arr.shape[0] != N:
-        raise ValueError(f"X has {N} rows but y has {y_arr.shape[0]}; they must match.")
-    enc = LabelEncoder().fit(y_arr)
-    if len(enc.classes_) < min_classes:
-        raise ValueError(f"y has only {len(enc.classes_)} class ({enc.classes_[0]!r}); classification needs at "
-                         f"least {min_classes} classes.")
-    return enc.classes_, enc.transform(y_arr)
-
-
-class KernelPMF(ClassifierMixin, BaseEstimator):
+class KernelPMF(ClassifierMixin, KernelEstimator):
     """Kernel probability mass function over the training points, and its class rule (paper §3.6).
 
     Parameters
@@ -164,21 +129,14 @@ class KernelPMF(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
         self.device = device
 
+    _fitted_marker = "probabilities_"
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
         tags.target_tags.required = False
         return tags
 
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "probabilities_")
-
     # ------------------------------------------------------------------ fit
-    def _labels(self, y: ArrayLike, N: int) -> None:
-        self.classes_, codes = encode_labels(y, N)
-        self.y_codes_ = torch.as_tensor(codes, dtype=torch.int64, device=self._device)
-
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         Phi = self.kernel_.explicit_features(X)
         if Phi is None:
@@ -189,15 +147,11 @@ class KernelPMF(ClassifierMixin, BaseEstimator):
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike = None) -> KernelPMF:
         """Fit the pmf to ``X`` (N, D); with class labels ``y`` (N,) also the class rule. Returns ``self``."""
-        self._dtype = resolve_dtype(self.dtype, like=X)
-        self._device = resolve_device(self.device)
-        check_feature_names(self, X, reset=True)
-        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=1)
-        self.n_features_in_ = Xt.shape[1]
         for name in ("classes_", "y_codes_", "coef_"):
             self.__dict__.pop(name, None)
-        if y is not None:
-            self._labels(y, Xt.shape[0])
+        Xt, codes = self._validate_fit_input(X, y, min_samples=1, target=None if y is None else "classes")
+        if codes is not None:
+            self.y_codes_ = codes
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
         self.solver_ = self.solver
         self.X_fit_ = Xt
@@ -227,16 +181,15 @@ class KernelPMF(ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ scoring
-    def _check_fitted(self, method: str, labels: bool = False) -> None:
-        if not hasattr(self, "probabilities_"):
-            raise NotFittedError(f"This KernelPMF instance is not fitted yet; call fit(X) before {method}().")
+    def _new_input(self, X: ArrayLike, method: str, labels: bool = False) -> torch.Tensor:
+        Xt = self._validate_new_input(X, method=method)
         if labels and not hasattr(self, "classes_"):
             raise ValueError(f"{method}() needs class labels: this KernelPMF was fitted without y; call fit(X, y).")
+        return Xt
 
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """``log p(x) = log((1/eta) sum_j k(x_j, x))`` (M,) with the training ``eta`` (``-inf`` where it is 0)."""
-        self._check_fitted("score_samples")
-        Xt = check_new_input(self, X)
+        Xt = self._new_input(X, "score_samples")
         if self.solver_ == "primal":
             p = self._features(Xt) @ self.coef_
             if bool((p < 0).any()):
@@ -245,12 +198,12 @@ class KernelPMF(ClassifierMixin, BaseEstimator):
             out = torch.log(p)
         else:
             out = torch.logsumexp(log_kernel(self.kernel_, Xt, self.X_fit_), dim=1) - self.log_eta_
-        return to_output(out, is_numpy_like(X))
+        return self._to_output(out, X)
 
     def _class_log_sums(self, X: ArrayLike, method: str) -> torch.Tensor:
         """``log sum_{j in c} k(x_j, x)`` (M, n_classes)."""
-        self._check_fitted(method, labels=True)
-        logK = log_kernel(self.kernel_, check_new_input(self, X), self.X_fit_)
+        Xt = self._new_input(X, method, labels=True)
+        logK = log_kernel(self.kernel_, Xt, self.X_fit_)
         out = logK.new_full((logK.shape[0], len(self.classes_)), -torch.inf)
         for c in range(len(self.classes_)):
             mask = self.y_codes_ == c
