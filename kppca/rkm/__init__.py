@@ -50,3 +50,6 @@ __all__ += ["KernelPMF"]
 from .deep_lssvm_classifier import DeepLSSVMClassifier
 
 __all__ += ["DeepLSSVMClassifier"]
+from .ensemble import SubsetEnsembleClassifier
+
+__all__ += ["SubsetEnsembleClassifier"]
