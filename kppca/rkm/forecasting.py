@@ -26,7 +26,7 @@ from .._validation import (
 )
 from ..features import FeatureMap
 from .multiview import MultiViewKPCA
-from .solvers import STIEFEL_METHODS
+from ..optim import STIEFEL_METHODS
 
 __all__ = ["NARForecaster", "lag_windows", "plot_forecasts"]
 

@@ -36,7 +36,8 @@ from .._validation import (
     torch_generator,
 )
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
-from .solvers import STIEFEL_METHODS, random_stiefel, stiefel_minimize, top_eigenpairs
+from .._linalg import full_spectrum, partial_spectrum
+from ..optim import STIEFEL_METHODS, minimize, random_stiefel
 from .views import FittedView, check_view_input, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA"]
@@ -72,7 +73,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     solver : {"eig", "stiefel"}, default "eig"
         ``"eig"``: dense (or Lanczos) top-``s`` eigenvectors. ``"stiefel"``: minimise
         ``-1/2 Tr(H^T K H)`` (``-1/2 Tr(U~^T C U~)``) on the Stiefel manifold with geoopt
-        (:func:`~kppca.rkm.stiefel_minimize`).
+        (:func:`~kppca.optim.minimize`).
     rotate : bool, default True
         Stiefel only: diagonalise ``Gamma' = H'^T K H' = O Lam O^T`` and rotate ``H = H' O``,
         so the result equals the eig solution up to column signs. With False, ``H'`` and
@@ -83,7 +84,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     center : bool, default True
         Center every view in feature space with its training mean.
     stiefel_method : str, default "sgd"
-        Optimiser of :func:`~kppca.rkm.stiefel_minimize` (``"adam"``, ``"sgd"``,
+        Optimiser of :func:`~kppca.optim.minimize` (``"adam"``, ``"sgd"``,
         ``"line_search"``, ``"cg"``).
     max_iter : int, default 5000
     tol : float, default 1e-8
@@ -116,7 +117,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
         rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
         of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
-    solver_result_ : StiefelResult or None
+    solver_result_ : OptimizeResult or None
         Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
         issued when it did not reach ``tol`` within ``max_iter`` steps.
     n_iter_ : int
@@ -284,14 +285,22 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = True
         if self.solver == "eig":
-            values, W, _ = top_eigenpairs(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
-            return W, torch.diag(values)
+            if A.shape[0] <= 1500 or 3 * s >= A.shape[0]:  # dense unless Lanczos clearly pays off
+                spec = full_spectrum(A, what=what, max_rank=max_rank, scale=scale, size=size)
+            else:
+                spec = partial_spectrum(A, s, rank=s, random_state=rng, what=what, scale=scale, size=size)
+                spec.rank = int((spec.values > spec.tolerance).sum())
+            if s > spec.rank:
+                raise ValueError(f"n_components={s} exceeds the numerical rank {spec.rank} of the {what}: only "
+                                 f"{spec.rank} directions carry variance. Use n_components <= {spec.rank}.")
+            return spec.vectors[:, :s].clone(), torch.diag(spec.values[:s])
         if max_rank is not None and s > max_rank:
             raise ValueError(f"n_components={s} exceeds the rank bound {max_rank} of the {what}; lower n_components.")
         W0 = random_stiefel(A.shape[0], s, generator=gen, dtype=A.dtype, device=A.device)
-        result = stiefel_minimize(
+        result = minimize(
             lambda W: -0.5 * torch.trace(W.T @ A @ W), W0, max_iter=int(self.max_iter), tol=float(self.tol),
-            method=self.stiefel_method, progress=bool(self.progress), desc=f"Stiefel ({what})",
+            method=self.stiefel_method, manifold="stiefel", progress=bool(self.progress), desc=f"Stiefel ({what})",
+            warn=False,  # the ConvergenceWarning below says more
         )
         self.solver_result_ = result
         if not result.converged:
