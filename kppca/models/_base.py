@@ -9,14 +9,8 @@ from typing import Any, Callable
 import numpy as np
 import pyro.distributions as dist
 import torch
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-)
-from sklearn.exceptions import NotFittedError
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._cache import LazyCache
 from .._linalg import (
     Spectrum,
     block_rows,
@@ -25,21 +19,12 @@ from .._linalg import (
     partial_spectrum,
 )
 from .._param_validation import Interval, Options
-from .._validation import (
-    ArrayLike,
-    check_new_input,
-    as_tensor,
-    check_feature_names,
-    is_numpy_like,
-    numpy_rng,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-)
+from .._validation import ArrayLike, as_tensor, check_feature_names, check_new_input, is_numpy_like, numpy_rng
+from ..base import KernelEstimator, KernelTransformerMixin
 from ._spectrum import check_component_args, resolve_solver, select_components
 
 
-class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
     """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
 
     Subclasses provide the PSD matrix of the eigen-problem and the
@@ -78,45 +63,23 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     #: empty, never written to model files.
     _cache_attribute = "_cache_"
 
+    #: ``sigma2_`` is set last in fit: its presence means fitted (see ``KernelEstimator``).
+    _fitted_marker = "sigma2_"
+
     # ------------------------------------------------------------------ parameters
-    @property
-    def _cache(self) -> LazyCache:
-        """Values computed lazily from the fitted state (see :mod:`kppca._cache`)."""
-        cache = self.__dict__.get(self._cache_attribute)
-        if cache is None:
-            cache = self.__dict__[self._cache_attribute] = LazyCache()
-        return cache
-
-    def _drop_caches(self) -> None:
-        """Forget everything derived from the previous fit (a refit must never reuse it).
-
-        A new cache object, not ``clear()``: a failed fit restores the estimator's
-        ``__dict__``, and with it the previous fit's cache, intact.
-        """
-        self.__dict__[self._cache_attribute] = LazyCache()
-
     def _start_fit(self, X: Any) -> None:
-        """Start a fit: drop caches, resolve dtype and device, record the input's metadata (not its values)."""
+        """Start a fit whose data are not validated here (e.g. Dask): caches, dtype/device, metadata."""
         self._drop_caches()
         check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
-        self._dtype = resolve_dtype(self.dtype, like=X)
-        self._device = resolve_device(self.device)
+        self._resolve_dtype_device(X)
         self._numpy_fit_ = is_numpy_like(X)
         check_feature_names(self, X, reset=True)
 
     def _setup(self, X: ArrayLike) -> torch.Tensor:
-        """:meth:`_start_fit`, then return ``X`` as a validated tensor (N >= 2) and record ``n_features_in_``."""
-        self._start_fit(X)
-        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
-        self.n_features_in_ = Xt.shape[1]
+        """Start a fit: return ``X`` as a validated tensor (N >= 2), see :meth:`_validate_fit_input`."""
+        check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
+        Xt, _ = self._validate_fit_input(X)
         return Xt
-
-    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn's estimator tags
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False  # kernels and scatter matrices are dense
-        tags.input_tags.allow_nan = False
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # with dtype=None
-        return tags
 
     def _block_rows(self) -> int:
         """Rows per block when new points meet the ``N`` training points (see ``batch_size``)."""
@@ -126,12 +89,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def _n_features_out(self) -> int:
         """Number of output columns of :meth:`transform` (names from :meth:`get_feature_names_out`)."""
         return self.n_components_
-
-    def _check_fitted(self, method: str) -> None:
-        if not hasattr(self, "sigma2_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet; call fit(X) before {method}()."
-            )
 
     def _input(self, X: ArrayLike, name: str = "X") -> torch.Tensor:
         """Validate new data against the fitted model (dtype, device, feature count and names)."""
@@ -150,8 +107,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def _output(self, T: torch.Tensor, like: Any = None) -> np.ndarray | torch.Tensor:
         """Return ``T`` as numpy when the reference input (or the training data) was not a tensor."""
-        numpy_out = self._numpy_fit_ if like is None else is_numpy_like(like)
-        return to_output(T, numpy_out)
+        return self._to_output(T) if like is None else self._to_output(T, like)
 
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:

@@ -1,0 +1,243 @@
+"""The one estimator scaffold: the fit preamble, the fitted check, tags and output conversion.
+
+Every kppca estimator (:class:`~kppca.models._base.BasePPCA` and the RKMs)
+inherits :class:`KernelEstimator`, so that
+
+* ``fit`` starts with :meth:`KernelEstimator._validate_fit_input` (caches dropped,
+  dtype/device resolved, ``n_features_in_`` / ``feature_names_in_`` recorded,
+  class labels encoded, targets converted);
+* every method of a fitted model validates new data with
+  :meth:`KernelEstimator._validate_new_input` (fitted check, feature names and
+  count, dtype/device), and raises one :class:`~sklearn.exceptions.NotFittedError`
+  message format;
+* results come back as numpy or torch like the user's input
+  (:meth:`KernelEstimator._to_output`).
+
+Hyper-parameters are checked by :func:`~kppca._param_validation.fit_context`
+(wrapping ``fit``) against the class attribute ``_parameter_constraints``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .._cache import LazyCache
+from .._validation import (
+    ArrayLike,
+    as_tensor,
+    check_feature_names,
+    check_new_input,
+    is_numpy_like,
+    resolve_device,
+    resolve_dtype,
+    to_output,
+)
+
+__all__ = ["KernelEstimator", "KernelTransformerMixin"]
+
+_UNSET: Any = object()
+
+
+def _labels_as_numpy(y: Any) -> np.ndarray:
+    """Class labels as a numpy array (a tensor, even one that requires grad, is detached first)."""
+    if isinstance(y, torch.Tensor):
+        return y.detach().cpu().numpy()
+    return np.asarray(y)
+
+
+# ---------------------------------------------------------------------- persistence
+# INTEGRATION: KernelEstimator will also inherit ``kppca.io.SavableMixin`` (the save
+# method and the model-class registration, written by the persistence helper):
+# ``class KernelEstimator(SavableMixin, BaseEstimator)``. No persistence code here.
+class KernelEstimator(BaseEstimator):
+    """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
+
+    Class attributes a subclass may set
+    -----------------------------------
+    _fitted_marker : str
+        The fitted attribute whose presence means "fitted" (default
+        ``"n_features_in_"``). :func:`~kppca._param_validation.fit_context` makes
+        ``fit`` atomic, so a fit that raises never leaves the marker behind.
+    _fit_call : str
+        How to call ``fit`` in the not-fitted message, e.g. ``"fit(X, y)"``.
+    _cache_attribute : str or None
+        Name of the instance attribute holding a :class:`~kppca._cache.LazyCache`
+        of values derived from the fitted state (None: the estimator keeps none).
+
+    Fitted attributes set by :meth:`_validate_fit_input`
+    ----------------------------------------------------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had string column names
+    classes_ : ndarray of shape (n_classes,), only for ``target="classes"``
+    """
+
+    _fitted_marker: str = "n_features_in_"
+    _fit_call: str = "fit(X)"
+    _cache_attribute: str | None = None
+
+    # ------------------------------------------------------------------ caches
+    @property
+    def _cache(self) -> LazyCache:
+        """Values computed lazily from the fitted state (see :mod:`kppca._cache`)."""
+        if self._cache_attribute is None:
+            raise AttributeError(f"{type(self).__name__} keeps no cache (_cache_attribute is None).")
+        cache = self.__dict__.get(self._cache_attribute)
+        if cache is None:
+            cache = self.__dict__[self._cache_attribute] = LazyCache()
+        return cache
+
+    def _drop_caches(self) -> None:
+        """Forget everything derived from the previous fit (a refit must never reuse it).
+
+        A new cache object, not ``clear()``: a failed fit restores the estimator's
+        ``__dict__``, and with it the previous fit's cache, intact. Subclasses that
+        keep other derived state extend this hook (and call ``super()``).
+        """
+        if self._cache_attribute is not None:
+            self.__dict__[self._cache_attribute] = LazyCache()
+
+    # ------------------------------------------------------------------ fit preamble
+    def _resolve_dtype_device(self, X: ArrayLike) -> None:
+        """``_dtype`` / ``_device`` from the ``dtype`` / ``device`` parameters (float32 input stays float32)."""
+        self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)
+        self._device = resolve_device(getattr(self, "device", None))
+
+    def _validate_fit_input(
+        self,
+        X: ArrayLike,
+        y: ArrayLike = None,
+        *,
+        min_samples: int = 2,
+        target: str | None = None,
+        multi_output: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Validate the training data and record its metadata (not its values).
+
+        Parameters
+        ----------
+        X : array-like of shape (N, D)
+        y : array-like of shape (N,) or (N, p), optional
+            Ignored unless ``target`` is given.
+        min_samples : int, default 2
+        target : {None, "classes", "continuous"}
+            None: no target (``y`` ignored, returned as None). "classes": ``y``
+            are class labels (1-D; a column vector is raveled with a
+            ``DataConversionWarning``); ``classes_`` is set and the integer
+            codes ``0..n_classes-1`` are returned. "continuous": ``y`` is
+            returned as a float tensor of the fit dtype and device.
+        multi_output : bool, default False
+            For ``target="continuous"``: accept ``(N, p)`` targets (returned as
+            given, 1-D or 2-D). Otherwise ``y`` must be 1-D (a column vector
+            is raveled with a ``DataConversionWarning``).
+
+        Returns
+        -------
+        Xt : Tensor of shape (N, D), a copy in ``_dtype`` on ``_device``
+        yt : None, a long Tensor of shape (N,) (codes, on ``_device``) or a float Tensor
+        """
+        if target not in (None, "classes", "continuous"):
+            raise ValueError(f"target must be None, 'classes' or 'continuous', got {target!r}.")
+        if target is not None and y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        self._drop_caches()
+        self._resolve_dtype_device(X)
+        self._numpy_fit_ = is_numpy_like(X)
+        check_feature_names(self, X, reset=True)
+        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=min_samples)
+        self.n_features_in_ = Xt.shape[1]
+        if target is None:
+            return Xt, None
+        yt = self._encode_classes(y) if target == "classes" else self._continuous_target(y, multi_output)
+        if yt.shape[0] != Xt.shape[0]:
+            raise ValueError(f"X has {Xt.shape[0]} rows but y has {yt.shape[0]}; they must match.")
+        return Xt, yt
+
+    def _encode_classes(self, y: ArrayLike) -> torch.Tensor:
+        """Set ``classes_`` and return the integer code of each label (a long tensor on ``_device``)."""
+        y_arr = _labels_as_numpy(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise ValueError(f"y must be 1-D class labels, got shape {y_arr.shape}.")
+        if y_arr.dtype.kind == "f" and not bool(np.isfinite(y_arr).all()):
+            raise ValueError("y (the class labels) contains NaN or infinity; remove those samples or impute a label.")
+        if y_arr.dtype == object and any(isinstance(v, float) and v != v for v in y_arr):
+            raise ValueError("y (the class labels) contains NaN; remove those samples or impute a label.")
+        check_classification_targets(y_arr)
+        enc = LabelEncoder().fit(y_arr)
+        if len(enc.classes_) < 2:
+            raise ValueError(
+                f"y has only 1 class ({enc.classes_[0]!r}); classification needs at least 2 classes."
+            )
+        self.classes_ = enc.classes_
+        return torch.as_tensor(enc.transform(y_arr), dtype=torch.long, device=self._device)
+
+    def _continuous_target(self, y: ArrayLike, multi_output: bool) -> torch.Tensor:
+        """``y`` as a float tensor of the fit dtype and device (1-D, or 2-D when ``multi_output``)."""
+        Y = as_tensor(y, "y", ndim=(1, 2), dtype=self._dtype, device=self._device)
+        if not multi_output and Y.ndim == 2:
+            if Y.shape[1] != 1:
+                raise ValueError(f"y must be 1-D (one target), got shape {tuple(Y.shape)}.")
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            Y = Y[:, 0]
+        return Y
+
+    # ------------------------------------------------------------------ fitted model
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted when the marker attribute exists (see ``_fitted_marker``)."""
+        return hasattr(self, self._fitted_marker)
+
+    def _check_fitted(self, method: str) -> None:
+        """Raise :class:`~sklearn.exceptions.NotFittedError` (one message format) before ``fit``."""
+        check_is_fitted(
+            self, msg=f"This %(name)s instance is not fitted yet; call {self._fit_call} before {method}()."
+        )
+
+    def _validate_new_input(self, X: ArrayLike, name: str = "X", *, method: str) -> torch.Tensor:
+        """New data for the fitted model: fitted check, feature names and count, fit dtype and device."""
+        self._check_fitted(method)
+        return check_new_input(self, X, name)
+
+    def _to_output(self, T: torch.Tensor, like: Any = _UNSET) -> np.ndarray | torch.Tensor:
+        """``T`` as numpy when ``like`` (default: the fit input) was numpy-like, else the tensor itself."""
+        numpy_out = self._numpy_fit_ if like is _UNSET else is_numpy_like(like)
+        return to_output(T, numpy_out)
+
+    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn's estimator tags
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # kernels and scatter matrices are dense
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class KernelTransformerMixin(TransformerMixin):
+    """scikit-learn's ``TransformerMixin`` for kppca transformers: float32 and float64 are preserved.
+
+    A separate mixin because scikit-learn's ``TransformerMixin`` sets the
+    transformer tags *after* :class:`KernelEstimator` (it precedes it in the
+    MRO), so the base class cannot declare them. Use it in place of
+    ``TransformerMixin``: ``class Model(KernelTransformerMixin, KernelEstimator)``.
+    """
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # with dtype=None
+        return tags
