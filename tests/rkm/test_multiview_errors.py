@@ -54,10 +54,10 @@ def test_primal_needs_explicit_maps(views):
 
 def test_failed_refit_leaves_model_unchanged(views):
     m = MultiViewKPCA(2).fit(views)
-    H = m.H_.clone()
+    H = m.hidden_features_.clone()
     with pytest.raises(ValueError):
         m.fit([views[0], views[1][:5]])
-    assert torch.equal(m.H_, H)
+    assert torch.equal(m.hidden_features_, H)
 
 
 def test_transform_needs_every_view(views):
