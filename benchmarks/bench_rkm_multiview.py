@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             t_de, de = timed(MultiViewKPCA(args.s, form="dual", **common), views)
             t_ps, ps = timed(MultiViewKPCA(args.s, form="primal", **common, **st), views)
             t_ds, ds = timed(MultiViewKPCA(args.s, form="dual", **common, **st), views)
-            diff = float((pe.H_ - de.H_).abs().max())
+            diff = float((pe.hidden_features_ - de.hidden_features_).abs().max())
             faster = "primal" if t_pe < t_de else "dual"
             rp, rd = ps.solver_result_, ds.solver_result_
             print(

@@ -52,4 +52,4 @@ def test_multiview_kernel_is_a_sum_of_column_kernels(rng):
     joint = ColumnKernel(RBF(2.0), slice(0, 3)) + ColumnKernel(Linear(), [3, 4])
     one = MultiViewKPCA(3, kernels=[joint]).fit([np.hstack([X, Y])])
     two = MultiViewKPCA(3, kernels=[RBF(2.0), Linear()], form="dual").fit([X, Y])
-    np.testing.assert_allclose(one.H_.numpy(), two.H_.numpy(), atol=1e-10)
+    np.testing.assert_allclose(one.hidden_features_.numpy(), two.hidden_features_.numpy(), atol=1e-10)

@@ -42,7 +42,7 @@ from .._validation import (
     to_output,
 )
 
-__all__ = ["KernelEstimator", "KernelTransformerMixin"]
+__all__ = ["KernelEstimator", "KernelTransformerMixin", "detach_target"]
 
 _UNSET: Any = object()
 
@@ -241,3 +241,15 @@ class KernelTransformerMixin(TransformerMixin):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # with dtype=None
         return tags
+
+
+def detach_target(X: Any, y: Any) -> tuple[Any, Any]:
+    """``(X, y)`` for scikit-learn's ``score`` mixins: tensors become numpy arrays (detached, on the CPU).
+
+    The metrics take numpy arrays; a tensor ``y`` that requires grad (or lives on
+    a GPU) would make them raise a torch error.
+    """
+    def plain(a: Any) -> Any:
+        return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a
+
+    return plain(X), plain(y)

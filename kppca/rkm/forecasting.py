@@ -26,7 +26,7 @@ from .._validation import (
 )
 from ..features import FeatureMap
 from .multiview import MultiViewKPCA
-from .solvers import STIEFEL_METHODS
+from ..optim import STIEFEL_METHODS
 
 __all__ = ["NARForecaster", "lag_windows", "plot_forecasts"]
 
@@ -222,7 +222,7 @@ class NARForecaster(BaseEstimator):
         if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
             raise ValueError(f"n_steps must be a positive int, got {n_steps!r}.")
         p = self.n_lags_
-        H = self.model_.H_
+        H = self.model_.hidden_features_
         if history is None:
             W, single, numpy_out = self.last_window_, self.last_window_.shape[0] == 1, self._numpy_fit_
         else:

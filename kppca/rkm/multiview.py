@@ -19,30 +19,19 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import flip_signs, rank_tolerance
-from .._param_validation import Interval, Options, check_scalar, fit_context
-from .._validation import (
-    as_tensor,
-    is_numpy_like,
-    numpy_rng,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-    torch_generator,
-)
-from ..preimage import kernel_smoother, uncenter_kernel_vectors
-from .solvers import STIEFEL_METHODS, random_stiefel, stiefel_minimize, top_eigenpairs
-from .views import FittedView, check_view_input, resolve_view_specs, split_views
+from .._param_validation import Interval, Options, fit_context
+from .._validation import as_tensor, check_feature_names, is_numpy_like, numpy_rng, torch_generator
+from ..base import KernelEstimator, KernelTransformerMixin
+from ._gram import resolve_kernel, top_spectrum
+from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
+from ..optim import STIEFEL_METHODS, minimize, random_stiefel
+from .views import FittedView, resolve_view_specs, split_views
 
-__all__ = ["MultiViewKPCA"]
-
-#: Pre-image methods accepted by :meth:`MultiViewKPCA.predict_view`.
-PREIMAGE_METHODS = ("smoother",)
+__all__ = ["MultiViewKPCA", "PREIMAGE_METHODS"]
 
 
 def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
@@ -51,7 +40,7 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
     return (Q * w.pow(power)) @ Q.T
 
 
-class MultiViewKPCA(TransformerMixin, BaseEstimator):
+class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator):
     """Multi-view kernel PCA (a shallow Restricted Kernel Machine) in primal or dual form.
 
     Parameters
@@ -59,7 +48,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     n_components : int, default 2
         Number of hidden features ``s``.
     kernels : list of (Kernel, str, callable or None), optional
-        One kernel per view (None: linear). A linear kernel or a
+        One kernel per view (None: linear; ``"rbf"`` takes its bandwidth from the view's
+        data at fit, the median distance between its rows; see ``views_[v].kernel_``). A linear kernel or a
         :class:`~kppca.features.FeatureMapKernel` has an explicit map, so it also works
         in the primal. Give either ``kernels`` or ``feature_maps``.
     feature_maps : list of (FeatureMap or None), optional
@@ -72,7 +62,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     solver : {"eig", "stiefel"}, default "eig"
         ``"eig"``: dense (or Lanczos) top-``s`` eigenvectors. ``"stiefel"``: minimise
         ``-1/2 Tr(H^T K H)`` (``-1/2 Tr(U~^T C U~)``) on the Stiefel manifold with geoopt
-        (:func:`~kppca.rkm.stiefel_minimize`).
+        (:func:`~kppca.optim.minimize`).
     rotate : bool, default True
         Stiefel only: diagonalise ``Gamma' = H'^T K H' = O Lam O^T`` and rotate ``H = H' O``,
         so the result equals the eig solution up to column signs. With False, ``H'`` and
@@ -83,7 +73,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     center : bool, default True
         Center every view in feature space with its training mean.
     stiefel_method : str, default "sgd"
-        Optimiser of :func:`~kppca.rkm.stiefel_minimize` (``"adam"``, ``"sgd"``,
+        Optimiser of :func:`~kppca.optim.minimize` (``"adam"``, ``"sgd"``,
         ``"line_search"``, ``"cg"``).
     max_iter : int, default 5000
     tol : float, default 1e-8
@@ -100,14 +90,14 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
     form_ : str
     n_views_ : int
     n_samples_ : int
-    H_ : Tensor (n, s)
+    hidden_features_ : Tensor (n, s)
         Hidden features of the training points (orthonormal columns when ``rescale``).
     Gamma_ : Tensor (s, s)
         ``Lam`` (diagonal) or the unrotated ``Gamma'``.
     eigenvalues_ : Tensor (s,)
         Eigenvalues of ``Gamma_``, descending.
     U_ : list of (Tensor (d_v, s) or None)
-        Interconnection matrices of views with an explicit map (``Phi_v^T H_``).
+        Interconnection matrices of views with an explicit map (``Phi_v^T hidden_features_``).
     views_ : list of FittedView
         Per-view maps/kernels, centering statistics, training data and what inference and
         generation need from the training Gram matrices, reduced at fit time to ``n x s``
@@ -116,7 +106,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
         rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
         of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
-    solver_result_ : StiefelResult or None
+    solver_result_ : OptimizeResult or None
         Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
         issued when it did not reach ``tol`` within ``max_iter`` steps.
     n_iter_ : int
@@ -142,6 +132,8 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         "dtype": ["dtype"],
         "device": ["device"],
     }
+    _fitted_marker = "hidden_features_"
+    _fit_call = "fit(views)"
 
     def __init__(
         self,
@@ -192,9 +184,10 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         if any(v is None for v in items):
             raise ValueError("views passed to fit must all be given (no None): every view is needed for training.")
         first = items[0]
+        self._drop_caches()
+        self._resolve_dtype_device(first)
         self._numpy_fit_ = is_numpy_like(first)
-        dtype = resolve_dtype(self.dtype, first)
-        device = resolve_device(self.device)
+        dtype, device = self._dtype, self._device
         Xs = [as_tensor(X, f"views[{i}]", dtype=dtype, device=device, min_samples=2) for i, X in enumerate(items)]
         n = Xs[0].shape[0]
         for i, X in enumerate(Xs[1:], start=1):
@@ -208,7 +201,7 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         for X, (kernel, fmap) in zip(Xs, specs):
             if fmap is not None:
                 fmap.fit(X)
-            fitted.append(FittedView(X, kernel, fmap, self.center))
+            fitted.append(FittedView(X, None if kernel is None else resolve_kernel(kernel, X), fmap, self.center))
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]
         form = self.form
@@ -263,13 +256,15 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         self.views_ = fitted
         if single:
             self.n_features_in_ = Xs[0].shape[1]
-        elif hasattr(self, "n_features_in_"):
-            del self.n_features_in_  # as scikit-learn: only defined for one 2-D array
+            check_feature_names(self, first, reset=True)
+        else:  # as scikit-learn: only defined for one 2-D array
+            self.__dict__.pop("n_features_in_", None)
+            self.__dict__.pop("feature_names_in_", None)
         self._single_view_input_ = single
         # A direct solve counts as one iteration (scikit-learn's convention for max_iter estimators).
         self.n_iter_ = max(1, self.solver_result_.n_iter) if self.solver_result_ is not None else 1
         self.view_widths_ = [X.shape[1] for X in Xs]
-        self.H_ = H
+        self.hidden_features_ = H
         self.Gamma_ = Gamma
         self.eigenvalues_ = torch.linalg.eigvalsh(Gamma).flip(0)
         self.n_components_ = s
@@ -284,14 +279,15 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = True
         if self.solver == "eig":
-            values, W, _ = top_eigenpairs(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
-            return W, torch.diag(values)
+            spec = top_spectrum(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
+            return spec.vectors, torch.diag(spec.values)
         if max_rank is not None and s > max_rank:
             raise ValueError(f"n_components={s} exceeds the rank bound {max_rank} of the {what}; lower n_components.")
         W0 = random_stiefel(A.shape[0], s, generator=gen, dtype=A.dtype, device=A.device)
-        result = stiefel_minimize(
+        result = minimize(
             lambda W: -0.5 * torch.trace(W.T @ A @ W), W0, max_iter=int(self.max_iter), tol=float(self.tol),
-            method=self.stiefel_method, progress=bool(self.progress), desc=f"Stiefel ({what})",
+            method=self.stiefel_method, manifold="stiefel", progress=bool(self.progress), desc=f"Stiefel ({what})",
+            warn=False,  # the ConvergenceWarning below says more
         )
         self.solver_result_ = result
         if not result.converged:
@@ -311,6 +307,11 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         lam = torch.linalg.eigvalsh(Gamma)
         tol = rank_tolerance(float(lam.max()), size, A.dtype, scale)
         rank = int((lam > tol).sum())
+        if rank == 0:
+            raise ValueError(
+                f"the {what} is numerically zero (rank 0): the data carry no variation under these kernels "
+                "(constant or duplicated rows), so no hidden feature can be extracted. Check the data."
+            )
         if rank < s:
             raise ValueError(
                 f"n_components={s} exceeds the numerical rank {rank} of the {what} found by the Stiefel solver: "
@@ -324,190 +325,3 @@ class MultiViewKPCA(TransformerMixin, BaseEstimator):
         else:
             self._gamma_diagonal = False
         return W, Gamma
-
-    # ------------------------------------------------------------------------------------------
-    # inference
-    # ------------------------------------------------------------------------------------------
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "H_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(views) first.")
-
-    def _new_views(self, views: Any, *, allow_missing: bool) -> tuple[list[torch.Tensor | None], bool]:
-        items, single = split_views(views)
-        if len(items) != self.n_views_:
-            raise ValueError(f"got {len(items)} views but the model was fitted on {self.n_views_}; pass one per view.")
-        out: list[torch.Tensor | None] = []
-        m = None
-        numpy_out = True
-        for i, (X, view) in enumerate(zip(items, self.views_)):
-            if X is None:
-                if not allow_missing:
-                    raise ValueError(f"views[{i}] is None; transform needs every view (use predict_view for a missing one).")
-                out.append(None)
-                continue
-            numpy_out = is_numpy_like(X)
-            T = check_view_input(
-                X, f"views[{i}]", n_features=view.X_fit_.shape[1], dtype=self.H_.dtype, device=self.H_.device,
-                owner=type(self).__name__ if self._single_view_input_ and single else None,
-            )
-            if m is not None and T.shape[0] != m:
-                raise ValueError(f"views[{i}] has {T.shape[0]} rows but an earlier view has {m}; they must match.")
-            m = T.shape[0]
-            out.append(T)
-        return out, numpy_out
-
-    def _projection_sum(self, Xs: list[torch.Tensor | None], skip: int | None = None) -> torch.Tensor:
-        """``sum_w U_w^T phi_c,w(x_w)`` (primal) = ``H^T sum_w k_c,w(x_w)`` (dual) over given views, (m, s)."""
-        total = None
-        for w, (X, view) in enumerate(zip(Xs, self.views_)):
-            if X is None or w == skip:
-                continue
-            if self.form_ == "primal":
-                term = view.map_centered(X) @ self.U_[w]
-            else:
-                term = view.kernel_vectors(X) @ self.H_
-            total = term if total is None else total + term
-        return total
-
-    def transform(self, views: Any) -> Any:
-        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` of new points, shape (m, s).
-
-        Parameters
-        ----------
-        views : list of arrays (m, d_v), one per view (all given)
-        """
-        self._check_fitted()
-        Xs, numpy_out = self._new_views(views, allow_missing=False)
-        h = torch.linalg.solve(self.Gamma_, self._projection_sum(Xs).T).T
-        return to_output(h, numpy_out)
-
-    def predict_view(self, views: Any, target: int, *, preimage: str = "smoother", n_neighbors: int | None = None) -> Any:
-        """Infer view ``target`` of new points from the other (given) views (eqs. 15-16 of the paper).
-
-        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)``; dual:
-        ``k_v = K_v H (Gamma - H^T K_v H)^{-1} H^T sum_{w != v} k_c,w(x_w)``. The result is mapped
-        back to the input space of view ``v``: exactly for a linear kernel / Identity map, with the
-        kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the training inputs of that
-        view otherwise.
-
-        Parameters
-        ----------
-        views : list of (array (m, d_w) or None)
-            ``None`` marks a missing view; entry ``target`` is ignored.
-        target : int
-            Index of the view to infer.
-        preimage : {"smoother"}, default "smoother"
-            Pre-image method for a view without the identity map: ``"smoother"``, the kernel
-            smoother over the training inputs of that view, fed with the exact raw kernel
-            weights of the inferred point (see :meth:`_decode`). Validated; the only option.
-        n_neighbors : int, optional
-            Passed to the kernel smoother (sharper pre-images).
-
-        Returns
-        -------
-        ndarray or Tensor of shape (m, d_target)
-        """
-        self._check_fitted()
-        check_scalar(preimage, "preimage", [Options(PREIMAGE_METHODS)])
-        if not isinstance(target, (int, np.integer)) or not 0 <= int(target) < self.n_views_:
-            raise ValueError(f"target must be a view index in [0, {self.n_views_ - 1}], got {target!r}.")
-        target = int(target)
-        items, _ = split_views(views)
-        items = list(items)
-        if len(items) == self.n_views_:
-            items[target] = None
-        Xs, numpy_out = self._new_views(items, allow_missing=True)
-        if all(X is None for w, X in enumerate(Xs) if w != target):
-            raise ValueError(
-                f"predict_view needs at least one known view besides target={target}; every other view is None."
-            )
-        rhs = self._projection_sum(Xs, skip=target)  # (m, s)
-        return to_output(self._decode(rhs, target, conditional=True, n_neighbors=n_neighbors), numpy_out)
-
-    def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
-        """Input-space view ``v`` from ``rhs`` (m, s).
-
-        ``conditional``: ``rhs`` is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
-        otherwise ``rhs`` is ``h`` itself (generation). Either way the view's feature vector is
-        ``phi_v = U_v h + m_v`` (``m_v = 0`` when not centering), i.e. ``phi_v - m_v = Phi_c^T H h``:
-        a point of the span of the training features with dual coefficients ``alpha = H h``.
-        Uses only what ``fit`` stored on the view (:meth:`FittedView.attach_hidden`, all ``n x s``
-        or smaller): no Gram matrix is rebuilt and no training feature is mapped again.
-        """
-        view = self.views_[v]
-        if conditional:
-            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD):
-            # singular when the other views carry no information on some hidden feature; then the
-            # inference is undefined.
-            A = self.Gamma_ - view.inner_
-            A = 0.5 * (A + A.T)
-            eigs = torch.linalg.eigvalsh(A)
-            tol = rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, A.dtype)
-            if float(eigs[0]) <= tol:
-                raise ValueError(
-                    f"view {v} cannot be inferred: the other views carry no information on some hidden features "
-                    f"(Gamma - U_v^T U_v is singular, smallest eigenvalue {float(eigs[0]):.3g}). Lower n_components "
-                    "or give more views."
-                )
-            h = torch.linalg.solve(A, rhs.T).T
-        else:
-            h = rhs
-        if view.explicit:
-            if view.identity:
-                return h @ self.U_[v].T + view.phi_mean_  # the raw feature vector is the input
-            # Raw kernel values k(x_i, x) = <phi(x_i), U_v h + m> (exact).
-            weights = h @ view.weight_basis_.T + view.weight_offset_
-        else:
-            k_c = h @ view.gram_hidden_.T  # (m, n) centered kernel vectors K_c,v H h (raw when not centering)
-            # The row mean s = 1^T k / n of the raw vector is known exactly for a point of the span
-            # (alpha = H h): s = grand mean + alpha . (K 1 / n - grand mean) (spec, "Pre-image").
-            row_means = None if view.row_mean_hidden_ is None else (
-                view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
-            )
-            weights = uncenter_kernel_vectors(k_c, view.centerer_, "mean" if row_means is None else row_means)
-        return torch.as_tensor(kernel_smoother(weights, view.X_fit_, n_neighbors=n_neighbors))
-
-    def sample(self, n_samples: int = 1, *, latent: str = "prior", scale: float = 0.1, random_state: Any = None,
-               n_neighbors: int | None = None) -> list[Any]:
-        """Draw hidden features and map them to every view (Gen-RKM style generation).
-
-        Parameters
-        ----------
-        n_samples : int
-        latent : {"prior", "mixture"}
-            ``"prior"``: ``h ~ N(0, Sigma_H)`` with ``Sigma_H = H^T H / n`` (the training codes'
-            covariance). ``"mixture"``: a random training code ``h_i`` plus ``N(0, scale^2 Sigma_H)``.
-        scale : float
-            Relative width of the mixture components.
-        random_state : int, Generator or None
-
-        Returns
-        -------
-        list of arrays (n_samples, d_v), one per view
-        """
-        self._check_fitted()
-        if latent not in ("prior", "mixture"):
-            raise ValueError(f"latent must be 'prior' or 'mixture', got {latent!r}.")
-        gen = torch_generator(random_state, torch.device("cpu"))
-        H = self.H_
-        n, s = H.shape
-        cov = H.T @ H / n
-        L = torch.linalg.cholesky(cov)  # H has full column rank, so cov is positive definite
-        z = torch.randn(int(n_samples), s, generator=gen, dtype=H.dtype).to(H.device)
-        if latent == "prior":
-            h = z @ L.T
-        else:
-            idx = torch.randint(n, (int(n_samples),), generator=gen).to(H.device)
-            h = H[idx] + float(scale) * (z @ L.T)
-        # Generation (Gen-RKM): phi_v = U_v h, i.e. k_c,v = K_v H h.
-        outs = [self._decode(h, v, conditional=False, n_neighbors=n_neighbors) for v in range(self.n_views_)]
-        return [to_output(o, self._numpy_fit_) for o in outs]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-

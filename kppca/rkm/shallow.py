@@ -17,38 +17,24 @@ Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-)
-from sklearn.exceptions import NotFittedError
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._linalg import eigh_descending, full_spectrum, matrix_scale, rank_tolerance
+from .._linalg import eigh_descending, rank_tolerance
 from .._param_validation import Interval, fit_context
-from .._validation import (
-    ArrayLike,
-    as_tensor,
-    check_count,
-    check_feature_names,
-    is_numpy_like,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-)
+from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, resolve_dtype
+from ..base import KernelEstimator, KernelTransformerMixin
 from ..kernels import Kernel, KernelCenterer
-from ..kernels.registry import as_kernel
+from ._gram import resolve_kernel, top_spectrum, training_gram
 
 __all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
 
 
-class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
     """Kernel PCA in RKM form: ``(1/eta) K_c H = H Lam``, ``H^T H = I``.
 
     Parameters
@@ -56,6 +42,8 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     n_components : int >= 1, default 2
         Number of hidden features ``s`` (at most the rank of the centred Gram matrix).
     kernel : Kernel, str, callable or None, default "rbf"
+        The default ``"rbf"`` takes its bandwidth from the data at fit (the median
+        distance between training points); the resolved kernel is ``kernel_``.
     eta : float > 0, default 1.0
         Scale of the eigenvalues: ``lambda_k = (eigenvalue k of K_c) / eta``.
     center : bool, default True
@@ -72,6 +60,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         ``lambda_k``, descending.
     X_fit_ : Tensor of shape (N, D)
     kernel_ : Kernel
+        The kernel used (the data-derived RBF for the default ``"rbf"``).
     centerer_ : KernelCenterer
     """
 
@@ -101,37 +90,19 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.dtype = dtype
         self.device = device
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
     @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> KernelPCARKM:
         """Solve the KPCA eigenvalue problem on ``X`` (N, D); ``y`` is ignored. Returns ``self``."""
-        self._dtype = resolve_dtype(self.dtype, like=X)
-        self._device = resolve_device(self.device)
-        self._numpy_fit_ = is_numpy_like(X)
-        check_feature_names(self, X, reset=True)
-        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
-        self.n_features_in_ = Xt.shape[1]
+        Xt, _ = self._validate_fit_input(X)
         N = Xt.shape[0]
-        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
-        K = self.kernel_.gram(Xt, Xt)
-        scale = matrix_scale(K)
+        self.kernel_ = resolve_kernel(self.kernel, Xt)
+        K, scale = training_gram(self.kernel_, Xt)
         self.centerer_ = KernelCenterer(self.center)
         K = self.centerer_.fit_center_(K)
-        spec = full_spectrum(K, what="centered Gram matrix", max_rank=N - int(self.center), scale=scale)
         s = int(self.n_components)
-        if s > spec.rank:
-            raise ValueError(
-                f"n_components={s} exceeds the numerical rank {spec.rank} of the centered Gram matrix "
-                f"(N = {N}); use n_components <= {spec.rank}."
-            )
-        self.hidden_features_ = spec.vectors[:, :s].clone()
-        self.eigenvalues_ = spec.values[:s] / float(self.eta)
+        spec = top_spectrum(K, s, what="centered Gram matrix", max_rank=N - int(self.center), scale=scale)
+        self.hidden_features_ = spec.vectors
+        self.eigenvalues_ = spec.values / float(self.eta)
         self.X_fit_ = Xt
         self.n_components_ = s
         return self
@@ -145,17 +116,9 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         For the training points these are ``H Lam`` (the stationarity condition).
         """
-        if not hasattr(self, "hidden_features_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) before transform().")
-        check_feature_names(self, X, reset=False)
-        Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device)
-        if Xt.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {Xt.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
-                "features as input; pass data with the same columns as in fit."
-            )
+        Xt = self._validate_new_input(X, method="transform")
         Kx = self.centerer_.transform(self.kernel_.gram(Xt, self.X_fit_))
-        return to_output(Kx @ self.hidden_features_ / float(self.eta), is_numpy_like(X))
+        return self._to_output(Kx @ self.hidden_features_ / float(self.eta), X)
 
 
 class SVDResult(NamedTuple):

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from .._linalg import matrix_scale
 from .._validation import ArrayLike, as_tensor
 from ..features import FeatureMap, FeatureMapKernel, Identity
 from ..kernels import Kernel, KernelCenterer, Linear, as_kernel
+from ._gram import training_gram
 
 __all__ = ["FittedView", "split_views"]
 
@@ -53,7 +53,7 @@ class FittedView:
     ----------
     X : Tensor of shape (n, d_v)
     kernel : Kernel or None
-        The view's kernel (dual), when no explicit map is known.
+        The view's (resolved) kernel (dual), when no explicit map is known.
     feature_map : FeatureMap or None
         The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
     center : bool
@@ -138,9 +138,8 @@ class FittedView:
             # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
             self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
-        K = self.kernel_.gram(self.X_fit_, self.X_fit_)
         # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
-        self.raw_scale_ = matrix_scale(K)
+        K, self.raw_scale_ = training_gram(self.kernel_, self.X_fit_, what="Gram matrix of the view's kernel")
         return self.centerer_.fit_center_(K)
 
     def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
@@ -201,6 +200,9 @@ def resolve_view_specs(
         raise ValueError(f"{what} has {len(specs)} entries but there are {n_views} views; give one per view.")
     out: list[tuple[Kernel | None, FeatureMap | None]] = []
     for i, spec in enumerate(specs):
+        if isinstance(spec, str) and spec.lower() == "rbf" and what == "kernels":
+            out.append(("rbf", None))  # resolved on the view's data at fit (data-derived bandwidth)
+            continue
         if what == "feature_maps":
             fmap = Identity() if spec is None else spec
             if not isinstance(fmap, FeatureMap):

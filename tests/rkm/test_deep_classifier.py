@@ -9,7 +9,8 @@ import torch
 from kppca.datasets import load_mnist
 from kppca.kernels import RBF
 from kppca.preimage import KernelSmoother
-from kppca.rkm import DeepRKMClassifier, project_stiefel, projected_gradient
+from kppca.optim import project_stiefel, projected_gradient
+from kppca.rkm import DeepRKMClassifier
 
 
 def test_projected_gradient_stays_on_manifold_and_decreases():

@@ -58,7 +58,7 @@ def test_dual_matches_kkt_solve_and_stationarity():
 def test_dual_equals_primal_on_explicit_features():
     X, Y = _data(N=80)
     fm = RandomFourierFeatures(bandwidth=1.2, n_features=30, random_state=0)
-    common = {"feature_map": fm, "lambda_": 0.05, "eta": 1.5}
+    common = {"feature_map": fm, "ridge": 0.05, "eta": 1.5}
     d = LSSVMRegressor(solver="dual", **common).fit(X, Y)
     p = LSSVMRegressor(solver="primal", **common).fit(X, Y)
     Xt = np.random.default_rng(1).normal(size=(20, 3))
@@ -66,7 +66,7 @@ def test_dual_equals_primal_on_explicit_features():
     assert np.abs(d.intercept_.numpy() - p.intercept_.numpy()).max() < 1e-9
     # W = Phi^T H / eta links the two representations.
     Phi = d.feature_map_.map(torch.tensor(X))
-    assert torch.allclose(Phi.T @ d.dual_coef_ / 1.5, p.coef_, atol=1e-9)
+    assert torch.allclose(Phi.T @ d.hidden_features_ / 1.5, p.coef_, atol=1e-9)
     assert torch.allclose(d.loo_residuals_, p.loo_residuals_, atol=1e-9)
     # Primal stationarity: (Phi^T Phi + lambda eta I) W + Phi^T 1 b^T = Phi^T Y.
     Wn, bn, Pn = p.coef_.numpy(), p.intercept_.numpy(), Phi.numpy()
@@ -76,10 +76,10 @@ def test_dual_equals_primal_on_explicit_features():
 
 def test_primal_solver_matches_functional_form_for_linear_kernel():
     X, Y = _data(N=40)
-    m = LSSVMRegressor(kernel="linear", solver="primal", lambda_=0.2).fit(X, Y)
+    m = LSSVMRegressor(kernel="linear", solver="primal", ridge=0.2).fit(X, Y)
     sol = solve_lssvm_primal(torch.tensor(X), torch.tensor(Y), 0.2, 1.0)
     assert torch.allclose(m.coef_, sol.coef)
-    d = LSSVMRegressor(kernel="linear", solver="dual", lambda_=0.2).fit(X, Y)
+    d = LSSVMRegressor(kernel="linear", solver="dual", ridge=0.2).fit(X, Y)
     assert np.abs(d.predict(X) - m.predict(X)).max() < 1e-9
 
 
@@ -87,18 +87,18 @@ def test_primal_solver_matches_functional_form_for_linear_kernel():
 def test_loo_residuals_equal_brute_force(solver):
     X, Y = _data(N=25)
     kw = {"kernel": "linear"} if solver == "primal" else {"kernel": RBF(1.0)}
-    m = LSSVMRegressor(solver=solver, lambda_=0.1, **kw).fit(X, Y)
+    m = LSSVMRegressor(solver=solver, ridge=0.1, **kw).fit(X, Y)
     brute = np.empty_like(Y)
     for i in range(len(X)):
         keep = np.arange(len(X)) != i
-        mi = LSSVMRegressor(solver=solver, lambda_=0.1, **kw).fit(X[keep], Y[keep])
+        mi = LSSVMRegressor(solver=solver, ridge=0.1, **kw).fit(X[keep], Y[keep])
         brute[i] = Y[i] - mi.predict(X[i : i + 1])[0]
     assert np.abs(m.loo_residuals_.numpy() - brute).max() < 1e-8 * np.abs(brute).max()
 
 
 def test_single_output_shape_and_numpy_out():
     X, Y = _data(p=1)
-    m = LSSVMRegressor(lambda_=0.01).fit(X, Y[:, 0])
+    m = LSSVMRegressor(ridge=0.01).fit(X, Y[:, 0])
     out = m.predict(X[:5])
     assert isinstance(out, np.ndarray) and out.shape == (5,)
     assert m.score(X, Y[:, 0]) > 0.8
@@ -118,7 +118,7 @@ def test_classifier_multiclass(multi_class):
 
     X, y = load_iris(return_X_y=True)
     X = (X - X.mean(0)) / X.std(0)
-    clf = LSSVMClassifier(RBF(1.0), lambda_=0.1, multi_class=multi_class).fit(X, y)
+    clf = LSSVMClassifier(RBF(1.0), ridge=0.1, multi_class=multi_class).fit(X, y)
     assert clf.score(X, y) > 0.9
     n_out = 3 if multi_class == "ova" else 2
     assert clf.codebook_.shape == (3, n_out)

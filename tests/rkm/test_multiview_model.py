@@ -65,7 +65,7 @@ def test_primal_equals_dual(maps):
     assert (primal.form_, dual.form_) == ("primal", "dual")
     tol, _ = eig_tolerance(dual)
     # Same sign convention on H in both forms: equal, not only up to signs.
-    np.testing.assert_allclose(primal.H_.numpy(), dual.H_.numpy(), rtol=0, atol=tol)
+    np.testing.assert_allclose(primal.hidden_features_.numpy(), dual.hidden_features_.numpy(), rtol=0, atol=tol)
     lam1 = float(dual.eigenvalues_[0])
     np.testing.assert_allclose(primal.Gamma_.numpy(), dual.Gamma_.numpy(), rtol=0, atol=100 * 60 * EPS * lam1)
     Xn, Yn = two_views(7, seed=1)
@@ -79,7 +79,7 @@ def test_h_is_eigenbasis_of_k():
     X, Y = two_views()
     m = MultiViewKPCA(3).fit([X, Y])
     K = model_gram(m)
-    H = m.H_.numpy()
+    H = m.hidden_features_.numpy()
     np.testing.assert_allclose(H.T @ H, np.eye(3), atol=1e-12)
     lam = np.linalg.eigvalsh(K)[::-1][:3]
     np.testing.assert_allclose(np.diag(m.Gamma_.numpy()), lam, rtol=1e-10)
@@ -102,7 +102,7 @@ def test_stiefel_rotated_equals_eig(form):
     # In the primal the residual is that of C, and H = Phi U~ Lam^{-1/2} magnifies it by <= sqrt(lam_1 / lam_s).
     amplify = 1.0 if form == "dual" else np.sqrt(lam[0] / lam[2])
     bound = 4 * res.grad_norm / gap * amplify + 1e-10
-    np.testing.assert_allclose(st.H_.numpy(), eig.H_.numpy(), rtol=0, atol=bound)
+    np.testing.assert_allclose(st.hidden_features_.numpy(), eig.hidden_features_.numpy(), rtol=0, atol=bound)
     np.testing.assert_allclose(np.diag(st.Gamma_.numpy()), np.diag(eig.Gamma_.numpy()), rtol=0,
                                atol=4 * res.grad_norm ** 2 / gap + 1e-9 * lam[0])
 
@@ -120,7 +120,7 @@ def test_stiefel_unrotated_gamma_not_diagonal_same_eigenvalues():
     np.testing.assert_allclose(st.eigenvalues_.numpy(), eig.eigenvalues_.numpy(), rtol=0,
                                atol=4 * res.grad_norm ** 2 / gap + 1e-9 * lam[0])
     # Same subspace: projectors agree.
-    P1, P2 = st.H_.numpy() @ st.H_.numpy().T, eig.H_.numpy() @ eig.H_.numpy().T
+    P1, P2 = st.hidden_features_.numpy() @ st.hidden_features_.numpy().T, eig.hidden_features_.numpy() @ eig.hidden_features_.numpy().T
     np.testing.assert_allclose(P1, P2, atol=4 * res.grad_norm / gap + 1e-10)
 
 
@@ -128,7 +128,7 @@ def test_stiefel_is_deterministic():
     X, Y = two_views()
     a = MultiViewKPCA(2, solver="stiefel", random_state=3, max_iter=50).fit([X, Y])
     b = MultiViewKPCA(2, solver="stiefel", random_state=3, max_iter=50).fit([X, Y])
-    assert torch.equal(a.H_, b.H_)
+    assert torch.equal(a.hidden_features_, b.hidden_features_)
 
 
 @pytest.mark.parametrize("form", ["primal", "dual"])
@@ -161,7 +161,7 @@ def test_one_view_is_kpca_limit_of_dual_ppca():
         sigma2 = ratio * lam[-1] / N
         ppca = DualPPCA(q, kernel=RBF(2.0), sigma2=sigma2).fit(X)
         np.testing.assert_allclose(ppca.eigenvalues_.numpy()[:q], lam, rtol=1e-12)
-        np.testing.assert_allclose(ppca.eigenvectors_[:, :q].numpy(), rkm.H_.numpy(), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ppca.eigenvectors_[:, :q].numpy(), rkm.hidden_features_.numpy(), rtol=0, atol=1e-10)
         factor = np.sqrt(N) * np.sqrt(1 - N * sigma2 / lam)
         np.testing.assert_allclose(ppca.transform(Xn), factor * rkm.transform([Xn]), rtol=1e-10)
 
@@ -180,8 +180,8 @@ def test_rescale_false_primal_equals_dual_and_h_scaled():
     p = MultiViewKPCA(3, form="primal", rescale=False).fit([X, Y])
     d = MultiViewKPCA(3, form="dual", rescale=False).fit([X, Y])
     ref = MultiViewKPCA(3, form="dual").fit([X, Y])
-    np.testing.assert_allclose(p.H_.numpy(), d.H_.numpy(), atol=1e-10)
-    np.testing.assert_allclose(d.H_.numpy(), ref.H_.numpy() / np.sqrt(ref.eigenvalues_.numpy()), atol=1e-12)
+    np.testing.assert_allclose(p.hidden_features_.numpy(), d.hidden_features_.numpy(), atol=1e-10)
+    np.testing.assert_allclose(d.hidden_features_.numpy(), ref.hidden_features_.numpy() / np.sqrt(ref.eigenvalues_.numpy()), atol=1e-12)
 
 
 def test_nonlinear_view_prediction_and_sampling():
@@ -275,7 +275,7 @@ def test_uncentered_kernel_view_uses_raw_gram():
 
     X, Y = poly_views()
     m = MultiViewKPCA(2, form="dual", kernels=[Polynomial(2, 1.0), None], center=False).fit([X, Y])
-    H = m.H_.numpy()
+    H = m.hidden_features_.numpy()
     K0 = (X @ X.T + 1.0) ** 2
     K = K0 + Y @ Y.T
     lam1 = np.linalg.eigvalsh(K)[-1]

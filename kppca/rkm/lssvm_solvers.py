@@ -1,0 +1,161 @@
+"""The LS-SVM linear systems in RKM form, solved through their Schur complements.
+
+The RKM form of LS-SVM regression (deep-RKM paper, §3.1) is
+
+``J = sum_i (y_i - W^T phi(x_i) - b)^T h_i - ridge/2 sum_i h_i^T h_i + eta/2 Tr(W^T W)``
+
+with one hidden (conjugate) feature ``h_i`` (p,) per training point. Its
+stationary points give two equivalent linear systems:
+
+dual (kernel ``K``, N x N)
+    ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, prediction
+    ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``;
+primal (explicit features ``Phi``, N x d_f)
+    ``[[Phi^T Phi + ridge eta I, Phi^T 1], [1^T Phi, N]] [W; b^T] = [Phi^T Y; 1^T Y]``,
+    prediction ``y(x) = W^T phi(x) + b``; ``W = Phi^T H / eta`` links the two.
+
+Regularisation convention: ``ridge`` (the paper's ``lambda``) multiplies the
+identity in the dual system, so it is the *inverse* of Suykens' ``gamma`` when
+``eta = 1``; the effective ridge of the primal is ``ridge * eta``.
+
+The dual is solved by a Cholesky factor of the positive definite block and one
+scalar Schur complement; the primal by a QR factorisation of the ridge-augmented
+centred features ``[Phi_c; sqrt(ridge eta) I]`` (the normal equations
+``Phi_c^T Phi_c + ridge eta I`` would square the condition number: at 1e3-scaled
+float32 data they are singular to working precision while the least-squares
+form is not). The same factors give the exact leave-one-out residuals in closed
+form (Cawley & Talbot, 2004).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._linalg import cholesky_or_none
+from .._validation import rounding_tolerance
+
+__all__ = ["LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
+
+
+class LSSVMSolution:
+    """Result of one LS-SVM solve (internal container, also returned by the functional solvers).
+
+    Attributes
+    ----------
+    coef : Tensor of shape (N, p) (dual: the hidden features ``H``) or (d_f, p) (primal: ``W``)
+    intercept : Tensor of shape (p,)
+    loo_residuals : Tensor of shape (N, p)
+        ``y_i - f^{(-i)}(x_i)``, the residual of point i under the model trained without it.
+    """
+
+    def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
+        self.coef, self.intercept, self.loo_residuals = coef, intercept, loo_residuals
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
+    """Solve ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
+
+    With ``A = K/eta + ridge I = L L^T`` (positive definite for a PSD kernel and
+    ``ridge > 0``), ``nu = A^{-1} 1`` and the scalar Schur complement
+    ``s = 1^T nu``: ``b^T = 1^T A^{-1} Y / s`` and ``H = A^{-1} Y - nu b^T``.
+
+    Parameters
+    ----------
+    K : Tensor of shape (N, N), symmetric PSD Gram matrix
+    Y : Tensor of shape (N, p)
+    ridge, eta : float > 0
+
+    Returns
+    -------
+    LSSVMSolution
+        ``coef`` is ``H`` (N, p); leave-one-out residuals ``h_i / [M^{-1}]_ii``
+        with ``M`` the bordered matrix.
+
+    Raises
+    ------
+    ValueError
+        ``A`` is not numerically positive definite. When ``ridge`` is below the
+        rounding level of ``K/eta`` in its dtype (``N eps max|K_ij| / eta``, see
+        :func:`kppca._validation.rounding_tolerance`), the system is beyond that
+        precision and the message says so (use float64, a larger ridge, or
+        rescale); otherwise the kernel is not PSD.
+    """
+    N = K.shape[0]
+    A = K / eta
+    A.diagonal().add_(ridge)
+    L = cholesky_or_none(A)
+    if L is None:
+        # K is PSD up to its rounding errors, of size N eps max|K| / eta in A (Weyl): the ridge lifts the
+        # spectrum of A above that level only if it is larger.
+        level = rounding_tolerance(K.dtype, N, float(K.abs().amax()) / eta)
+        name = _dtype_name(K.dtype)
+        if ridge <= level:
+            more = "use dtype='float64', " if K.dtype != torch.float64 else ""
+            raise ValueError(
+                f"the LS-SVM dual system K/eta + ridge I is singular to {name} precision: ridge={ridge:.3g} is "
+                f"below the rounding level {level:.3g} of K/eta (N eps max|K| / eta). The problem's conditioning "
+                f"is beyond {name}: {more}use a larger ridge, or rescale X (e.g. standardise it)."
+            )
+        raise ValueError(
+            "the matrix K/eta + ridge I of the LS-SVM dual system is not numerically positive definite although "
+            f"ridge={ridge:.3g} is above its rounding level {level:.3g}: the kernel is not positive "
+            "semi-definite; use a valid (PSD) kernel."
+        )
+    ones = torch.ones(N, 1, dtype=K.dtype, device=K.device)
+    rhs = torch.cat([Y, ones], dim=1)
+    sol = torch.cholesky_solve(rhs, L)
+    Psi, nu = sol[:, :-1], sol[:, -1:]
+    s = nu.sum()
+    b = Psi.sum(0) / s
+    H = Psi - nu * b[None, :]
+    # diag(M^{-1})[:N] = diag(A^{-1}) - nu^2 / s (block inverse of the bordered matrix).
+    Linv = torch.linalg.solve_triangular(L, torch.eye(N, dtype=K.dtype, device=K.device), upper=False)
+    diag = (Linv * Linv).sum(0) - nu[:, 0] ** 2 / s
+    return LSSVMSolution(H, b, H / diag[:, None])
+
+
+def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
+    """Solve the primal LS-SVM system with explicit features by its Schur complement.
+
+    Eliminating ``b^T = (1^T Y - 1^T Phi W) / N`` (the Schur complement of the
+    scalar block ``N``) leaves the centred ridge problem
+    ``min |Phi_c W - Y_c|^2 + ridge eta |W|^2``, whose normal equations are
+    ``(Phi_c^T Phi_c + ridge eta I) W = Phi_c^T Y_c``. It is solved as the least-squares
+    problem ``[Phi_c; sqrt(ridge eta) I] W = [Y_c; 0]`` by QR (``R^T R`` is the
+    normal matrix, without forming it).
+
+    Parameters
+    ----------
+    Phi : Tensor of shape (N, d_f)
+    Y : Tensor of shape (N, p)
+    ridge, eta : float > 0
+
+    Returns
+    -------
+    LSSVMSolution
+        ``coef`` is ``W`` (d_f, p); leave-one-out residuals ``e_i / (1 - hat_ii)``
+        with the hat matrix ``11^T/N + Phi_c G^{-1} Phi_c^T`` (``= 11^T/N + Q_1 Q_1^T``).
+
+    Raises
+    ------
+    ValueError
+        When the features are not finite.
+    """
+    N, d = Phi.shape
+    if not bool(torch.isfinite(Phi).all()):
+        raise ValueError("the features of the LS-SVM primal system are not finite; check the feature map and X.")
+    mu, ybar = Phi.mean(0), Y.mean(0)
+    Pc, Yc = Phi - mu, Y - ybar
+    root = (ridge * eta) ** 0.5
+    M = torch.cat([Pc, root * torch.eye(d, dtype=Phi.dtype, device=Phi.device)], dim=0)
+    Q, R = torch.linalg.qr(M)  # (N + d, d), (d, d); R is non-singular: its rows include sqrt(ridge eta) I
+    W = torch.linalg.solve_triangular(R, Q[:N].T @ Yc, upper=True)
+    b = ybar - mu @ W
+    E = Y - Phi @ W - b
+    # Phi_c G^{-1} Phi_c^T = Q_1 Q_1^T with Q_1 = Q[:N] = Phi_c R^{-1}.
+    hat = 1.0 / N + (Q[:N] * Q[:N]).sum(1)
+    return LSSVMSolution(W, b, E / (1.0 - hat)[:, None])

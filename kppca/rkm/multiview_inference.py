@@ -1,0 +1,231 @@
+"""Inference and generation of a fitted multi-view kernel PCA: hidden features, missing views, samples.
+
+The estimator (parameters, fit, solvers) is :class:`kppca.rkm.MultiViewKPCA`
+(:mod:`kppca.rkm.multiview`); this mixin holds what a fitted model does with new
+data. Everything uses only what ``fit`` stored on the views
+(:meth:`~kppca.rkm.views.FittedView.attach_hidden`, all ``n x s`` or smaller): no
+``n x n`` Gram matrix is rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._linalg import rank_tolerance
+from .._param_validation import Interval, Options, check_scalar
+from .._validation import check_count, check_feature_names, torch_generator
+from ..preimage import kernel_smoother, uncenter_kernel_vectors
+from .views import check_view_input, split_views
+
+__all__ = ["MultiViewInference", "PREIMAGE_METHODS"]
+
+#: Pre-image methods accepted by :meth:`MultiViewKPCA.predict_view`.
+PREIMAGE_METHODS = ("smoother",)
+
+
+def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
+    """Raw kernel weights with no positive mass replaced by the one-hot of their largest entry.
+
+    The smoother averages the training inputs with the clipped (non-negative) weights;
+    a generated or inferred point whose weights are all ``<= 0`` after rounding (a
+    polynomial kernel far from the data, an RBF whose weights underflow) has no
+    weighted mean, and falls back to the training point with the largest weight
+    (the nearest in the kernel's sense), as the PPCA pre-images do.
+    """
+    clipped = weights.clamp_min(0)
+    # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
+    tiny = weights.shape[1] * torch.finfo(weights.dtype).eps * weights.abs().sum(1)
+    bad = ~(clipped.sum(1) > tiny)
+    if not bool(bad.any()):
+        return weights
+    onehot = torch.zeros_like(weights)
+    onehot[torch.arange(weights.shape[0], device=weights.device), weights.argmax(1)] = 1.0
+    return torch.where(bad[:, None], onehot, weights)
+
+
+class MultiViewInference:
+    """What a fitted :class:`~kppca.rkm.MultiViewKPCA` does with new data (a mixin of it)."""
+
+    def _new_views(self, views: Any, *, allow_missing: bool) -> tuple[list[torch.Tensor | None], Any]:
+        items, single = split_views(views)
+        if len(items) != self.n_views_:
+            raise ValueError(f"got {len(items)} views but the model was fitted on {self.n_views_}; pass one per view.")
+        out: list[torch.Tensor | None] = []
+        m = None
+        like: Any = None  # the last given view: outputs follow its type (numpy or tensor)
+        for i, (X, view) in enumerate(zip(items, self.views_)):
+            if X is None:
+                if not allow_missing:
+                    raise ValueError(f"views[{i}] is None; transform needs every view (use predict_view for a missing one).")
+                out.append(None)
+                continue
+            like = X
+            one_array = self._single_view_input_ and single
+            if one_array:
+                check_feature_names(self, X, reset=False)
+            T = check_view_input(
+                X, f"views[{i}]", n_features=view.X_fit_.shape[1], dtype=self._dtype, device=self._device,
+                owner=type(self).__name__ if one_array else None,
+            )
+            if m is not None and T.shape[0] != m:
+                raise ValueError(f"views[{i}] has {T.shape[0]} rows but an earlier view has {m}; they must match.")
+            m = T.shape[0]
+            out.append(T)
+        return out, like
+
+    def _projection_sum(self, Xs: list[torch.Tensor | None], skip: int | None = None) -> torch.Tensor:
+        """``sum_w U_w^T phi_c,w(x_w)`` (primal) = ``H^T sum_w k_c,w(x_w)`` (dual) over given views, (m, s)."""
+        total = None
+        for w, (X, view) in enumerate(zip(Xs, self.views_)):
+            if X is None or w == skip:
+                continue
+            if self.form_ == "primal":
+                term = view.map_centered(X) @ self.U_[w]
+            else:
+                term = view.kernel_vectors(X) @ self.hidden_features_
+            total = term if total is None else total + term
+        return total
+
+    def transform(self, views: Any) -> Any:
+        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` of new points, shape (m, s).
+
+        Parameters
+        ----------
+        views : list of arrays (m, d_v), one per view (all given)
+        """
+        self._check_fitted("transform")
+        Xs, like = self._new_views(views, allow_missing=False)
+        h = torch.linalg.solve(self.Gamma_, self._projection_sum(Xs).T).T
+        return self._to_output(h, like)
+
+    def predict_view(self, views: Any, target: int, *, preimage: str = "smoother", n_neighbors: int | None = None) -> Any:
+        """Infer view ``target`` of new points from the other (given) views (eqs. 15-16 of the paper).
+
+        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)``; dual:
+        ``k_v = K_v H (Gamma - H^T K_v H)^{-1} H^T sum_{w != v} k_c,w(x_w)``. The result is mapped
+        back to the input space of view ``v``: exactly for a linear kernel / Identity map, with the
+        kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the training inputs of that
+        view otherwise.
+
+        Parameters
+        ----------
+        views : list of (array (m, d_w) or None)
+            ``None`` marks a missing view; entry ``target`` is ignored.
+        target : int
+            Index of the view to infer.
+        preimage : {"smoother"}, default "smoother"
+            Pre-image method for a view without the identity map: ``"smoother"``, the kernel
+            smoother over the training inputs of that view, fed with the exact raw kernel
+            weights of the inferred point (see :meth:`_decode`). Validated; the only option.
+        n_neighbors : int, optional
+            Passed to the kernel smoother (sharper pre-images).
+
+        Returns
+        -------
+        ndarray or Tensor of shape (m, d_target)
+        """
+        self._check_fitted("predict_view")
+        check_scalar(preimage, "preimage", [Options(PREIMAGE_METHODS)])
+        if n_neighbors is not None:
+            check_count(n_neighbors, "n_neighbors")
+        if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, np.integer)) \
+                or not 0 <= int(target) < self.n_views_:
+            raise ValueError(f"target must be a view index in [0, {self.n_views_ - 1}], got {target!r}.")
+        target = int(target)
+        items, _ = split_views(views)
+        items = list(items)
+        if len(items) == self.n_views_:
+            items[target] = None
+        Xs, like = self._new_views(items, allow_missing=True)
+        if all(X is None for w, X in enumerate(Xs) if w != target):
+            raise ValueError(
+                f"predict_view needs at least one known view besides target={target}; every other view is None."
+            )
+        rhs = self._projection_sum(Xs, skip=target)  # (m, s)
+        out = self._decode(rhs, target, conditional=True, n_neighbors=n_neighbors)
+        return self._to_output(out, like)
+
+    def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
+        """Input-space view ``v`` from ``rhs`` (m, s).
+
+        ``conditional``: ``rhs`` is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
+        otherwise ``rhs`` is ``h`` itself (generation). Either way the view's feature vector is
+        ``phi_v = U_v h + m_v`` (``m_v = 0`` when not centering), i.e. ``phi_v - m_v = Phi_c^T H h``:
+        a point of the span of the training features with dual coefficients ``alpha = H h``.
+        Uses only what ``fit`` stored on the view (:meth:`FittedView.attach_hidden`, all ``n x s``
+        or smaller): no Gram matrix is rebuilt and no training feature is mapped again.
+        """
+        view = self.views_[v]
+        if conditional:
+            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD):
+            # singular when the other views carry no information on some hidden feature; then the
+            # inference is undefined.
+            A = self.Gamma_ - view.inner_
+            A = 0.5 * (A + A.T)
+            eigs = torch.linalg.eigvalsh(A)
+            tol = rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, A.dtype)
+            if float(eigs[0]) <= tol:
+                raise ValueError(
+                    f"view {v} cannot be inferred: the other views carry no information on some hidden features "
+                    f"(Gamma - U_v^T U_v is singular, smallest eigenvalue {float(eigs[0]):.3g}). Lower n_components "
+                    "or give more views."
+                )
+            h = torch.linalg.solve(A, rhs.T).T
+        else:
+            h = rhs
+        if view.explicit:
+            if view.identity:
+                return h @ self.U_[v].T + view.phi_mean_  # the raw feature vector is the input
+            # Raw kernel values k(x_i, x) = <phi(x_i), U_v h + m> (exact).
+            weights = h @ view.weight_basis_.T + view.weight_offset_
+        else:
+            k_c = h @ view.gram_hidden_.T  # (m, n) centered kernel vectors K_c,v H h (raw when not centering)
+            # The row mean s = 1^T k / n of the raw vector is known exactly for a point of the span
+            # (alpha = H h): s = grand mean + alpha . (K 1 / n - grand mean) (spec, "Pre-image").
+            row_means = None if view.row_mean_hidden_ is None else (
+                view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
+            )
+            weights = uncenter_kernel_vectors(k_c, view.centerer_, "mean" if row_means is None else row_means)
+        return torch.as_tensor(kernel_smoother(_smoother_weights(weights), view.X_fit_, n_neighbors=n_neighbors))
+
+    def sample(self, n_samples: int = 1, *, latent: str = "prior", scale: float = 0.1, random_state: Any = None,
+               n_neighbors: int | None = None) -> list[Any]:
+        """Draw hidden features and map them to every view (Gen-RKM style generation).
+
+        Parameters
+        ----------
+        n_samples : int >= 1
+        latent : {"prior", "mixture"}
+            ``"prior"``: ``h ~ N(0, Sigma_H)`` with ``Sigma_H = H^T H / n`` (the training codes'
+            covariance). ``"mixture"``: a random training code ``h_i`` plus ``N(0, scale^2 Sigma_H)``.
+        scale : float >= 0
+            Relative width of the mixture components.
+        random_state : int, Generator or None
+
+        Returns
+        -------
+        list of arrays (n_samples, d_v), one per view
+        """
+        self._check_fitted("sample")
+        n_samples = check_count(n_samples, "n_samples")
+        check_scalar(latent, "latent", [Options(("prior", "mixture"))])
+        check_scalar(scale, "scale", [Interval("real", 0, None, closed="left")])
+        if n_neighbors is not None:
+            check_count(n_neighbors, "n_neighbors")
+        gen = torch_generator(random_state, torch.device("cpu"))
+        H = self.hidden_features_
+        n, s = H.shape
+        cov = H.T @ H / n
+        L = torch.linalg.cholesky(cov)  # H has full column rank, so cov is positive definite
+        z = torch.randn(int(n_samples), s, generator=gen, dtype=H.dtype).to(H.device)
+        if latent == "prior":
+            h = z @ L.T
+        else:
+            idx = torch.randint(n, (int(n_samples),), generator=gen).to(H.device)
+            h = H[idx] + float(scale) * (z @ L.T)
+        # Generation (Gen-RKM): phi_v = U_v h, i.e. k_c,v = K_v H h.
+        outs = [self._decode(h, v, conditional=False, n_neighbors=n_neighbors) for v in range(self.n_views_)]
+        return [self._to_output(o) for o in outs]
