@@ -31,7 +31,7 @@ from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike
 from ..base import KernelEstimator
 from ..kernels import Kernel
-from .deep import DeepRKM, KPCALevel, LSSVMLevel
+from .deep import DeepRKM, KPCALevel, LSSVMLevel, working_dtype
 from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
 
 __all__ = ["DeepLSSVMClassifier"]
@@ -69,8 +69,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     eta_levels : (float, float), default (1e-2, 1e-2)
         ``(eta2, eta3)``; small values weigh levels 2 and 3 strongly. The paper's
         ``1/eta2 = 1/eta3 = 1e6`` with ``ridge = 1e-6`` makes the level-1 matrix's
-        condition number ~1e12: float64 only (float32 Cholesky then fails with a
-        ValueError).
+        condition number ~1e12 (solved in float64 whatever the data's dtype).
     n_passes : int >= 0, default 2
         Forward-backward passes (0 is the plain one-vs-all LS-SVM).
     random_state, dtype, device
@@ -85,6 +84,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     hidden_features_ : list of 2 Tensors, shapes (N, s2) and (N, s3)
         ``H2, H3``.
     X_fit_ : Tensor of shape (N, D)
+        Training inputs in the working dtype (float64 for float32 data, as DeepRKM).
     kernel_ : Kernel
     objective_history_ : list of (str, float)
         The reduced deep objective after every phase (not monotone: saddle point, see DeepRKM).
@@ -139,8 +139,9 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepLSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
+        Xt = Xt.to(working_dtype(self._dtype))  # float32 data are solved in float64 (as DeepRKM)
         s2, s3, eta2, eta3 = self._levels_params(Xt.shape[0])
-        Y = -torch.ones(Xt.shape[0], len(self.classes_), dtype=self._dtype, device=self._device)
+        Y = -torch.ones(Xt.shape[0], len(self.classes_), dtype=Xt.dtype, device=self._device)
         Y[torch.arange(Xt.shape[0], device=self._device), codes] = 1.0
         deep = _fit_deep_rkm(self, Xt, Y, s2, s3, eta2, eta3)
         H1, H2, H3 = deep.hidden_features_
@@ -158,8 +159,9 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         return self
 
     def _outputs(self, X: ArrayLike, method: str) -> torch.Tensor:
-        Xt = self._validate_new_input(X, method=method)
-        return self.kernel_.gram(Xt, self.X_fit_) @ self.dual_coef_ / float(self.eta) + self.intercept_
+        Xt = self._validate_new_input(X, method=method).to(self.X_fit_.dtype)
+        F = self.kernel_.gram(Xt, self.X_fit_) @ self.dual_coef_ / float(self.eta) + self.intercept_
+        return F.to(self._dtype)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Level-1 outputs ``f(x)`` (M, n_classes); binary problems: ``f_1 - f_0`` (M,), positive for ``classes_[1]``."""
