@@ -23,6 +23,7 @@ from ..._param_validation import Interval, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
 from ...kernels import Kernel
+from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
 from .chain import run_chain
@@ -86,6 +87,11 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         ``tol * max(1, |J|)``.
     progress : bool, default False
         Show a progress bar for the iterative solvers.
+    hidden_units : int or sequence of int, optional
+        ``solver="feedforward"`` (paper §5.3, :mod:`~kppca.rkm.deep.feedforward`): hidden
+        units of each level's layer (an int: the same for every level).
+    toeplitz : bool, default False
+        ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
     random_state, dtype, device
         Seed (initial KPCA features of the level-wise solver; prototypes of the primal
         one), floating dtype and torch device. float32 data are solved in float64
@@ -143,6 +149,8 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         "max_iter": [Interval("int", 0, None, closed="left")],
         "tol": [Interval("real", 0, None, closed="left")],
         "progress": ["boolean"],
+        "hidden_units": [Interval("int", 1, None, closed="left"), list, tuple, None],
+        "toeplitz": ["boolean"],
         "random_state": ["random_state"],
         "dtype": ["dtype"],
         "device": ["device"],
@@ -156,8 +164,8 @@ class DeepRKM(RegressorMixin, KernelEstimator):
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
                  n_passes: int = 10, solver: str = "levelwise", n_prototypes: int = 100, c_stab: float = 1.0,
-                 max_iter: int = 200, tol: float = 1e-10, progress: bool = False, random_state: Any = None,
-                 dtype: Any = None, device: Any = None):
+                 max_iter: int = 200, tol: float = 1e-10, progress: bool = False, hidden_units: Any = None,
+                 toeplitz: bool = False, random_state: Any = None, dtype: Any = None, device: Any = None):
         self.levels = levels
         self.kernel = kernel
         self.n_components = n_components
@@ -171,6 +179,8 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.progress = progress
+        self.hidden_units = hidden_units
+        self.toeplitz = toeplitz
         self.random_state = random_state
         self.dtype = dtype
         self.device = device
@@ -236,8 +246,12 @@ class DeepRKM(RegressorMixin, KernelEstimator):
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
         Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+        own = get_solver(self.solver).predict  # feed-forward networks predict with their own model
         with torch.no_grad():
-            out, _ = run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
-                               self.scales_)
+            if own is not None:
+                out = own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
+            else:
+                out, _ = run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
+                                   self.scales_)
         out = out.to(self._dtype)
         return self._to_output(out[:, 0] if self._single_output else out, like=X)

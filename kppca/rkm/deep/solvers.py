@@ -63,14 +63,18 @@ class DeepSolver:
     name: str
     fit: Callable[..., DeepFit]
     check: Callable[[list, dict], None] | None = None
+    #: ``predict(levels, solver_state, scales, intercept, X) -> (M, p)`` when the solver's model is not
+    #: the kernel chain (the feed-forward networks of §5.3); None: the chain.
+    predict: Callable[..., torch.Tensor] | None = None
 
 
 SOLVERS: dict[str, DeepSolver] = {}
 
 
-def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None) -> None:
-    """Register ``fit`` (and the ``check`` of its levels) under ``name`` for ``DeepRKM(solver=name)``."""
-    SOLVERS[name] = DeepSolver(name, fit, check)
+def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None,
+                    predict: Callable[..., torch.Tensor] | None = None) -> None:
+    """Register ``fit`` (the ``check`` of its levels, its own ``predict``) under ``name`` for ``DeepRKM(solver=name)``."""
+    SOLVERS[name] = DeepSolver(name, fit, check, predict)
 
 
 def get_solver(name: Any) -> DeepSolver:
