@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from scipy.special import logsumexp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kppca.kernels import RBF, Laplacian, Linear, Polynomial
