@@ -74,7 +74,8 @@ class DeepRKM(RegressorMixin, KernelEstimator):
     solver : str, default "levelwise"
         A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`):
         ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
-        level after the first) or ``"primal"`` (§5.2, reduced set, any kernels).
+        level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
+        ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
     n_prototypes : int >= 1, default 100
         ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
         subset of the training points drawn with ``random_state``.
