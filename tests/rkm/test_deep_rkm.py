@@ -68,7 +68,7 @@ def test_levelwise_fixed_point(data, s):
 def test_zero_passes_is_the_plain_lssvm(data):
     X, y = data
     deep = DeepRKM(kernel=RBF(0.7), ridge=0.05, n_passes=0).fit(X, y)
-    basic = LSSVMRegressor(RBF(0.7), lambda_=0.05).fit(X, y)
+    basic = LSSVMRegressor(RBF(0.7), ridge=0.05).fit(X, y)
     assert np.abs(deep.predict(X) - basic.predict(X)).max() < 1e-9
 
 
@@ -162,7 +162,7 @@ def test_primal_lssvm_first_starts_at_the_reduced_set_lssvm(data):
     X, y = data
     m = DeepRKM(kernel=RBF(0.7), ridge=0.05, eta_levels=(1.0, 1.0), solver="primal", n_prototypes=len(y),
                 max_iter=0, random_state=0).fit(X, y)
-    basic = LSSVMRegressor(RBF(0.7), lambda_=0.05).fit(X, y)
+    basic = LSSVMRegressor(RBF(0.7), ridge=0.05).fit(X, y)
     assert np.abs(m.predict(X) - basic.predict(X)).max() < 1e-6 * np.abs(y).max()
 
 
