@@ -1,4 +1,4 @@
-"""Deep RKM classifier and the projected-gradient solver on the Stiefel manifold."""
+"""Deep RKM classifier (the projected-gradient tests moved to tests/optim/test_minimize.py)."""
 
 from __future__ import annotations
 
@@ -9,37 +9,7 @@ import torch
 from kppca.datasets import load_mnist
 from kppca.kernels import RBF
 from kppca.preimage import KernelSmoother
-from kppca.optim import project_stiefel, projected_gradient
 from kppca.rkm import DeepRKMClassifier
-
-
-def test_projected_gradient_stays_on_manifold_and_decreases():
-    g = torch.Generator().manual_seed(0)
-    A = torch.randn(30, 30, generator=g, dtype=torch.float64)
-    A = A @ A.T
-    B = torch.randn(30, 2, generator=g, dtype=torch.float64)
-
-    def f(H):  # KPCA-like term plus a coupling that is not a pure eigenproblem
-        return -0.5 * (H * (A @ H)).sum() + ((H[:, :2] - B) ** 2).sum()
-
-    H0 = torch.randn(30, 4, generator=g, dtype=torch.float64)
-    res = projected_gradient(f, H0, max_iter=60, tol=0.0)
-    I = torch.eye(4, dtype=torch.float64)
-    assert float((res.H.T @ res.H - I).abs().max()) < 1e-10
-    hist = np.array(res.history)
-    # Armijo acceptance: every accepted step lowers f (rounding of f allowed).
-    assert np.all(np.diff(hist) <= 1e-12 * np.abs(hist[:-1]))
-    assert hist[-1] < hist[0]
-
-
-def test_project_stiefel_is_polar_factor():
-    M = torch.randn(10, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    Q = project_stiefel(M)
-    # Polar factor: Q^T M is symmetric positive definite.
-    S = Q.T @ M
-    assert torch.allclose(S, S.T, atol=1e-12) and bool((torch.linalg.eigvalsh(S) > 0).all())
-    with pytest.raises(ValueError, match="rows"):
-        project_stiefel(M.T)
 
 
 @pytest.fixture(scope="module")

@@ -233,11 +233,10 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
 
     def _input_kernel(self, X: torch.Tensor) -> Kernel:
         if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
-            bandwidth = median_heuristic_bandwidth(X)
-            if not (bandwidth > 0 and math.isfinite(bandwidth)):
+            if bool((X == X[:1]).all()):
                 raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
                                  "separate the classes; check X.")
-            return RBF(bandwidth)
+            return RBF(median_heuristic_bandwidth(X))
         return copy.deepcopy(as_kernel(self.kernel))
 
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
