@@ -231,10 +231,13 @@ def test_primal_nearly_constant_float32_data_fit():
     """Item 4: a singular reduced-set ridge system (all kernel rows equal) is solved by its pseudo-inverse."""
     X, y = _sine()
     X32 = (1.0 + 1e-7 * X).astype(np.float32)
-    m = DeepRKM(solver="primal", max_iter=20, random_state=0).fit(X32, y.astype(np.float32))
+    # the default width follows the data's (tiny) scale; any fit must be finite
+    assert np.isfinite(DeepRKM(solver="primal", max_iter=20, random_state=0).fit(X32, y.astype(np.float32))
+                       .predict(X32)).all()
+    m = DeepRKM(kernel=RBF(1.0), solver="primal", max_iter=20, random_state=0).fit(X32, y.astype(np.float32))
     p = m.predict(X32)
     assert np.isfinite(p).all()
-    # nothing distinguishes the rows: the prediction is the mean of y, to float32 rounding of the output
+    # at width 1 nothing distinguishes the rows: the prediction is the mean of y, to float32 rounding of the output
     assert np.allclose(p, y.mean(), rtol=0, atol=1e-5)
 
 
@@ -267,3 +270,12 @@ def test_not_fitted_message():
 
     with pytest.raises(NotFittedError, match=r"call fit\(X, y\) before predict\(\)"):
         DeepRKM().predict(np.zeros((2, 1)))
+
+
+def test_default_rbf_width_is_the_median_distance():
+    """Item 7: kernel="rbf" takes the median pairwise distance of the training inputs (numpy, independent)."""
+    X, y = _sine()
+    m = DeepRKM(random_state=0).fit(X * 1e3, y)
+    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)] * 1e3
+    assert np.isclose(m.kernel_.bandwidth, np.median(d), rtol=1e-12)
+    assert m.score(X * 1e3, y) > 0.99  # scale-free: the same fit as on X

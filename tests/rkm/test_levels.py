@@ -98,7 +98,11 @@ def test_resolved_validates_and_copies_the_kernel():
     k = RBF(2.0)
     lev = KPCALevel(2, kernel=k).resolved(0, 10)
     assert isinstance(lev.kernel, Kernel) and lev.kernel is not k
-    assert isinstance(LSSVMLevel("rbf").resolved(0, 10).kernel, Kernel)
+    rbf = LSSVMLevel("rbf").resolved(0, 10)
+    assert rbf.kernel == "rbf"  # the width comes from the level's inputs, at fit
+    Z = torch.tensor([[0.0], [1.0], [3.0]], **dd)
+    assert isinstance(rbf.fit_kernel(Z).kernel, RBF) and rbf.fit_kernel(Z).kernel.bandwidth == 2.0  # median of 1, 2, 3
+    assert rbf.levelwise_ready(1) is not None and rbf.levelwise_ready(0) is None
     with pytest.raises(ValueError, match=r"levels\[1\].eta must be a positive finite float, got inf"):
         KPCALevel(2, eta=float("inf")).resolved(1, 10)
     with pytest.raises(ValueError, match=r"levels\[0\].ridge"):

@@ -29,7 +29,6 @@ points for far queries); its width is chosen by leave-one-out accuracy
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -44,10 +43,10 @@ from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
 from ...kernels import RBF, Kernel, KernelCenterer, Linear, squared_distances
 from ...kernels.gram import gram_matrix
-from ...kernels.registry import as_kernel
 from ...optim import minimize, project_stiefel, random_stiefel
-from ...preimage import kernel_smoother, median_heuristic_bandwidth
+from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
+from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_primal
 from .binary_model import BinaryDeepModel
 from .mlp_head import fit_mlp_model, mlp_scores
@@ -233,11 +232,10 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
 
     def _input_kernel(self, X: torch.Tensor) -> Kernel:
         if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
-            if bool((X == X[:1]).all()):
+            if bool((X == X[:1]).all()):  # no distance to take the width from
                 raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
                                  "separate the classes; check X.")
-            return RBF(median_heuristic_bandwidth(X))
-        return copy.deepcopy(as_kernel(self.kernel))
+        return resolve_kernel(self.kernel, X)
 
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
         """One call of the optimisation layer on the Stiefel manifold."""

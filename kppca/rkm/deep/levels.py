@@ -25,9 +25,15 @@ from ...kernels.gram import gram_matrix
 from ...kernels.registry import as_kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
+from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
+
+
+def _data_scaled(kernel: Any) -> bool:
+    """The default ``"rbf"`` whose width comes from the data at fit."""
+    return isinstance(kernel, str) and kernel.lower() == "rbf"
 
 
 def check_positive_finite(value: Any, name: str) -> float:
@@ -64,9 +70,19 @@ class Level:
 
     # ---------------------------------------------------------------- specification
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy)."""
+        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy).
+
+        The string ``"rbf"`` stays a string until :meth:`fit_kernel` sees the level's inputs.
+        """
         check_positive_finite(self.eta, f"levels[{index}].eta")
+        if _data_scaled(self.kernel):
+            return replace(self)
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
+
+    def fit_kernel(self, Z: torch.Tensor) -> Level:
+        """A copy whose kernel is fitted to the level's inputs ``Z``: ``"rbf"`` gets the median-heuristic width
+        (:func:`kppca.rkm._gram.resolve_kernel`, as scikit-learn's ``gamma="scale"``); a Kernel is copied."""
+        return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:
         """Number of columns of ``H``."""
@@ -74,7 +90,7 @@ class Level:
 
     def levelwise_ready(self, index: int) -> str | None:
         """Why this level cannot be solved level-wise at position ``index`` (None when it can)."""
-        if index > 0 and type(self.kernel) is not Linear:
+        if index > 0 and (_data_scaled(self.kernel) or type(self.kernel) is not Linear):
             return "not linear"
         return None
 

@@ -42,6 +42,8 @@ class DeepFit:
     converged : bool
     extra : dict
         Solver-specific state (e.g. network weights), stored as ``solver_state_``.
+    levels : list of Level or None
+        The levels with the kernels the solver fitted to their inputs (None: as given).
     """
 
     hidden_features: list
@@ -54,6 +56,7 @@ class DeepFit:
     n_iter: int
     converged: bool = True
     extra: dict = field(default_factory=dict)
+    levels: list | None = None
 
 
 @dataclass(frozen=True)
