@@ -37,12 +37,10 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 
-from ..._linalg import full_spectrum, matrix_scale
 from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
-from ...kernels import RBF, Kernel, KernelCenterer, Linear, squared_distances
-from ...kernels.gram import gram_matrix
+from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
@@ -279,14 +277,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         sizes = _check_sizes(self.n_components, N)
         grid = _check_grid(self.smoother_grid)
         self.kernel_ = self._input_kernel(Xt)
-        K0 = gram_matrix(self.kernel_, Xt)
-        scale = matrix_scale(K0)
-        if not math.isfinite(scale):
-            raise ValueError("the Gram matrix of `kernel` on X has NaN or infinite entries; choose kernel "
-                             "parameters suited to the scale of X.")
-        K0 = KernelCenterer().fit_center_(K0)
-        # The PSD check of the core (a callable kernel may not be one) and level 1's principal components.
-        spec = full_spectrum(K0, what="centered Gram matrix of `kernel` on X", max_rank=N - 1, scale=scale)
+        gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
+                            advice="Choose kernel parameters suited to the scale of X, or rescale X.")
+        # The core's scale and PSD checks (a callable kernel may not be PSD) and level 1's principal components.
+        spec = gram.spectrum("dense")
+        K0 = gram.matrix
         if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
             raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
                              "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "

@@ -20,8 +20,7 @@ import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
-from ...kernels import Kernel
-from ...kernels.gram import gram_matrix
+from ...kernels import CenteredGram, Kernel
 from ...kernels.registry import as_kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
@@ -96,8 +95,15 @@ class Level:
 
     # ---------------------------------------------------------------- kernel
     def gram(self, A: torch.Tensor, B: torch.Tensor | None = None) -> torch.Tensor:
-        """The level's kernel matrix ``k(A, B)`` (``B=None``: the symmetric training Gram of the core builder)."""
-        K = gram_matrix(self.kernel, A) if B is None else self.kernel.gram(A, B)
+        """The level's kernel matrix ``k(A, B)``.
+
+        ``B=None``: the level's own (uncentered: the LS-SVM has a bias) training Gram matrix, a
+        :class:`~kppca.kernels.CenteredGram` with ``center=False`` (the core's blocked build and scale check).
+        """
+        if B is None:
+            return CenteredGram(self.kernel, A, center=False, what=f"Gram matrix of the level kernel {self.kernel!r}",
+                                advice="Rescale the data or choose kernel parameters suited to its scale.").matrix
+        K = self.kernel.gram(A, B)
         if not bool(torch.isfinite(K).all()):
             raise ValueError(f"the Gram matrix of the level kernel {self.kernel!r} has NaN or infinite entries; "
                              "rescale the data or choose a kernel parameter suited to its scale.")
