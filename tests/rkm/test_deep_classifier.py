@@ -145,3 +145,11 @@ def test_ridge_head_is_the_lssvm_primal_solution(fitted, mnist_split):
     A = np.vstack([np.hstack([Z, np.ones((len(Z), 1))]), np.hstack([np.sqrt(ridge_eta) * np.eye(3), np.zeros((3, 1))])])
     sol = np.linalg.lstsq(A, np.concatenate([t, np.zeros(3)]), rcond=None)[0]
     assert np.allclose(m.w.numpy()[:, 0], sol[:3], rtol=0, atol=1e-10) and abs(float(m.b[0]) - sol[3]) < 1e-10
+
+
+def test_warns_when_stopped_early(blobs):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = blobs
+    with pytest.warns(ConvergenceWarning, match="stopped before convergence"):
+        DeepRKMClassifier((2,), max_iter=1, tol=0.0, random_state=0).fit(X, y)

@@ -279,3 +279,12 @@ def test_default_rbf_width_is_the_median_distance():
     d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)] * 1e3
     assert np.isclose(m.kernel_.bandwidth, np.median(d), rtol=1e-12)
     assert m.score(X * 1e3, y) > 0.99  # scale-free: the same fit as on X
+
+
+def test_primal_warns_when_stopped_early_at_the_callers_line():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _sine()
+    with pytest.warns(ConvergenceWarning, match=r"DeepRKM\(solver='primal'\) stopped before convergence") as rec:
+        DeepRKM(solver="primal", max_iter=2, random_state=0).fit(X, y)
+    assert rec[0].filename == __file__

@@ -30,12 +30,14 @@ points for far queries); its width is chosen by leave-one-out accuracy
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, torch_generator
@@ -311,6 +313,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.hidden_features_ = [m.H for m in self.models_]
         self.n_iter_ = max(m.n_iter for m in self.models_)
         self._choose_bandwidth(Xt, codes, grid)
+        late = [k for k, m in enumerate(self.models_) if not m.converged]
+        if self.head == "lssvm" and late:
+            warnings.warn(f"DeepRKMClassifier: the optimiser stopped before convergence for model(s) {late} after "
+                          f"max_iter={self.max_iter} iterations (tol={self.tol:g}); increase max_iter or loosen tol.",
+                          ConvergenceWarning, stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
     # ------------------------------------------------------------------ scores

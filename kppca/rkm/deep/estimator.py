@@ -12,12 +12,14 @@ The estimator composes the levels and hands them to a solver from the registry
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, fit_context
 from ..._validation import ArrayLike, torch_generator
@@ -236,6 +238,10 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         self.objective_history_, self.residual_history_ = result.objective_history, result.residual_history
         self.n_iter_, self.solver_state_ = result.n_iter, result.extra
         self._single_output = Y.ndim == 1
+        if not result.converged:
+            warnings.warn(f"DeepRKM(solver={self.solver!r}) stopped before convergence after {result.n_iter} "
+                          f"iterations ({result.message}); increase max_iter or loosen tol.", ConvergenceWarning,
+                          stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

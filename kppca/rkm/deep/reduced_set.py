@@ -92,14 +92,15 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     J = _objective(levels, P, Ys, grams0, float(params["c_stab"]))
     res = minimize(J, H + [b] + logs, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]),
                    tol=float(params["tol"]), progress=bool(params.get("progress", False)),
-                   desc="deep RKM (reduced set)", warn=int(params["max_iter"]) > 0)
+                   desc="deep RKM (reduced set)", warn=False)  # the estimator warns
     L = len(levels)
     H, b, logs = list(res.x[:L]), res.x[L], iter(res.x[L + 1:])
     scales = [None if lev.is_output else torch.exp(next(logs)) for lev in levels]
     j = next(l for l, lev in enumerate(levels) if lev.is_output)
     H[j], b = H[j] * y_scale[None, :], b * y_scale + y_mean  # the output level in the units of y
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
-    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged, levels=levels)
+    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged or int(params["max_iter"]) == 0,
+                   levels=levels, message=res.message)
 
 
 register_solver("primal", fit_reduced_set)

@@ -40,6 +40,7 @@ class DeepFit:
     residual_history : list of list of float
     n_iter : int
     converged : bool
+        False when an iterative solver stopped before its criterion (the estimator warns, with ``message``).
     extra : dict
         Solver-specific state (e.g. network weights), stored as ``solver_state_``.
     levels : list of Level or None
@@ -57,6 +58,7 @@ class DeepFit:
     converged: bool = True
     extra: dict = field(default_factory=dict)
     levels: list | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True)
