@@ -288,3 +288,12 @@ def test_primal_warns_when_stopped_early_at_the_callers_line():
     with pytest.warns(ConvergenceWarning, match=r"DeepRKM\(solver='primal'\) stopped before convergence") as rec:
         DeepRKM(solver="primal", max_iter=2, random_state=0).fit(X, y)
     assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_levelwise_at_extreme_y_scales_says_standardise(scale):
+    """The level-wise passes are not equivariant to the scale of y (the output level's features enter the next
+    level's kernel squared): beyond the floating-point range the message says what to change."""
+    X, y = _sine()
+    with pytest.raises(ValueError, match=r"standardise y .*solver='primal'"):
+        DeepRKM(random_state=0).fit(X, y * scale)
