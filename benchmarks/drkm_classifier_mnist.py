@@ -49,7 +49,7 @@ def _lssvm(Xtr, ytr):
     bw = median_heuristic_bandwidth(torch.as_tensor(Xtr))
     best = None
     for lam in (1e-3, 1e-2, 0.1, 0.5, 1.0):
-        m = LSSVMClassifier(RBF(bw), lambda_=lam).fit(Xtr, ytr)
+        m = LSSVMClassifier(RBF(bw), ridge=lam).fit(Xtr, ytr)
         loo = float((m.loo_residuals_ ** 2).mean())
         if best is None or loo < best[0]:
             best = (loo, m)
@@ -64,7 +64,7 @@ def job(args):
     if model in DEPTHS:
         from kppca.rkm import DeepRKMClassifier
 
-        m = DeepRKMClassifier(DEPTHS[model], eta=1.0, lambda_=0.5, max_iter=100, random_state=seed).fit(Xtr, ytr)
+        m = DeepRKMClassifier(DEPTHS[model], eta=1.0, ridge=0.5, max_iter=100, random_state=seed).fit(Xtr, ytr)
     elif model == "LS-SVM (RBF)":
         m = _lssvm(Xtr, ytr)
     else:

@@ -30,7 +30,7 @@ def main() -> None:
     models = {
         "deep RKM, 1 level (s=4)": DeepRKMClassifier((4,), kernel=RBF(0.5), max_iter=40, random_state=0),
         "deep RKM, 2 levels (2+2)": DeepRKMClassifier((2, 2), kernel=RBF(0.5), max_iter=40, random_state=0),
-        "LS-SVM (RBF 0.5)": LSSVMClassifier(RBF(0.5), lambda_=0.1),
+        "LS-SVM (RBF 0.5)": LSSVMClassifier(RBF(0.5), ridge=0.1),
     }
     g = np.linspace(-1.7, 2.7, 120), np.linspace(-1.2, 1.7, 90)
     G = np.column_stack([a.ravel() for a in np.meshgrid(*g)])

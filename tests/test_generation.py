@@ -42,7 +42,7 @@ def test_uncentering_is_exact_on_training_points(digits, solver):
     """The smoother sees the exact raw kernel rows of training points (span estimate), via eigh or Cholesky."""
     X = digits[:80]
     m = DualPPCA(4, kernel=RBF(1.5), eigen_solver=solver).fit(X)
-    assert (m._cache.peek("full_eigen") is not None) == (solver == "dense")
+    assert m._gram().has_eigh == (solver == "dense")
     K = _gram(X, 1.5)
     K_c = m._centered_gram().numpy()
     out = m.kernel_preimage(K_c[:7], preimage="smoother", n_neighbors=None, clip_negative=False)
@@ -60,7 +60,7 @@ def test_dual_coefficients_cholesky_equals_pseudoinverse(digits):
     np.testing.assert_allclose(alpha_chol, alpha_eig, rtol=0, atol=1e-8 * float(alpha_eig.abs().max()))
     dense = DualPPCA(4, kernel=RBF(1.5), eigen_solver="dense").fit(digits)
     dense._dual_coefficients(k_c)
-    assert dense._cache.peek("gram_factor") is None  # the dense route needs no factor
+    assert not dense._gram().has_cholesky  # the dense route needs no factor
 
 
 def test_training_kernel_vectors_map_back_to_training_points(model, digits):

@@ -268,3 +268,77 @@ def test_partial_factor_after_losing_the_gram_scale_is_unchanged():
     for key in ("_gram_factor", "_gram_scale"):
         model.__dict__.pop(key, None)
     np.testing.assert_array_equal(model.sample_kernel(3, random_state=1), before)
+
+
+# ----------------------------------------------------------------------------- issue 18: densities, messages
+
+
+def _kernel_marginals(N):
+    X = np.random.default_rng(0).normal(size=(N, 3))
+    partial = DualPPCA(2, kernel=RBF(1.5), eigen_solver="partial", random_state=0).fit(X)
+    dense = DualPPCA(2, kernel=RBF(1.5), eigen_solver="dense", random_state=0).fit(X)
+    return X, partial, dense
+
+
+def test_kernel_marginal_does_not_depend_on_call_order():
+    """Regression: after a partial fit, ``kernel_marginal().log_prob(v)`` was [2352.7, 2362.5] (rank 299,
+    the SVD of the Cholesky factor) and, after ``score_samples``, [2160.3, 2173.8] (rank 287, the
+    eigenbasis): a distribution must depend on the fitted model only."""
+    X, partial, dense = _kernel_marginals(300)
+    v = torch.as_tensor(partial.sample_kernel(2, random_state=1))
+    before = partial.kernel_marginal().log_prob(v)
+    cond_before = partial.kernel_conditional(np.ones(2)).log_prob(v)
+    partial.score_samples(X[:5])
+    assert torch.equal(partial.kernel_marginal().log_prob(v), before)
+    assert torch.equal(partial.kernel_conditional(np.ones(2)).log_prob(v), cond_before)
+    # Both solvers build K_c bitwise alike and take the basis and the scales c_p from its eigh; only
+    # sigma2 differs, through the top-q eigenvalues (Lanczos vs eigh, each within the rounding level
+    # tol of K_c, Weyl): |d sigma2| <= q tol / (N (r - q)). log p moves by
+    # 0.5 sum_{p > q} |d sigma2| / sigma2 (1 + z_p^2 / c_p) to first order (x2 for the rest).
+    values, vectors = dense._full_eigen()
+    q, N, r = 2, 300, dense.rank_
+    tol = dense._rank_tolerance()
+    z2_over_c = ((v @ vectors[:, q:]) ** 2 / (dense.sigma2_ * values[q:])).sum(1)
+    dsigma = q * tol / (N * (r - q)) / dense.sigma2_
+    bound = 2 * 0.5 * dsigma * ((values.shape[0] - q) + z2_over_c)
+    assert bool(((before - dense.kernel_marginal().log_prob(v)).abs() <= bound).all())
+
+
+@pytest.mark.parametrize("N", [300, 1100])
+def test_samples_of_either_solver_lie_on_the_other_models_support(N):
+    """Regression: partial-fit samples (Cholesky factor) fell off the dense model's support (its
+    eigenbasis leaves out the directions below the rounding level, where the Cholesky draws put noise)."""
+    _, partial, dense = _kernel_marginals(N)
+    for a, b in ((partial, dense), (dense, partial)):
+        draws = torch.as_tensor(a.sample_kernel(40, random_state=2))
+        assert bool(torch.isfinite(b.kernel_marginal().log_prob(draws)).all())
+        cond = a.kernel_conditional(np.ones(2))
+        torch.manual_seed(0)
+        assert bool(torch.isfinite(b.kernel_conditional(np.ones(2)).log_prob(cond.sample((10,)))).all())
+    # a vector with a component along the null vector 1 of K_c is still refused
+    off = torch.as_tensor(dense.sample_kernel(1, random_state=3)) + 1e-3 * float(dense.marginal_scales().max())
+    with pytest.raises(ValueError, match="off the support"):
+        partial.kernel_marginal().log_prob(off)
+
+
+def test_structural_rank_with_every_eigenvalue_below_rounding_has_a_message():
+    """Regression: ``DualPPCA(sigma2=1e-3, kernel=RBF(0.1), dtype="float32").fit(1e-6 * X)`` raised
+    IndexError while building its own message (no eigenvalue above the rounding level)."""
+    X = 1e-6 * np.random.default_rng(0).normal(size=(3, 4))
+    with pytest.raises(ValueError, match="rounding level.*dtype='float64'"):
+        DualPPCA(sigma2=1e-3, kernel=RBF(0.1), dtype="float32").fit(X)
+    with pytest.raises(ValueError, match="rounding level.*dtype='float64'"):
+        DualPPCA(1, kernel=RBF(0.1), dtype="float32").fit(X)
+
+
+def test_fraction_needing_every_component_is_explained():
+    """Regression: ``n_components=0.999999`` said "n_components = 199 must be smaller than the rank (199)"."""
+    X = np.random.default_rng(0).normal(size=(200, 5))
+    with pytest.raises(ValueError, match=r"n_components=0\.999999 asks for .* most the model can keep is 0\.\d+"
+                       r".*discarded to estimate sigma2.*at most") as info:
+        DualPPCA(0.999999).fit(X)
+    assert "must be smaller than the rank" not in str(info.value)
+    kept = float(info.value.args[0].split("keep is ")[1].split(":")[0])
+    model = DualPPCA(4).fit(X)  # the top 4 of rank 5: exactly the fraction quoted
+    assert abs(kept - float(model.explained_variance_ratio_.sum())) <= 1e-6  # printed with 6 digits
+    assert DualPPCA(kept - 1e-6).fit(X).n_components_ == 4

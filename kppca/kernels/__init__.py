@@ -5,6 +5,7 @@ tensors and compute in float64 by default.
 """
 
 from .base import CallableKernel, Kernel
+from .centered_gram import CenteredGram
 from .centering import KernelCenterer
 from .composite import ColumnKernel, ProductKernel, SumKernel
 from .registry import KERNELS, as_kernel
@@ -20,6 +21,7 @@ __all__ = [
     "Polynomial",
     "Laplacian",
     "KernelCenterer",
+    "CenteredGram",
     "SumKernel",
     "ProductKernel",
     "ColumnKernel",

@@ -90,6 +90,13 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             "The rank counts variation above the rounding level of the uncentered data: for data far from the "
             "origin (or a float32 model) subtract a constant offset from X, rescale it, or use dtype='float64'."
         )
+    if lam.size == 0:
+        # The rank is structural (e.g. distinct points of an RBF kernel) but rounding hides every direction.
+        raise ValueError(
+            f"no eigenvalue of the data is above the rounding level {spectrum.tolerance:.3g} of the matrix (rank "
+            f"{r} by structure): the variation of X is below the precision of the computation. Rescale X (e.g. "
+            "standardise it), subtract a constant offset, or use dtype='float64'."
+        )
     if n_components is None and sigma2 is None:
         n_components = min(2, r - 1)  # the default always fits: two components when the rank allows
     if n_components == "mle":
@@ -106,6 +113,15 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
     else:
         ratios = np.cumsum(lam) / spectrum.trace
         q = int(np.searchsorted(ratios, n_components, side="right")) + 1
+        usable = min(r - 1, ratios.size)  # one discarded direction is needed for sigma2
+        if q > usable:
+            raise ValueError(
+                f"n_components={n_components!r} asks for that fraction of the variance, but the most the model can "
+                f"keep is {ratios[usable - 1]:.6g}: the top {usable} of the rank-{r} spectrum"
+                + (" (at least one direction must be discarded to estimate sigma2)" if usable == r - 1 else
+                   f" (the only eigenvalues above the rounding level {spectrum.tolerance:.3g})")
+                + f". Use a fraction of at most {ratios[usable - 1]:.6g}, or an integer n_components."
+            )
     if q >= r:
         raise ValueError(
             f"n_components = {q} must be smaller than the rank of the centered data ({r}); the model needs at "

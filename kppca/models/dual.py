@@ -8,22 +8,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._linalg import (
-    check_gram_scale,
-    cholesky_in_place,
-    eigh_descending,
-    map_row_blocks,
-    matrix_scale,
-    pivoted_cholesky,
-    rank_tolerance,
-)
 from .._param_validation import fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
+from .._validation import numpy_rng
 from ..kernels.base import Kernel
-from ..kernels.centering import KernelCenterer
-from ..kernels.gram import gram_matrix
-from ..kernels.rank import structural_rank
+from ..kernels.centered_gram import CenteredGram
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
 from ._novelty import DualNoveltyMixin
@@ -149,29 +139,23 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
         N = X.shape[0]
-        max_rank = N - int(self.center)
-        self._resolve_solver(N)
-        K = gram_matrix(self.kernel_, X, batch_size=self.batch_size)
-        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and
-        # bounds every later product; non-finite or overflow-prone Gram matrices stop here.
-        self._gram_scale = check_gram_scale(
-            matrix_scale(K), N, K.dtype, what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE
+        solver = self._resolve_solver(N)
+        gram = CenteredGram(
+            self.kernel_, X, center=self.center, batch_size=self.batch_size,
+            what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE,
         )
-        self.centerer_ = KernelCenterer(self.center)
-        K_c = self.centerer_.fit_center_(K)
-        # None (a callable kernel: no structure to rely on) leaves the count to the solver:
-        # eigenvalues, or pivots of a pivoted Cholesky of K_c (O(N r^2)) with the partial solver.
-        rank = structural_rank(self.kernel_, X, bool(self.center))
-        spectrum = self._solve_spectrum(
-            K_c, what="centered Gram matrix", max_rank=max_rank, rank=rank, scale=self._gram_scale
-        )
+        # The rank comes from the kernel's structure (from X, before the N x N buffer exists), or,
+        # for a kernel without structure, from the spectrum: eigenvalues, or pivots of a pivoted
+        # Cholesky of K_c (O(N r^2)) with the partial solver.
+        spectrum = gram.spectrum(solver, self.n_components, random_state=numpy_rng(self.random_state))
+        self.centerer_ = gram.centerer
         self.X_fit_ = X
         self._remember_labels(y, N)
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()
         self.A_ = self.eigenvectors_ * torch.sqrt(1.0 / N - self.sigma2_ / self.eigenvalues_)
-        self._cache.set("gram_c", K_c)
+        self._cache.set("gram", gram)
         return self
 
     # ------------------------------------------------------------------ kernel-space helpers
@@ -190,19 +174,31 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         return self._output(self._centered_kernel(self._input(X)), X)
 
     def _centered_kernel(self, X: torch.Tensor) -> torch.Tensor:
-        return self.centerer_.transform(self.kernel_.gram(X, self.X_fit_))
+        return self._gram().centered_vectors(X)
+
+    def _gram(self) -> CenteredGram:
+        """The model's :class:`~kppca.kernels.CenteredGram`: fit's object, or one rebuilt lazily from ``X_fit_``.
+
+        A rebuilt object (a loaded or unpickled model) takes the fitted centerer, rank and top
+        eigenvalue, so its tolerance and every factor are those of the fit (the matrix bitwise).
+        """
+        def rebuild() -> CenteredGram:
+            return CenteredGram(
+                self.kernel_, self.X_fit_, center=self.center, batch_size=self.batch_size,
+                centerer=self.centerer_, rank=self.rank_, eigen_max=float(self.eigenvalues_[0]),
+                what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE,
+            )
+
+        return self._cache.get("gram", rebuild)
+
+    @property
+    def _sqrt_route(self) -> str:
+        """How ``K_c`` is factored for sampling: from the eigenpairs after a dense fit, else by Cholesky."""
+        return "eigen" if self.eigen_solver_ == "dense" else "cholesky"
 
     def _project(self, X: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X) @ basis`` in row blocks (``batch_size``), so an (M, N) block never has to exist whole.
-
-        The centered kernel vectors of the training points are the rows of ``K_c``:
-        when ``X`` is the training set and ``K_c`` is cached, no kernel is evaluated
-        (as in ``fit_transform``).
-        """
-        K_c = self._cache.peek("gram_c")
-        if K_c is not None and X.shape == self.X_fit_.shape and torch.equal(X, self.X_fit_):
-            return K_c @ basis
-        return map_row_blocks(lambda rows: self._centered_kernel(rows) @ basis, X, self._block_rows())
+        """``k_c(X) @ basis`` in row blocks (``batch_size``); the rows of ``K_c`` for the training set."""
+        return self._gram().project(X, basis)
 
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         return self._project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
@@ -211,14 +207,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         values, vectors = self._full_eigen()
         return self._project(X, vectors) / values.sqrt()
 
-    def _build_centered_gram(self) -> torch.Tensor:
-        """``K_c`` (N, N) from ``X_fit_``: the operations of fit, so bitwise the matrix fit used."""
-        K = gram_matrix(self.kernel_, self.X_fit_, batch_size=self.batch_size)
-        return KernelCenterer(self.center).fit_center_(K)
-
     def _centered_gram(self) -> torch.Tensor:
-        """``K_c`` (N, N): fit's matrix while it is cached, else rebuilt (and cached) from ``X_fit_``."""
-        return self._cache.get("gram_c", self._build_centered_gram)
+        """``K_c`` (N, N): fit's matrix while it is alive, else rebuilt bitwise from ``X_fit_``."""
+        return self._gram().matrix
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The eigenpairs of ``K_c`` above the rounding level (at most ``r``; computed once, ``O(N^3)``).
@@ -227,82 +218,28 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         can be below the rounding level of ``K_c``: those directions are not resolved
         numerically and are left out (see ``score_samples``).
         """
-        def compute() -> tuple[torch.Tensor, torch.Tensor]:
-            values, vectors = eigh_descending(self._centered_gram())
-            keep = min(int((values > self._rank_tolerance()).sum()), self.rank_)
-            return values[:keep].clone(), vectors[:, :keep].clone()
-
-        return self._cache.get("full_eigen", compute)
+        return self._gram().eigh()
 
     def _rank_tolerance(self) -> float:
-        """The rounding level of ``K_c`` (eigenvalues below it are numerically zero)."""
-        return rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, self._dtype, self._gram_scale)
+        """The rounding level of ``K_c`` (eigenvalues below it are numerically zero), fixed at fit."""
+        return self._gram().tolerance
 
     def _gram_factor(self) -> tuple[str, torch.Tensor]:
-        """The factor behind sampling after a partial fit, computed once on first use (``O(N^3 / 3)``).
-
-        ``("raw", L)`` with ``L = chol(K)`` (N, N), the Cholesky factor of the *raw* Gram
-        matrix, computed **in place** in the cached ``K_c`` (restored to ``K`` from the
-        centerer's means), so one ``N x N`` matrix stays alive; ``M L`` is a square root
-        of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is numerically
-        singular, ``("centered", L_c)`` with ``L_c`` (N, r') a pivoted Cholesky factor of
-        ``K_c``. A loaded model takes the same steps (``K_c`` rebuilt bitwise), so a
-        given ``random_state`` gives the same samples.
-        """
-        return self._cache.get("gram_factor", self._compute_gram_factor)
-
-    def _compute_gram_factor(self) -> tuple[str, torch.Tensor]:
-        K_c = self._cache.pop("gram_c")  # consumed: the factor takes its memory
-        # The pre-image context (also handed to users) may refer to K_c: it recomputes rows from now on.
-        context = self._cache.peek("generation", {}).get("context")
-        if context is not None:
-            context.release_gram()
-        if K_c is None:
-            K_c = self._build_centered_gram()
-        K = self.centerer_.restore_(K_c)  # K = K_c + 1 m^T + m 1^T - g, in place
-        del K_c
-        # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
-        # the size of its pivots: the factor serves sampling and solves, not rank decisions.
-        L = cholesky_in_place(K)
-        if L is not None:
-            return "raw", L
-        del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
-        return "centered", pivoted_cholesky(self._build_centered_gram(), self._rank_tolerance(), overwrite=True)[
-            :, : self.rank_
-        ]
+        """The Cholesky factor behind sampling after a partial fit (:meth:`CenteredGram.cholesky`)."""
+        return self._gram().cholesky()
 
     def _gram_square_root(self) -> torch.Tensor:
-        """A factor ``F`` (N, r') with ``F F^T = K_c``.
-
-        After a dense fit, ``E diag(sqrt(lam))`` from the full eigendecomposition. After
-        a partial fit, ``M chol(K)`` (a new ``N x N`` matrix, formed when a distribution
-        object needs the factor explicitly; sampling applies ``M`` to the draws instead)
-        or the pivoted factor of :meth:`_gram_factor`.
-        """
-        if self.eigen_solver_ == "dense":
-            values, vectors = self._full_eigen()
-            return vectors * values.sqrt()
-        kind, L = self._gram_factor()
-        if kind == "raw" and self.center:
-            return L - L.mean(0, keepdim=True)  # (M L)(M L)^T = M K M = K_c
-        return L
+        """A factor ``F`` (N, r') with ``F F^T = K_c``: ``E diag(sqrt(lam))`` after a dense fit, else
+        ``M chol(K)`` or a pivoted factor (:meth:`CenteredGram.sqrt`)."""
+        return self._gram().sqrt(self._sqrt_route)
 
     def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
         """``sigma F a`` for draws ``a`` (n, r'), ``F F^T = K_c``, without forming ``F`` (partial fits)."""
-        sigma = self.sigma2_**0.5
-        if self.eigen_solver_ == "dense":
-            return sigma * (a @ self._gram_square_root().T)
-        kind, L = self._gram_factor()
-        out = a @ L.T
-        if kind == "raw" and self.center:
-            out -= out.mean(1, keepdim=True)  # M (L a): rows of the result are centered
-        return out.mul_(sigma)
+        return self._gram().apply_sqrt(a, self._sqrt_route).mul_(self.sigma2_**0.5)
 
     def _noise_width(self) -> int:
         """Number of columns ``r'`` of the noise factor (the width of the draws ``a``)."""
-        if self.eigen_solver_ == "dense":
-            return self._full_eigen()[0].shape[0]
-        return self._gram_factor()[1].shape[1]
+        return self._gram().sqrt_width(self._sqrt_route)
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
@@ -324,11 +261,13 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
         F = sigma * self._gram_square_root()  # the same factor whatever was cached: reproducible rsample
-        full = self._cache.peek("full_eigen")
-        if full is not None:
-            values, vectors = full
-            return DegenerateMultivariateNormal(loc, F, basis=vectors, basis_scale=sigma * values.sqrt())
-        return DegenerateMultivariateNormal(loc, F)
+        # The support is always the resolved eigenbasis of K_c (one rank, fixed by the fit), whatever
+        # was computed before: O(N^3) once after a partial fit, as the SVD of F would be.
+        values, vectors = self._full_eigen()
+        scale = sigma * values.sqrt()
+        return DegenerateMultivariateNormal(
+            loc, F, basis=vectors, basis_scale=scale, support_rtol=self._support_rtol(scale)
+        )
 
     def marginal_scales(self) -> torch.Tensor:
         """``sqrt(c_p)`` of the marginal covariance ``S = E diag(c) E^T`` of ``k_c``, shape (r,).
@@ -389,10 +328,26 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
-        full = self._cache.peek("full_eigen")
-        if full is not None:
-            return DegenerateMultivariateNormal(loc, F, basis=full[1], basis_scale=self.marginal_scales())
-        return DegenerateMultivariateNormal(loc, F)
+        # Always the resolved eigenbasis (see kernel_conditional): a density of the fitted model alone.
+        basis, scale = self._full_eigen()[1], self.marginal_scales()
+        return DegenerateMultivariateNormal(
+            loc, F, basis=basis, basis_scale=scale, support_rtol=self._support_rtol(scale)
+        )
+
+    def _support_rtol(self, basis_scale: torch.Tensor) -> float:
+        """Relative off-basis tolerance of the kernel-space distributions, from the fit's rounding level.
+
+        The basis holds the ``k`` eigenvectors of ``K_c`` above its rounding level ``tol``; along
+        the other ``N - k`` directions the model's noise has variance at most ``sigma2 tol``, which
+        no computation resolves, and a sampler (eigen or Cholesky factor, dense or partial fit)
+        may put it there. The norm of such a component is below ``sigma sqrt(tol) (sqrt(N - k) + 6)``
+        except with probability ``exp(-18)`` (Gaussian norm concentration); ``log_prob`` compares
+        residuals with ``rtol * size``, ``size >= max(basis_scale)``.
+        """
+        eps_rtol = torch.finfo(self._dtype).eps ** 0.5  # the distribution's default
+        m = self.n_samples_ - basis_scale.shape[0]
+        allowance = (self.sigma2_ * self._rank_tolerance()) ** 0.5 * (m**0.5 + 6.0)
+        return max(eps_rtol, allowance / float(basis_scale.max()))
 
     def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
         """Draw ``n`` centered kernel vectors ``k_c = F a`` from the marginal model.

@@ -75,8 +75,13 @@ class DualGenerationMixin(GenerationMixin):
             diag = self.kernel_.diag(self.X_fit_)
             if c.center:
                 diag = diag - 2 * c.column_means_ + c.grand_mean_
-            # K_c while the fit's copy is cached (never rebuilt for this: a second N x N matrix)
-            cache["context"] = TrainingContext(self.X_fit_, self.kernel_, c, diag, self._cache.peek("gram_c"))
+            # K_c while the fit's matrix is alive (never rebuilt for this: a second N x N matrix); the
+            # context forgets it when the Gram object reuses that memory (the Cholesky factor).
+            gram = self._gram()
+            context = TrainingContext(self.X_fit_, self.kernel_, c, diag, gram.peek_matrix())
+            if context.gram_centered is not None:
+                gram.on_release(context.release_gram)
+            cache["context"] = context
         return cache["context"]
 
     # ------------------------------------------------------------------ hooks

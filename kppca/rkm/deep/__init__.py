@@ -4,7 +4,12 @@
 * :mod:`.chain` -- the forward chain of the levels (eqs. 4.9, 5.4);
 * :mod:`.solvers` -- the solver registry (``DeepRKM(solver=name)``);
 * :mod:`.levelwise`, :mod:`.reduced_set` -- the paper's §5.1 and §5.2 solvers;
-* :mod:`.estimator` -- :class:`DeepRKM`; :mod:`.classifier` -- :class:`DeepRKMClassifier`.
+* :mod:`.estimator` -- :class:`DeepRKM`;
+* :mod:`.classifier` -- :class:`DeepRKMClassifier`, with :mod:`.mlp_head` and :mod:`.binary_model`
+  (:class:`BinaryDeepModel`, the fitted state of one binary deep model).
+
+A new level type subclasses :class:`Level` (its methods are all a solver calls); a new solver
+module calls :func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.
 """
 
 from .classifier import DEFAULT_SMOOTHER_GRID, BinaryDeepModel, DeepRKMClassifier

@@ -29,25 +29,24 @@ points for far queries); its width is chosen by leave-one-out accuracy
 
 from __future__ import annotations
 
-import copy
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 
-from ..._linalg import full_spectrum, matrix_scale
 from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
-from ...kernels import RBF, Kernel, KernelCenterer, Linear, squared_distances
-from ...kernels.gram import gram_matrix
-from ...kernels.registry import as_kernel
+from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
-from ...preimage import kernel_smoother, median_heuristic_bandwidth
+from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
+from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_primal
 from .binary_model import BinaryDeepModel
 from .mlp_head import fit_mlp_model, mlp_scores
@@ -233,12 +232,10 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
 
     def _input_kernel(self, X: torch.Tensor) -> Kernel:
         if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
-            bandwidth = median_heuristic_bandwidth(X)
-            if not (bandwidth > 0 and math.isfinite(bandwidth)):
+            if bool((X == X[:1]).all()):  # no distance to take the width from
                 raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
                                  "separate the classes; check X.")
-            return RBF(bandwidth)
-        return copy.deepcopy(as_kernel(self.kernel))
+        return resolve_kernel(self.kernel, X)
 
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
         """One call of the optimisation layer on the Stiefel manifold."""
@@ -282,14 +279,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         sizes = _check_sizes(self.n_components, N)
         grid = _check_grid(self.smoother_grid)
         self.kernel_ = self._input_kernel(Xt)
-        K0 = gram_matrix(self.kernel_, Xt)
-        scale = matrix_scale(K0)
-        if not math.isfinite(scale):
-            raise ValueError("the Gram matrix of `kernel` on X has NaN or infinite entries; choose kernel "
-                             "parameters suited to the scale of X.")
-        K0 = KernelCenterer().fit_center_(K0)
-        # The PSD check of the core (a callable kernel may not be one) and level 1's principal components.
-        spec = full_spectrum(K0, what="centered Gram matrix of `kernel` on X", max_rank=N - 1, scale=scale)
+        gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
+                            advice="Choose kernel parameters suited to the scale of X, or rescale X.")
+        # The core's scale and PSD checks (a callable kernel may not be PSD) and level 1's principal components.
+        spec = gram.spectrum("dense")
+        K0 = gram.matrix
         if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
             raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
                              "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "
@@ -319,6 +313,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.hidden_features_ = [m.H for m in self.models_]
         self.n_iter_ = max(m.n_iter for m in self.models_)
         self._choose_bandwidth(Xt, codes, grid)
+        late = [k for k, m in enumerate(self.models_) if not m.converged]
+        if self.head == "lssvm" and late:
+            warnings.warn(f"DeepRKMClassifier: the optimiser stopped before convergence for model(s) {late} after "
+                          f"max_iter={self.max_iter} iterations (tol={self.tol:g}); increase max_iter or loosen tol.",
+                          ConvergenceWarning, stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
     # ------------------------------------------------------------------ scores

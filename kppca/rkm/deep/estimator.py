@@ -12,12 +12,14 @@ The estimator composes the levels and hands them to a solver from the registry
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, fit_context
 from ..._validation import ArrayLike, torch_generator
@@ -57,7 +59,9 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
         KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
     kernel : Kernel, str or callable, default "rbf"
-        LS-SVM kernel when ``levels`` is None.
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) means an RBF kernel
+        whose bandwidth is the median distance between the level's training inputs (scikit-learn's
+        ``gamma="scale"`` idea), recorded in ``levels_`` and ``kernel_``.
     n_components : (int, int) or int, default (1, 1)
         ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
     ridge : float > 0, default 0.01
@@ -224,24 +228,31 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         Xt, Y = self._validate_fit_input(X, y, target="continuous", multi_output=True)
         solver = get_solver(self.solver)
         levels = self._resolve_levels(Xt.shape[0])
+        work = working_dtype(self._dtype)
+        Xw = Xt.to(work)
+        levels[0] = levels[0].fit_kernel(Xw)
         params = self.get_params(deep=False)
         if solver.check is not None:
             solver.check(levels, params)
-        work = working_dtype(self._dtype)
         generator = torch_generator(self.random_state, self._device)
-        result = solver.fit(levels, Xt.to(work), Y.reshape(Y.shape[0], -1).to(work), params=params,
+        result = solver.fit(levels, Xw, Y.reshape(Y.shape[0], -1).to(work), params=params,
                             generator=generator)
         state = list(result.hidden_features) + [result.intercept] + [s for s in result.scales if s is not None]
         if not all(bool(torch.isfinite(t).all()) for t in state):
             raise ValueError(f"the {self.solver!r} solver produced non-finite hidden features: the data's scale is "
                              "beyond the working precision of the kernels; standardise X and y, or choose kernel "
                              "parameters suited to their scale.")
+        levels = levels if result.levels is None else result.levels
         self.levels_, self.kernel_ = levels, levels[0].kernel
         self.hidden_features_, self.intercept_, self.scales_ = result.hidden_features, result.intercept, result.scales
         self.prototypes_, self.prototype_indices_ = result.prototypes, result.prototype_indices
         self.objective_history_, self.residual_history_ = result.objective_history, result.residual_history
         self.n_iter_, self.solver_state_ = result.n_iter, result.extra
         self._single_output = Y.ndim == 1
+        if not result.converged:
+            warnings.warn(f"DeepRKM(solver={self.solver!r}) stopped before convergence after {result.n_iter} "
+                          f"iterations ({result.message}); increase max_iter or loosen tol.", ConvergenceWarning,
+                          stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

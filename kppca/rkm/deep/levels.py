@@ -20,14 +20,19 @@ import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
-from ...kernels import Kernel
-from ...kernels.gram import gram_matrix
+from ...kernels import CenteredGram, Kernel
 from ...kernels.registry import as_kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
+from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
+
+
+def _data_scaled(kernel: Any) -> bool:
+    """The default ``"rbf"`` whose width comes from the data at fit."""
+    return isinstance(kernel, str) and kernel.lower() == "rbf"
 
 
 def check_positive_finite(value: Any, name: str) -> float:
@@ -64,9 +69,19 @@ class Level:
 
     # ---------------------------------------------------------------- specification
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy)."""
+        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy).
+
+        The string ``"rbf"`` stays a string until :meth:`fit_kernel` sees the level's inputs.
+        """
         check_positive_finite(self.eta, f"levels[{index}].eta")
+        if _data_scaled(self.kernel):
+            return replace(self)
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
+
+    def fit_kernel(self, Z: torch.Tensor) -> Level:
+        """A copy whose kernel is fitted to the level's inputs ``Z``: ``"rbf"`` gets the median-heuristic width
+        (:func:`kppca.rkm._gram.resolve_kernel`, as scikit-learn's ``gamma="scale"``); a Kernel is copied."""
+        return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:
         """Number of columns of ``H``."""
@@ -74,14 +89,21 @@ class Level:
 
     def levelwise_ready(self, index: int) -> str | None:
         """Why this level cannot be solved level-wise at position ``index`` (None when it can)."""
-        if index > 0 and type(self.kernel) is not Linear:
+        if index > 0 and (_data_scaled(self.kernel) or type(self.kernel) is not Linear):
             return "not linear"
         return None
 
     # ---------------------------------------------------------------- kernel
     def gram(self, A: torch.Tensor, B: torch.Tensor | None = None) -> torch.Tensor:
-        """The level's kernel matrix ``k(A, B)`` (``B=None``: the symmetric training Gram of the core builder)."""
-        K = gram_matrix(self.kernel, A) if B is None else self.kernel.gram(A, B)
+        """The level's kernel matrix ``k(A, B)``.
+
+        ``B=None``: the level's own (uncentered: the LS-SVM has a bias) training Gram matrix, a
+        :class:`~kppca.kernels.CenteredGram` with ``center=False`` (the core's blocked build and scale check).
+        """
+        if B is None:
+            return CenteredGram(self.kernel, A, center=False, what=f"Gram matrix of the level kernel {self.kernel!r}",
+                                advice="Rescale the data or choose kernel parameters suited to its scale.").matrix
+        K = self.kernel.gram(A, B)
         if not bool(torch.isfinite(K).all()):
             raise ValueError(f"the Gram matrix of the level kernel {self.kernel!r} has NaN or infinite entries; "
                              "rescale the data or choose a kernel parameter suited to its scale.")

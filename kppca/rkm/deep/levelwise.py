@@ -23,6 +23,11 @@ from .solvers import DeepFit, register_solver
 
 __all__ = ["check_levelwise", "fit_levelwise"]
 
+# The output level's features scale like y / ridge and enter the next level's kernel squared, so the
+# level-wise passes are not equivariant to the scale of y and can leave the floating-point range.
+_RANGE_ADVICE = ("the level-wise passes left the floating-point range at the scale of y (max |y| = {y:.3g}): "
+                 "standardise y (e.g. (y - mean) / std), or use solver='primal', which standardises y itself.")
+
 
 def check_levelwise(levels: list[Level], params: dict) -> None:
     """Linear kernels after the first level, and a last KPCA level no wider than its input's rank."""
@@ -50,6 +55,8 @@ class _Passes:
         M = self.own(l, H) / float(self.levels[l].eta)
         if couple and l + 1 < len(H):
             M = M + H[l + 1] @ H[l + 1].T / float(self.levels[l + 1].eta)
+        if not bool(torch.isfinite(M).all()):
+            raise ValueError(_RANGE_ADVICE.format(y=float(self.Y.abs().max())))
         return M
 
     def solve(self, l: int, H: list, b: torch.Tensor, couple: bool = True):
@@ -91,6 +98,8 @@ def fit_levelwise(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, para
         if not lev.is_output:
             _, es = run_chain(levels, X, X, H[: l + 1], b, scales[: l + 1], Y)
             scales[l] = lev.calibrate_scale(es[l], H[l])
+    if not all(bool(torch.isfinite(t).all()) for t in H + [b] + [s for s in scales if s is not None]):
+        raise ValueError(_RANGE_ADVICE.format(y=float(Y.abs().max())))
     return DeepFit(H, b, scales, X, torch.arange(N, device=X.device), history, residuals, n_passes)
 
 

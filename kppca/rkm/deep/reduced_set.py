@@ -74,8 +74,11 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     Ys, y_mean, y_scale = standardize_targets(Y)
     grams0 = (levels[0].gram(X, P), levels[0].gram(P))
     H, logs, b, z = [], [], None, X
+    levels = list(levels)
     for l, lev in enumerate(levels):
         Pl = P if l == 0 else H[l - 1]
+        if l > 0:  # a data-scaled kernel takes its width from the previous level's initial features
+            lev = levels[l] = lev.fit_kernel(Pl)
         G = grams0[1] if l == 0 else lev.gram(Pl)
         K_zP = grams0[0] if l == 0 else lev.gram(z, Pl)
         Hl, bl, log_lam, z = lev.primal_start(G, K_zP, Ys)
@@ -89,14 +92,15 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     J = _objective(levels, P, Ys, grams0, float(params["c_stab"]))
     res = minimize(J, H + [b] + logs, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]),
                    tol=float(params["tol"]), progress=bool(params.get("progress", False)),
-                   desc="deep RKM (reduced set)", warn=int(params["max_iter"]) > 0)
+                   desc="deep RKM (reduced set)", warn=False)  # the estimator warns
     L = len(levels)
     H, b, logs = list(res.x[:L]), res.x[L], iter(res.x[L + 1:])
     scales = [None if lev.is_output else torch.exp(next(logs)) for lev in levels]
     j = next(l for l, lev in enumerate(levels) if lev.is_output)
     H[j], b = H[j] * y_scale[None, :], b * y_scale + y_mean  # the output level in the units of y
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
-    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged)
+    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged or int(params["max_iter"]) == 0,
+                   levels=levels, message=res.message)
 
 
 register_solver("primal", fit_reduced_set)

@@ -40,8 +40,11 @@ class DeepFit:
     residual_history : list of list of float
     n_iter : int
     converged : bool
+        False when an iterative solver stopped before its criterion (the estimator warns, with ``message``).
     extra : dict
         Solver-specific state (e.g. network weights), stored as ``solver_state_``.
+    levels : list of Level or None
+        The levels with the kernels the solver fitted to their inputs (None: as given).
     """
 
     hidden_features: list
@@ -54,6 +57,8 @@ class DeepFit:
     n_iter: int
     converged: bool = True
     extra: dict = field(default_factory=dict)
+    levels: list | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True)

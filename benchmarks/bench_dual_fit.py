@@ -1,0 +1,165 @@
+"""Time and memory of the dual fit, ``DualPPCA(10, kernel=RBF(5)).fit(X)``.
+
+Time (one process, one run, so every ratio shares the machine's state): for each ``N``
+the best of ``--repeats`` wall times of
+
+* ``X @ X.T`` (the reference: one dense ``N x N x D`` product),
+* ``DualPPCA(10, kernel=RBF(5.0)).fit(X)`` (the "auto" solver: Lanczos for ``N > 1000``),
+* scikit-learn ``KernelPCA(10, kernel="rbf", gamma=1/50, eigen_solver="arpack").fit(X)``,
+* scikit-learn ``KernelPCA(..., eigen_solver="randomized", random_state=0).fit(X)``,
+
+printed as ratios to ``X @ X.T``. Data: MNIST digits (``kppca.datasets.load_mnist``, the
+5,000 bundled ones, or the IDX files named by ``KPPCA_MNIST_DIR``); beyond the digits
+available, the digits are repeated with a small jitter (same dimension, scale and spectrum).
+
+Memory (each configuration in a fresh subprocess): the peak resident set size reached
+during ``fit`` and during ``fit`` + ``transform(X)`` + ``sample_kernel(64)`` + ``sample(64)``
+minus the resident size before it, as a multiple of ``N^2 * 8`` bytes (one float64
+``N x N`` matrix), for float64 and float32.
+
+Run::
+
+    python benchmarks/bench_dual_fit.py                       # N = 2000, 4000; memory at 4000
+    python benchmarks/bench_dual_fit.py --sizes 2000 5000 10000 --memory-sizes 4000 10000
+    python benchmarks/bench_dual_fit.py --no-sklearn --repeats 1
+
+The load average is printed: timings on a shared CPU are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+Q = 10
+BANDWIDTH = 5.0
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as fh:  # resets VmHWM to VmRSS (Linux)
+        fh.write("5")
+
+
+def load_data(n: int, dtype: str = "float64"):
+    import numpy as np
+
+    from kppca.datasets import load_mnist
+
+    X, _ = load_mnist(random_state=0)
+    if n > X.shape[0]:
+        rng = np.random.default_rng(0)
+        reps = -(-n // X.shape[0])
+        X = np.concatenate([X] + [X + 0.01 * rng.standard_normal(X.shape) for _ in range(reps - 1)])
+    return np.ascontiguousarray(X[:n], dtype=dtype)
+
+
+def best_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def time_sizes(sizes: list[int], repeats: int, sklearn: bool) -> list[dict]:
+    from kppca import DualPPCA
+    from kppca.kernels import RBF
+
+    rows = []
+    for n in sizes:
+        X = load_data(n)
+        row = {"N": n}
+        row["gemm"] = best_time(lambda: X @ X.T, repeats)
+        row["kppca"] = best_time(lambda: DualPPCA(Q, kernel=RBF(BANDWIDTH), random_state=0).fit(X), repeats)
+        if sklearn:
+            from sklearn.decomposition import KernelPCA
+
+            gamma = 1.0 / (2 * BANDWIDTH**2)
+            for solver in ("arpack", "randomized"):
+                kpca = KernelPCA(Q, kernel="rbf", gamma=gamma, eigen_solver=solver, random_state=0)
+                row[solver] = best_time(lambda: kpca.fit(X), repeats)
+        rows.append(row)
+        ratios = "  ".join(f"{k} {v / row['gemm']:.2f}x ({v:.2f} s)" for k, v in row.items() if k not in ("N",))
+        print(f"N={n:6d}  {ratios}  load {os.getloadavg()[0]:.2f}", flush=True)
+    return rows
+
+
+def memory_child(n: int, dtype: str, steps: str) -> dict:
+    from kppca import DualPPCA
+    from kppca.kernels import RBF
+
+    X = load_data(n, dtype)
+    import torch  # noqa: F401 - imported before the baseline so its pages count in it
+
+    rss0 = _status_kib("VmRSS")
+    _reset_peak()
+    model = DualPPCA(Q, kernel=RBF(BANDWIDTH), random_state=0).fit(X)
+    fit_peak = _status_kib("VmHWM") - rss0
+    out = {"fit": fit_peak}
+    if steps == "all":
+        model.transform(X)
+        model.sample_kernel(64, random_state=0)
+        model.sample(64, random_state=0)
+        out["all"] = _status_kib("VmHWM") - rss0
+    return {k: v * 1024 / (n * n * 8) for k, v in out.items()}
+
+
+def memory_sizes(sizes: list[int]) -> list[dict]:
+    rows = []
+    for n in sizes:
+        for dtype in ("float64", "float32"):
+            res = {}
+            for steps in ("fit", "all"):  # fresh processes: no peak carried over
+                cmd = [sys.executable, __file__, "--child", str(n), dtype, steps]
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+                res.update(json.loads(out.strip().splitlines()[-1]))
+            row = {"N": n, "dtype": dtype, "fit": res["fit"], "fit+transform+sample": res["all"]}
+            rows.append(row)
+            print(
+                f"N={n:6d} {dtype}: peak RSS fit {row['fit']:.2f} N^2*8, fit+transform+sample_kernel+sample "
+                f"{row['fit+transform+sample']:.2f} N^2*8  load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[2000, 4000])
+    parser.add_argument("--memory-sizes", type=int, nargs="*", default=[4000])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--json", help="also write the numbers to this file")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        n, dtype, steps = args.child
+        print(json.dumps(memory_child(int(n), dtype, steps)))
+        return
+    print(f"load average at start: {os.getloadavg()}; threads: torch default", flush=True)
+    result = {"time": time_sizes(args.sizes, args.repeats, not args.no_sklearn)}
+    result["memory"] = memory_sizes(args.memory_sizes)
+    print(f"load average at end: {os.getloadavg()}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

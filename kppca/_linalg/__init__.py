@@ -1,0 +1,71 @@
+"""Shared linear algebra of the estimators, one concept per module.
+
+* :mod:`.blocks`: row blocks of bounded memory (:func:`block_rows`, :func:`map_row_blocks`);
+* :mod:`.tolerances`: rounding levels and magnitude checks (:func:`rank_tolerance`, ...);
+* :mod:`.scatter`: float64 feature statistics (:func:`centered_scatter`, :func:`centered_rows`);
+* :mod:`.factorizations`: Cholesky factorisations (in place, pivoted, checked) and solves;
+* :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
+  dense-or-Lanczos policy (:func:`prefer_partial`);
+* :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level).
+
+Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
+"""
+
+from .blocks import BLOCK_BYTES, MIN_BLOCK_ROWS, block_rows, map_row_blocks
+from .eigen import (
+    PARTIAL_MAX_FRACTION,
+    PARTIAL_MIN_SIZE,
+    eigh_descending,
+    eigh_top,
+    flip_signs,
+    orthonormalize_columns,
+    prefer_partial,
+)
+from .factorizations import (
+    cholesky_in_place,
+    cholesky_or_none,
+    cholesky_solve,
+    numerical_rank_by_cholesky,
+    pivoted_cholesky,
+)
+from .scatter import centered_rows, centered_scatter
+from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum
+from .tolerances import (
+    CENTERING_ROUNDINGS,
+    check_gram_scale,
+    feature_rank,
+    matrix_scale,
+    rank_tolerance,
+    scatter_rounding_scale,
+)
+
+__all__ = [
+    "BLOCK_BYTES",
+    "MIN_BLOCK_ROWS",
+    "block_rows",
+    "map_row_blocks",
+    "PARTIAL_MIN_SIZE",
+    "PARTIAL_MAX_FRACTION",
+    "prefer_partial",
+    "eigh_descending",
+    "eigh_top",
+    "flip_signs",
+    "orthonormalize_columns",
+    "cholesky_in_place",
+    "cholesky_or_none",
+    "cholesky_solve",
+    "numerical_rank_by_cholesky",
+    "pivoted_cholesky",
+    "centered_rows",
+    "centered_scatter",
+    "Spectrum",
+    "float64_trace",
+    "full_spectrum",
+    "partial_spectrum",
+    "CENTERING_ROUNDINGS",
+    "check_gram_scale",
+    "feature_rank",
+    "matrix_scale",
+    "rank_tolerance",
+    "scatter_rounding_scale",
+]

@@ -1,0 +1,41 @@
+"""Row blocks: how many rows of an ``(M, N)`` computation are done at once, and mapping over them."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+__all__ = ["BLOCK_BYTES", "MIN_BLOCK_ROWS", "block_rows", "map_row_blocks"]
+
+#: Memory of one block of kernel values (rows x training points) when ``batch_size=None``.
+BLOCK_BYTES = 128 * 2**20
+#: Fewest rows of a default block (small problems are done in one or a few calls).
+MIN_BLOCK_ROWS = 256
+
+
+def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
+    """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
+
+    ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the
+    memory of a block does not grow with ``M``, and to at most ``n_columns / 8`` rows
+    (but at least :data:`MIN_BLOCK_ROWS`), so that next to an ``n_columns x n_columns``
+    matrix (a Gram matrix against ``N`` training points) a block and its temporaries
+    stay a small fraction of it.
+    """
+    if batch_size is not None:
+        return int(batch_size)
+    itemsize = torch.tensor([], dtype=dtype).element_size()
+    by_bytes = BLOCK_BYTES // max(1, n_columns * itemsize)
+    return max(1, min(by_bytes, max(MIN_BLOCK_ROWS, -(-n_columns // 8))))
+
+
+def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, rows: int) -> torch.Tensor:
+    """``fn`` applied to row blocks of ``X`` (``rows`` at a time), results stacked along rows.
+
+    ``fn`` maps ``(m, ...)`` to ``(m, ...)``; an empty ``X`` gives ``fn(X)`` (an empty result
+    of the right width).
+    """
+    if X.shape[0] <= rows:
+        return fn(X)
+    return torch.cat([fn(X[i : i + rows]) for i in range(0, X.shape[0], rows)])

@@ -1,0 +1,151 @@
+"""The spectrum of a PSD problem: top eigenpairs, float64 trace, rank and rounding level, dense or by Lanczos."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .eigen import eigh_descending, eigh_top
+from .tolerances import rank_tolerance
+
+__all__ = ["Spectrum", "float64_trace", "full_spectrum", "partial_spectrum"]
+
+@dataclass
+class Spectrum:
+    """Eigen-information of the PSD matrix ``G`` (n, n).
+
+    Attributes
+    ----------
+    values : Tensor of shape (k,)
+        Top eigenvalues, descending (all ``r`` non-zero ones when ``complete``).
+    vectors : Tensor of shape (n, k)
+        Matching orthonormal eigenvectors.
+    trace : float
+        Accumulated in float64 whatever the dtype of ``G``.
+    rank : int
+        The rank ``r`` the model uses: a structural value when one was given, else
+        the numerical count. ``values`` may hold fewer than ``rank`` entries when
+        some of the ``r`` eigenvalues are below the rounding level.
+    complete : bool
+        True when ``values`` holds every eigenvalue above the rounding level.
+    tolerance : float
+        The rounding level ``tol`` of :func:`rank_tolerance` for ``G``.
+    """
+
+    values: torch.Tensor
+    vectors: torch.Tensor
+    trace: float
+    rank: int
+    complete: bool
+    tolerance: float = 0.0
+
+
+def float64_trace(G: torch.Tensor) -> float:
+    """``trace(G)`` summed in float64 (the diagonal of a float32 matrix loses nothing more)."""
+    return float(G.diagonal().sum(dtype=torch.float64))
+
+
+def full_spectrum(
+    G: torch.Tensor,
+    *,
+    what: str,
+    max_rank: int | None = None,
+    scale: float = 0.0,
+    size: int | None = None,
+    rank: int | None = None,
+) -> Spectrum:
+    """Dense eigendecomposition, numerical rank and PSD check of ``G``.
+
+    Parameters
+    ----------
+    G : Tensor of shape (n, n), symmetric
+    what : str
+        Name of ``G`` in error messages.
+    max_rank : int, optional
+        A structural bound on the rank (``N - 1`` for a centered Gram matrix, whose
+        null vector ``1`` is known exactly).
+    scale : float, default 0.0
+        Magnitude of the matrix before centering (``max |K_ij|`` of the raw Gram
+        matrix, or ``max_i |phi_i|^2``): centering leaves an absolute rounding error
+        of that size in every entry (see :func:`~kppca._linalg.rank_tolerance`).
+    size : int, optional
+        Number of terms summed into each entry (default ``n``; ``N`` for a scatter matrix).
+    rank : int, optional
+        The rank decided by structure (:mod:`kppca.kernels.rank`). Without it the rank
+        counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``. Either way
+        ``values`` keeps only eigenvalues above ``tol`` (at most ``rank`` of them).
+
+    ``G`` is refused as not PSD only when an eigenvalue is below ``-tol``.
+
+    Raises
+    ------
+    ValueError
+        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite).
+    """
+    values, vectors = eigh_descending(G)
+    tol = rank_tolerance(float(values[0]), size or G.shape[0], G.dtype, scale)
+    if float(values[-1]) < -tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
+            f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
+        )
+    resolved = int((values > tol).sum())
+    if max_rank is not None:
+        resolved = min(resolved, max_rank)
+    if rank is None:
+        rank = resolved
+    resolved = min(resolved, rank)
+    return Spectrum(values[:resolved], vectors[:, :resolved], float64_trace(G), rank, True, tol)
+
+
+def partial_spectrum(
+    G: torch.Tensor,
+    k: int,
+    *,
+    rank: int | Callable[[float], int],
+    random_state: np.random.Generator,
+    what: str,
+    scale: float = 0.0,
+    size: int | None = None,
+) -> Spectrum:
+    """Top-``k`` eigenpairs by Lanczos, the float64 trace, and the rank.
+
+    ``rank`` is the structural rank (an int), or a callable ``rank(tol)`` that counts it
+    against the eigenvalue tolerance ``tol`` (the numerical fallback).
+
+    ``scale`` and ``size`` as in :func:`full_spectrum`; ``tol = size * eps * max(lam_1, scale)``.
+
+    Raises
+    ------
+    ValueError
+        When ``G`` is numerically zero (rank 0), or not PSD.
+    """
+    trace = float64_trace(G)
+    n_terms = size or G.shape[0]
+    # G is PSD, so trace(G) bounds every eigenvalue: a trace at rounding level means rank 0.
+    # Checked before Lanczos, which fails obscurely on a zero operator ("starting vector is zero").
+    zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
+    if trace < -zero_tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (negative trace {trace:.3g}); check that the kernel is "
+            "a valid (PSD) kernel."
+        )
+    if trace <= zero_tol:
+        raise ValueError(
+            f"the {what} is numerically zero (trace {trace:.3g}): it has rank 0 and no principal "
+            "direction to find. Check X for constant or duplicated rows."
+        )
+    values, vectors = eigh_top(G, k, random_state=random_state)
+    if float(values[0]) <= 0:
+        raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
+    tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
+    if trace < float(values.sum()) - tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
+            "check that the kernel is a valid (PSD) kernel."
+        )
+    r = rank(tol) if callable(rank) else int(rank)
+    return Spectrum(values, vectors, trace, r, False, tol)

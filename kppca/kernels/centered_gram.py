@@ -1,0 +1,388 @@
+"""One object for the centered training Gram matrix ``K_c = M K M`` and everything derived from it.
+
+Kernel estimators need, from the training set only: the matrix ``K_c`` (built in one
+``N x N`` buffer), its magnitude before centering (the rounding level of every entry),
+the centering statistics (for new points), the rank ``r`` of ``K_c`` and the rounding
+tolerance below which an eigenvalue is zero, its spectrum (dense or top ``k``), and on
+demand a full eigendecomposition, a Cholesky factor or a square root. A
+:class:`CenteredGram` owns all of these as typed, lazily computed attributes, so a
+model holds one object (cached, rebuilt bitwise from ``X`` after loading) instead of
+keyed entries that its mixins reach into.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from .._linalg import (
+    Spectrum,
+    block_rows,
+    check_gram_scale,
+    cholesky_in_place,
+    eigh_descending,
+    full_spectrum,
+    map_row_blocks,
+    matrix_scale,
+    numerical_rank_by_cholesky,
+    partial_spectrum,
+    pivoted_cholesky,
+    rank_tolerance,
+)
+from .base import Kernel
+from .centering import KernelCenterer
+from .gram import gram_matrix
+from .rank import structural_rank
+
+__all__ = ["CenteredGram"]
+
+_UNSET: Any = object()
+_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
+
+
+class CenteredGram:
+    """The centered Gram matrix ``K_c`` of ``kernel`` on ``X`` (N, N), its spectrum, factors and centering.
+
+    Nothing is computed at construction; the ``N x N`` matrix is built on first use
+    (:attr:`matrix`, :meth:`spectrum`, ...) in row blocks into one buffer (the kernel's
+    lower triangle, mirrored) and centered in place. A matrix consumed by
+    :meth:`cholesky` or dropped by :meth:`release` is rebuilt by the same operations,
+    so bitwise equal, when it is needed again.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : Tensor of shape (N, D)
+        Training inputs; their dtype and device are those of every result. Never modified.
+    center : bool, default True
+        False: ``K_c`` reads ``K`` (the uncentered model).
+    batch_size : int or None, default None
+        Rows per block (see :func:`kppca._linalg.block_rows`).
+    centerer : KernelCenterer, optional
+        Statistics fitted earlier (a model's ``centerer_``): kernel vectors of new points are
+        then centered without building the matrix.
+    rank, eigen_max : int and float, optional
+        A fitted model's rank ``r`` and top eigenvalue ``lam_1``: they fix :attr:`rank` and
+        :attr:`tolerance` without calling :meth:`spectrum` (a model rebuilt from its file).
+    what, advice : str
+        How error messages name the raw matrix (the spectrum's say "centered <what>") and what
+        they advise.
+
+    Attributes (all lazy)
+    ---------------------
+    matrix : Tensor of shape (N, N)
+        ``K_c``.
+    centerer : KernelCenterer
+        Column means ``K 1 / N`` and grand mean of the raw ``K`` (kept after :meth:`release`).
+    scale : float
+        ``max |K_ij|`` before centering: the absolute rounding level of every entry of ``K_c``.
+    structural_rank : int or None
+        The rank decided by the kernel's structure (:mod:`kppca.kernels.rank`, from ``X``
+        alone, before any ``N x N`` matrix exists); None for a kernel without structure.
+    rank : int
+        The rank ``r`` used: :attr:`structural_rank`, else the count of :meth:`spectrum`.
+    tolerance : float
+        The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by
+        :meth:`spectrum` from its top eigenvalue: ``N eps max(lam_1, 4 scale)``.
+
+    Methods
+    -------
+    spectrum(solver, k) : the fit's spectrum ("dense" or top-``k`` "partial").
+    eigh() : resolved eigenpairs (``lam > tolerance``, at most ``rank``), cached.
+    cholesky() : ``("raw", chol(K))`` in the matrix's memory, or ``("centered", L_c)``.
+    sqrt(route) : ``F`` with ``F F^T = K_c`` from "eigen" or "cholesky".
+    apply_sqrt(a, route) : ``a F^T`` without forming ``F`` (row draws ``a``).
+    centered_vectors(X_new) : ``k_c(x)`` (M, N) of new points.
+    project(X_new, basis) : ``k_c(X_new) @ basis`` in row blocks (the rows of ``K_c`` for ``X``).
+    uncenter(K_c_rows, row_means) : raw kernel vectors.
+    on_release(callback) : called when the matrix's memory is reused or dropped.
+    release() : drop the matrix (statistics and factors stay).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from kppca.kernels import RBF, CenteredGram
+    >>> X = torch.randn(50, 3, dtype=torch.float64)
+    >>> G = CenteredGram(RBF(1.0), X)
+    >>> spectrum = G.spectrum("dense")
+    >>> G.rank, bool(torch.allclose(G.matrix.sum(0), torch.zeros(50, dtype=torch.float64), atol=1e-12))
+    (49, True)
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        X: torch.Tensor,
+        *,
+        center: bool = True,
+        batch_size: int | None = None,
+        centerer: KernelCenterer | None = None,
+        rank: int | None = None,
+        eigen_max: float | None = None,
+        what: str = "Gram matrix",
+        advice: str = _ADVICE,
+    ):
+        self.kernel = kernel
+        self.X = X
+        self.center = bool(center)
+        self.batch_size = batch_size
+        self.what = what
+        self.advice = advice
+        self._matrix: torch.Tensor | None = None
+        self._centerer: KernelCenterer | None = centerer
+        self._scale: float | None = None
+        self._structural_rank: Any = _UNSET
+        self._rank: int | None = None if rank is None else int(rank)
+        self._eigen_max: float | None = None if eigen_max is None else float(eigen_max)
+        self._tolerance_value: float | None = None
+        self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._factor: tuple[str, torch.Tensor] | None = None
+        self._listeners: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n_samples(self) -> int:
+        """``N``."""
+        return int(self.X.shape[0])
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.X.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.X.device
+
+    @property
+    def structural_rank(self) -> int | None:
+        """Rank from the kernel's structure (from ``X`` only), or None; computed once."""
+        if self._structural_rank is _UNSET:
+            self._structural_rank = structural_rank(self.kernel, self.X, self.center)
+        return self._structural_rank
+
+    @property
+    def rank(self) -> int:
+        """The rank ``r`` of ``K_c``: structural, else counted by :meth:`spectrum`."""
+        if self._rank is None:
+            if self.structural_rank is None:
+                raise RuntimeError("the numerical rank is counted by spectrum(); call it first.")
+            self._rank = self.structural_rank
+        return self._rank
+
+    @property
+    def matrix(self) -> torch.Tensor:
+        """``K_c`` (N, N), built on first use (and after :meth:`cholesky` or :meth:`release`)."""
+        if self._matrix is None:
+            self._matrix = self._build()
+        return self._matrix
+
+    @property
+    def centerer(self) -> KernelCenterer:
+        """The fitted :class:`KernelCenterer` (statistics of the raw ``K``; the one given, if any)."""
+        if self._centerer is None:
+            self.matrix
+        return self._centerer
+
+    @property
+    def scale(self) -> float:
+        """``max |K_ij|`` of the raw Gram matrix."""
+        if self._scale is None:
+            self.matrix
+        return self._scale
+
+    def _build(self) -> torch.Tensor:
+        K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
+        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
+        # every later product; non-finite or overflow-prone Gram matrices stop here.
+        scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
+        centerer = KernelCenterer(self.center)
+        centerer.fit_center_(K)
+        # A rebuild (or a model's own centerer) keeps the first statistics: bitwise the same anyway.
+        if self._centerer is None:
+            self._centerer = centerer
+        if self._scale is None:
+            self._scale = scale
+        return K
+
+    def rounding_tolerance(self, eigen_max: float) -> float:
+        """``rank_tolerance(eigen_max, N, dtype, scale)``: eigenvalues of ``K_c`` below it are zero."""
+        return rank_tolerance(float(eigen_max), self.n_samples, self.dtype, self.scale)
+
+    # ------------------------------------------------------------------ spectrum
+    def spectrum(self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None) -> Spectrum:
+        """The spectrum of ``K_c`` for a fit; fixes :attr:`rank` and :attr:`tolerance`.
+
+        Parameters
+        ----------
+        solver : {"dense", "partial"}
+            "dense": full ``eigh`` (its resolved eigenpairs are kept as :meth:`eigh`);
+            "partial": the top ``k`` by Lanczos, ``O(N^2 k)`` per sweep.
+        k : int, required for "partial"
+        random_state : numpy Generator, optional
+            The Lanczos start vector.
+
+        Returns
+        -------
+        Spectrum
+        """
+        N = self.n_samples
+        max_rank = N - int(self.center)
+        if getattr(self.kernel, "strictly_positive_definite", False):
+            # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
+            self.structural_rank
+        K_c = self.matrix  # first: its scale check refuses non-finite data with a clear message
+        rank = self.structural_rank
+        if solver == "dense":
+            spec = full_spectrum(K_c, what=f"centered {self.what}", max_rank=max_rank, scale=self.scale, rank=rank)
+            self._eigen = (spec.values, spec.vectors)
+        else:
+            if rank is None:
+                def rank(tol: float) -> int:
+                    # no structure: pivots of a pivoted Cholesky of K_c, O(N r^2)
+                    return numerical_rank_by_cholesky(K_c, max_rank, tol)
+            rng = np.random.default_rng(0) if random_state is None else random_state
+            spec = partial_spectrum(
+                K_c, int(k), rank=rank, random_state=rng, what=f"centered {self.what}", scale=self.scale
+            )
+        self._rank, self._tolerance_value = spec.rank, spec.tolerance
+        return spec
+
+    @property
+    def tolerance(self) -> float:
+        """The rounding level of ``K_c``, fixed by :meth:`spectrum` (or by ``eigen_max``)."""
+        if self._tolerance_value is None:
+            if self._eigen_max is None:
+                raise RuntimeError("the rounding tolerance is fixed by spectrum(); call it first.")
+            self._tolerance_value = self.rounding_tolerance(self._eigen_max)
+        return self._tolerance_value
+
+    def eigh(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Eigenpairs of ``K_c`` above :attr:`tolerance`, at most :attr:`rank`, descending; cached (``O(N^3)``).
+
+        Returns
+        -------
+        values : Tensor of shape (k,)
+        vectors : Tensor of shape (N, k)
+        """
+        if self._eigen is None:
+            tol = self.tolerance
+            values, vectors = eigh_descending(self.matrix)
+            keep = min(int((values > tol).sum()), self.rank)
+            self._eigen = (values[:keep].clone(), vectors[:, :keep].clone())
+        return self._eigen
+
+    @property
+    def has_eigh(self) -> bool:
+        """Whether :meth:`eigh` is computed (never changes a result: for memory decisions only)."""
+        return self._eigen is not None
+
+    @property
+    def has_cholesky(self) -> bool:
+        """Whether :meth:`cholesky` is computed (for memory decisions and tests only)."""
+        return self._factor is not None
+
+    # ------------------------------------------------------------------ factors
+    def cholesky(self) -> tuple[str, torch.Tensor]:
+        """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
+
+        ``("raw", L)`` with ``L = chol(K)`` (N, N) of the *raw* Gram matrix, computed **in
+        the memory of** ``K_c`` (restored to ``K`` from the centering statistics), so one
+        ``N x N`` matrix stays alive; ``M L`` is a square root of ``K_c`` and ``K^{-1}``
+        gives dual coefficients. When ``K`` is numerically singular, ``("centered", L_c)``
+        with ``L_c`` (N, r') a pivoted Cholesky factor of ``K_c`` (at most :attr:`rank` columns).
+        The route depends on ``K`` only, so it is the same for a rebuilt matrix.
+        """
+        if self._factor is None:
+            self._factor = self._compute_cholesky()
+        return self._factor
+
+    def _compute_cholesky(self) -> tuple[str, torch.Tensor]:
+        centerer = self.centerer
+        K_c = self.matrix
+        self._drop_matrix()  # consumed: the factor takes its memory
+        K = centerer.restore_(K_c)  # K = K_c + 1 m^T + m 1^T - g, in place
+        del K_c
+        # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
+        # the size of its pivots: the factor serves sampling and solves, not rank decisions.
+        L = cholesky_in_place(K)
+        if L is not None:
+            return "raw", L
+        del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
+        tol = self.tolerance
+        return "centered", pivoted_cholesky(self._build(), tol, overwrite=True)[:, : self.rank]
+
+    def sqrt(self, route: str) -> torch.Tensor:
+        """A factor ``F`` (N, r') with ``F F^T = K_c``.
+
+        Parameters
+        ----------
+        route : {"eigen", "cholesky"}
+            "eigen": ``E diag(sqrt(lam))`` from :meth:`eigh`; "cholesky": ``M chol(K)`` (a new
+            ``N x N`` matrix) or the pivoted factor of :meth:`cholesky`.
+        """
+        if route == "eigen":
+            values, vectors = self.eigh()
+            return vectors * values.sqrt()
+        kind, L = self.cholesky()
+        if kind == "raw" and self.center:
+            return L - L.mean(0, keepdim=True)  # (M L)(M L)^T = M K M = K_c
+        return L
+
+    def sqrt_width(self, route: str) -> int:
+        """Number of columns ``r'`` of :meth:`sqrt` (the width of the draws of :meth:`apply_sqrt`)."""
+        return (self.eigh()[0] if route == "eigen" else self.cholesky()[1]).shape[-1]
+
+    def apply_sqrt(self, a: torch.Tensor, route: str) -> torch.Tensor:
+        """``a F^T`` (n, N) for rows ``a`` (n, r'), ``F`` of :meth:`sqrt`, without forming ``F`` (cholesky route)."""
+        if route == "eigen":
+            return a @ self.sqrt("eigen").T
+        kind, L = self.cholesky()
+        out = a @ L.T
+        if kind == "raw" and self.center:
+            out -= out.mean(1, keepdim=True)  # M (L a): rows of the result are centered
+        return out
+
+    # ------------------------------------------------------------------ new points
+    def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
+        """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
+        return self.centerer.transform(self.kernel.gram(X_new, self.X))
+
+    def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
+        """``k_c(X_new) @ basis`` (M, k) in row blocks, so an (M, N) block never exists whole.
+
+        When ``X_new`` is the training set and the matrix is alive, its rows are used
+        (no kernel evaluation, as in ``fit_transform``).
+        """
+        if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
+            return self._matrix @ basis
+        rows = block_rows(self.batch_size, self.n_samples, self.dtype)
+        return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
+
+    def uncenter(self, K_c_rows: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
+        """Raw kernel vectors from centered ones (:meth:`KernelCenterer.uncenter`)."""
+        return self.centerer.uncenter(K_c_rows, row_means)
+
+    # ------------------------------------------------------------------ memory
+    def peek_matrix(self) -> torch.Tensor | None:
+        """``K_c`` if it is alive, else None (builds nothing)."""
+        return self._matrix
+
+    def on_release(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` before the matrix's memory is reused or dropped (holders of a reference)."""
+        self._listeners.append(callback)
+
+    def _drop_matrix(self) -> None:
+        for callback in self._listeners:
+            callback()
+        self._listeners.clear()
+        self._matrix = None
+
+    def release(self) -> None:
+        """Drop ``K_c`` (rebuilt bitwise on next use); statistics, rank, eigenpairs and factors stay."""
+        self._drop_matrix()
+
+    def __repr__(self) -> str:
+        alive = "built" if self._matrix is not None else "not built"
+        return f"CenteredGram(N={self.n_samples}, center={self.center}, {alive})"
