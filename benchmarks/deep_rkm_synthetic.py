@@ -50,10 +50,10 @@ def run(realisations: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     models = {
         "basic": lambda k, lam: LSSVMRegressor(k, ridge=lam),
-        "deep (1+1)": lambda k, lam: DeepRKM(kernel=k, n_components=(1, 1), lambda_=lam, random_state=0),
-        "deep (7+2)": lambda k, lam: DeepRKM(kernel=k, n_components=(7, 2), lambda_=lam, random_state=0),
+        "deep (1+1)": lambda k, lam: DeepRKM(kernel=k, n_components=(1, 1), ridge=lam, random_state=0),
+        "deep (7+2)": lambda k, lam: DeepRKM(kernel=k, n_components=(7, 2), ridge=lam, random_state=0),
         # paper §5.2: reduced set (M = 50 random prototypes) in the primal, stabilised objective, L-BFGS
-        "deep primal RS (1+1)": lambda k, lam: DeepRKM(kernel=k, n_components=(1, 1), lambda_=lam, solver="primal",
+        "deep primal RS (1+1)": lambda k, lam: DeepRKM(kernel=k, n_components=(1, 1), ridge=lam, solver="primal",
                                                      n_prototypes=50, max_iter=50, random_state=0),
     }
     for noise in PAPER:

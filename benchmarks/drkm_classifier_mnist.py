@@ -64,7 +64,7 @@ def job(args):
     if model in DEPTHS:
         from kppca.rkm import DeepRKMClassifier
 
-        m = DeepRKMClassifier(DEPTHS[model], eta=1.0, lambda_=0.5, max_iter=100, random_state=seed).fit(Xtr, ytr)
+        m = DeepRKMClassifier(DEPTHS[model], eta=1.0, ridge=0.5, max_iter=100, random_state=seed).fit(Xtr, ytr)
     elif model == "LS-SVM (RBF)":
         m = _lssvm(Xtr, ytr)
     else:

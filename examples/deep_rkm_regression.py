@@ -39,8 +39,8 @@ def main() -> None:
     xt = np.arange(-9.99, 9.99 + 1e-9, 0.07)
     k = RBF(1 / math.sqrt(2))  # the paper's exp(-|x - y|^2 / sigma^2) with sigma = 1
     basic = LSSVMRegressor(k, ridge=0.4).fit(x[:, None], y)
-    deep = DeepRKM(kernel=k, n_components=(1, 1), lambda_=0.4, random_state=0).fit(x[:, None], y)
-    primal = DeepRKM(kernel=k, n_components=(1, 1), lambda_=0.4, solver="primal", n_prototypes=50,
+    deep = DeepRKM(kernel=k, n_components=(1, 1), ridge=0.4, random_state=0).fit(x[:, None], y)
+    primal = DeepRKM(kernel=k, n_components=(1, 1), ridge=0.4, solver="primal", n_prototypes=50,
                      random_state=0).fit(x[:, None], y)
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8))
     a.plot(x, y, ".", color="0.7", label="training data")

@@ -20,7 +20,7 @@ from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, roun
 from ..base import KernelEstimator
 from ..features import FeatureMap
 from .multiview import MultiViewKPCA
-from .solvers import STIEFEL_METHODS
+from ..optim import STIEFEL_METHODS
 
 __all__ = ["NARForecaster", "lag_windows", "plot_forecasts", "stable_mean_std"]
 

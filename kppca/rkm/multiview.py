@@ -28,7 +28,7 @@ from .._validation import as_tensor, check_feature_names, is_numpy_like, numpy_r
 from ..base import KernelEstimator, KernelTransformerMixin
 from ._gram import resolve_kernel, top_spectrum
 from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
-from .solvers import STIEFEL_METHODS, random_stiefel, stiefel_minimize
+from ..optim import STIEFEL_METHODS, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA", "PREIMAGE_METHODS"]
@@ -63,7 +63,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     solver : {"eig", "stiefel"}, default "eig"
         ``"eig"``: dense (or Lanczos) top-``s`` eigenvectors. ``"stiefel"``: minimise
         ``-1/2 Tr(H^T K H)`` (``-1/2 Tr(U~^T C U~)``) on the Stiefel manifold with geoopt
-        (:func:`~kppca.rkm.stiefel_minimize`).
+        (:func:`~kppca.optim.minimize`).
     rotate : bool, default True
         Stiefel only: diagonalise ``Gamma' = H'^T K H' = O Lam O^T`` and rotate ``H = H' O``,
         so the result equals the eig solution up to column signs. With False, ``H'`` and
@@ -74,7 +74,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     center : bool, default True
         Center every view in feature space with its training mean.
     stiefel_method : str, default "sgd"
-        Optimiser of :func:`~kppca.rkm.stiefel_minimize` (``"adam"``, ``"sgd"``,
+        Optimiser of :func:`~kppca.optim.minimize` (``"adam"``, ``"sgd"``,
         ``"line_search"``, ``"cg"``).
     max_iter : int, default 5000
     tol : float, default 1e-8
@@ -107,7 +107,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
         rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
         of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
-    solver_result_ : StiefelResult or None
+    solver_result_ : OptimizeResult or None
         Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
         issued when it did not reach ``tol`` within ``max_iter`` steps.
     n_iter_ : int
@@ -285,9 +285,10 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         if max_rank is not None and s > max_rank:
             raise ValueError(f"n_components={s} exceeds the rank bound {max_rank} of the {what}; lower n_components.")
         W0 = random_stiefel(A.shape[0], s, generator=gen, dtype=A.dtype, device=A.device)
-        result = stiefel_minimize(
+        result = minimize(
             lambda W: -0.5 * torch.trace(W.T @ A @ W), W0, max_iter=int(self.max_iter), tol=float(self.tol),
-            method=self.stiefel_method, progress=bool(self.progress), desc=f"Stiefel ({what})",
+            method=self.stiefel_method, manifold="stiefel", progress=bool(self.progress), desc=f"Stiefel ({what})",
+            warn=False,  # the ConvergenceWarning below says more
         )
         self.solver_result_ = result
         if not result.converged:

@@ -1,4 +1,4 @@
-"""Deep RKM classifier and the projected-gradient solver on the Stiefel manifold."""
+"""Deep RKM classifier (the projected-gradient tests moved to tests/optim/test_minimize.py)."""
 
 from __future__ import annotations
 
@@ -9,36 +9,7 @@ import torch
 from kppca.datasets import load_mnist
 from kppca.kernels import RBF
 from kppca.preimage import KernelSmoother
-from kppca.rkm import DeepRKMClassifier, project_stiefel, projected_gradient
-
-
-def test_projected_gradient_stays_on_manifold_and_decreases():
-    g = torch.Generator().manual_seed(0)
-    A = torch.randn(30, 30, generator=g, dtype=torch.float64)
-    A = A @ A.T
-    B = torch.randn(30, 2, generator=g, dtype=torch.float64)
-
-    def f(H):  # KPCA-like term plus a coupling that is not a pure eigenproblem
-        return -0.5 * (H * (A @ H)).sum() + ((H[:, :2] - B) ** 2).sum()
-
-    H0 = torch.randn(30, 4, generator=g, dtype=torch.float64)
-    res = projected_gradient(f, H0, max_iter=60, tol=0.0)
-    I = torch.eye(4, dtype=torch.float64)
-    assert float((res.H.T @ res.H - I).abs().max()) < 1e-10
-    hist = np.array(res.history)
-    # Armijo acceptance: every accepted step lowers f (rounding of f allowed).
-    assert np.all(np.diff(hist) <= 1e-12 * np.abs(hist[:-1]))
-    assert hist[-1] < hist[0]
-
-
-def test_project_stiefel_is_polar_factor():
-    M = torch.randn(10, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    Q = project_stiefel(M)
-    # Polar factor: Q^T M is symmetric positive definite.
-    S = Q.T @ M
-    assert torch.allclose(S, S.T, atol=1e-12) and bool((torch.linalg.eigvalsh(S) > 0).all())
-    with pytest.raises(ValueError, match="rows"):
-        project_stiefel(M.T)
+from kppca.rkm import DeepRKMClassifier
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +82,74 @@ def test_far_points_get_the_nearest_codes(fitted, mnist_split):
     Xte = mnist_split[2][:5] + 50.0
     assert np.all(np.isfinite(fitted.latent_codes(Xte)))
     assert fitted.predict(Xte).shape == (5,)
+
+
+# ---------------------------------------------------------------- reliability (issue 18, item 11)
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_tiny_smoother_bandwidth_is_the_nearest_neighbour(blobs):
+    """A width whose weights all underflow gives each query its nearest training point's code."""
+    X, y = blobs
+    m = DeepRKMClassifier((2,), max_iter=5, smoother_bandwidth=1e-300, random_state=0).fit(X, y)
+    codes = m.latent_codes(X)
+    assert np.array_equal(codes, m.models_[0].H[:, -2:].numpy())  # each training point is its own neighbour
+    assert np.array_equal(m.predict(X[:5] + 1e-9), m.predict(X[:5]))
+
+
+def test_far_queries_predict(blobs, ):
+    X, y = blobs
+    m = DeepRKMClassifier((2,), max_iter=5, random_state=0).fit(X, y)
+    for far in (X[:4] * 1e300, X[:4] + 1e200):
+        assert np.isfinite(m.latent_codes(far)).all() and m.predict(far).shape == (4,)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"smoother_grid": [np.inf]}, "smoother_grid"),
+    ({"smoother_grid": ["a"]}, "smoother_grid"),
+    ({"smoother_grid": []}, "smoother_grid"),
+    ({"n_components": ["a"]}, "n_components"),
+    ({"n_components": [True]}, "n_components"),
+])
+def test_bad_options_name_the_argument(blobs, kwargs, match):
+    X, y = blobs
+    with pytest.raises(ValueError, match=match):
+        DeepRKMClassifier(max_iter=2, random_state=0, **kwargs).fit(X, y)
+
+
+def test_constant_X_message_names_X(blobs):
+    _, y = blobs
+    with pytest.raises(ValueError, match="X has no two distinct rows") as info:
+        DeepRKMClassifier((2,), max_iter=2).fit(np.ones((40, 3)), y)
+    assert "bandwidth" not in str(info.value) and "Z" not in str(info.value)
+
+
+def test_non_psd_callable_kernel_is_refused(blobs):
+    X, y = blobs
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        DeepRKMClassifier((2,), kernel=lambda A, B: -((A @ B.T) ** 2), max_iter=2).fit(X, y)
+
+
+def test_ridge_head_is_the_lssvm_primal_solution(fitted, mnist_split):
+    """The head (w, b) of each binary model solves the LS-SVM primal normal equations on its codes
+    (numpy lstsq on the augmented ridge system, independent of the package's solver)."""
+    _, ytr, _, _ = mnist_split
+    m = fitted.models_[0]
+    Z = m.H[:, -3:].numpy()
+    t = np.where(ytr == fitted.classes_[0], 1.0, -1.0)
+    ridge_eta = fitted.ridge * fitted.eta
+    A = np.vstack([np.hstack([Z, np.ones((len(Z), 1))]), np.hstack([np.sqrt(ridge_eta) * np.eye(3), np.zeros((3, 1))])])
+    sol = np.linalg.lstsq(A, np.concatenate([t, np.zeros(3)]), rcond=None)[0]
+    assert np.allclose(m.w.numpy()[:, 0], sol[:3], rtol=0, atol=1e-10) and abs(float(m.b[0]) - sol[3]) < 1e-10
+
+
+def test_warns_when_stopped_early(blobs):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = blobs
+    with pytest.warns(ConvergenceWarning, match="stopped before convergence"):
+        DeepRKMClassifier((2,), max_iter=1, tol=0.0, random_state=0).fit(X, y)

@@ -28,9 +28,9 @@ def data():
 @pytest.mark.parametrize("s", [(1, 1), (7, 2)])
 def test_stationarity_of_the_levels(data, s):
     X, y = data
-    m = DeepRKM(kernel=RBF(0.7), n_components=s, lambda_=0.05, eta_levels=(1e-2, 1e-2), n_passes=4,
+    m = DeepRKM(kernel=RBF(0.7), n_components=s, ridge=0.05, eta_levels=(1e-2, 1e-2), n_passes=4,
                 random_state=0).fit(X, y)
-    H1, H2, H3, b = m.H1_, m.H2_, m.H3_, m.intercept_
+    (H1, H2, H3), b = m.hidden_features_, m.intercept_
     K = RBF(0.7).gram(torch.tensor(X), torch.tensor(X))
     # The last phase (backward) ends with level 1: its fused linear system holds exactly.
     r1 = (K + 1.0 * H2 @ H2.T / 1e-2) @ H1 + 0.05 * H1 + b - torch.tensor(y)[:, None]
@@ -49,12 +49,12 @@ def test_levelwise_fixed_point(data, s):
     """With a weak coupling (eta2 = 100) the passes contract to a fixed point where every level's
     equations hold: the relative residuals are backward errors, O(N eps) ~ 1e-14 once converged."""
     X, y = data
-    m = DeepRKM(kernel=RBF(0.7), n_components=s, lambda_=0.05, eta_levels=(100.0, 1.0), n_passes=30,
+    m = DeepRKM(kernel=RBF(0.7), n_components=s, ridge=0.05, eta_levels=(100.0, 1.0), n_passes=30,
                 random_state=0).fit(X, y)
     assert max(m.residual_history_[-1]) < 1e-8
     # ... and independently of the recorded residuals: the level equations at the returned point.
     Xt, Y = torch.tensor(X), torch.tensor(y)[:, None]
-    H1, H2, H3, b = m.H1_, m.H2_, m.H3_, m.intercept_
+    (H1, H2, H3), b = m.hidden_features_, m.intercept_
     A = RBF(0.7).gram(Xt, Xt) + H2 @ H2.T / 100.0 + 0.05 * torch.eye(len(y), dtype=H1.dtype)
     assert float(torch.linalg.norm(A @ H1 + b - Y)) < 1e-8 * float(torch.linalg.norm(A) * torch.linalg.norm(H1))
     for M, H in ((H1 @ H1.T / 100.0 + H3 @ H3.T, H2), (H2 @ H2.T, H3)):
@@ -67,7 +67,7 @@ def test_levelwise_fixed_point(data, s):
 
 def test_zero_passes_is_the_plain_lssvm(data):
     X, y = data
-    deep = DeepRKM(kernel=RBF(0.7), lambda_=0.05, n_passes=0).fit(X, y)
+    deep = DeepRKM(kernel=RBF(0.7), ridge=0.05, n_passes=0).fit(X, y)
     basic = LSSVMRegressor(RBF(0.7), ridge=0.05).fit(X, y)
     assert np.abs(deep.predict(X) - basic.predict(X)).max() < 1e-9
 
@@ -84,8 +84,8 @@ def test_objective_history_is_finite_and_deterministic(data):
 
 def test_levels_none_equals_explicit_levels(data):
     X, y = data
-    a = DeepRKM(kernel=RBF(0.7), n_components=(3, 2), lambda_=0.05, eta_levels=(1.0, 0.5), random_state=0).fit(X, y)
-    levels = [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=0.5)]
+    a = DeepRKM(kernel=RBF(0.7), n_components=(3, 2), ridge=0.05, eta_levels=(1.0, 0.5), random_state=0).fit(X, y)
+    levels = [LSSVMLevel(RBF(0.7), ridge=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=0.5)]
     b = DeepRKM(levels, random_state=0).fit(X, y)
     assert a.objective_history_ == b.objective_history_
     assert np.array_equal(a.predict(X), b.predict(X))
@@ -93,9 +93,9 @@ def test_levels_none_equals_explicit_levels(data):
 
 # ---------------------------------------------------------------- both level orders
 ORDERS = {
-    "lssvm_first": [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=1.0)],
-    "lssvm_last": [KPCALevel(10, eta=1.0, kernel=RBF(0.7)), KPCALevel(3, eta=1.0), LSSVMLevel("linear", lambda_=0.05)],
-    "one_kpca_level_last": [KPCALevel(10, kernel=RBF(0.7)), LSSVMLevel("linear", lambda_=0.05)],
+    "lssvm_first": [LSSVMLevel(RBF(0.7), ridge=0.05), KPCALevel(3, eta=1.0), KPCALevel(2, eta=1.0)],
+    "lssvm_last": [KPCALevel(10, eta=1.0, kernel=RBF(0.7)), KPCALevel(3, eta=1.0), LSSVMLevel("linear", ridge=0.05)],
+    "one_kpca_level_last": [KPCALevel(10, kernel=RBF(0.7)), LSSVMLevel("linear", ridge=0.05)],
 }
 
 
@@ -114,8 +114,8 @@ def test_both_orders_fit_and_predict_levelwise(data, order):
 @pytest.mark.parametrize("order", ["lssvm_first", "lssvm_last"])
 def test_both_orders_fit_and_predict_primal(data, order):
     X, y = data
-    levels = [LSSVMLevel(RBF(0.7), lambda_=0.05), KPCALevel(3, kernel=RBF(1.0)), KPCALevel(2)] if order == "lssvm_first" \
-        else [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), lambda_=0.05)]
+    levels = [LSSVMLevel(RBF(0.7), ridge=0.05), KPCALevel(3, kernel=RBF(1.0)), KPCALevel(2)] if order == "lssvm_first" \
+        else [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), ridge=0.05)]
     m = DeepRKM(levels, solver="primal", n_prototypes=30, max_iter=10, random_state=0).fit(X, y)
     assert m.predict(X).shape == y.shape and np.isfinite(m.predict(X)).all()
     assert [h.shape[0] for h in m.hidden_features_] == [30, 30, 30]
@@ -123,7 +123,7 @@ def test_both_orders_fit_and_predict_primal(data, order):
 
 # ---------------------------------------------------------------- primal reduced-set solver
 def _primal(seed=0, **kw):
-    levels = [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), lambda_=0.1)]
+    levels = [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), ridge=0.1)]
     return DeepRKM(levels, solver="primal", n_prototypes=40, max_iter=60, random_state=seed, **kw)
 
 
@@ -149,7 +149,7 @@ def test_primal_beats_the_mean_on_the_synthetic_function(data):
     with 40 of 100 points as prototypes: noise variance 0.25, so a smoother with ~20 effective degrees
     of freedom has a test MSE ~ 0.25 * 20 / 100 = 0.05, against ~1.4 for the mean."""
     X, y = data
-    m = DeepRKM(kernel=RBF(0.7), lambda_=0.05, solver="primal", n_prototypes=40, max_iter=60, random_state=0).fit(X, y)
+    m = DeepRKM(kernel=RBF(0.7), ridge=0.05, solver="primal", n_prototypes=40, max_iter=60, random_state=0).fit(X, y)
     xt = np.arange(-9.99, 9.99, 0.07)
     mse = float(np.mean((m.predict(xt[:, None]) - F(xt)) ** 2))
     mse_mean = float(np.mean((F(xt) - y.mean()) ** 2))
@@ -160,7 +160,7 @@ def test_primal_lssvm_first_starts_at_the_reduced_set_lssvm(data):
     """max_iter=0 returns the initial point: the Nystrom (reduced-set) LS-SVM, which with all points
     as prototypes is the full LS-SVM (the same ridge problem in the dual)."""
     X, y = data
-    m = DeepRKM(kernel=RBF(0.7), lambda_=0.05, eta_levels=(1.0, 1.0), solver="primal", n_prototypes=len(y),
+    m = DeepRKM(kernel=RBF(0.7), ridge=0.05, eta_levels=(1.0, 1.0), solver="primal", n_prototypes=len(y),
                 max_iter=0, random_state=0).fit(X, y)
     basic = LSSVMRegressor(RBF(0.7), ridge=0.05).fit(X, y)
     assert np.abs(m.predict(X) - basic.predict(X)).max() < 1e-6 * np.abs(y).max()
@@ -180,7 +180,7 @@ def test_bad_components():
     ([LSSVMLevel(), "kpca"], "of type"),
     ([LSSVMLevel(), KPCALevel(0)], "n_components"),
     ([LSSVMLevel(), KPCALevel(2, eta=-1.0)], "eta"),
-    ([LSSVMLevel(lambda_=0.0), KPCALevel(2)], "lambda_"),
+    ([LSSVMLevel(ridge=0.0), KPCALevel(2)], "ridge"),
     ([LSSVMLevel(), KPCALevel(2, kernel="rbf")], "linear kernels"),
     ([KPCALevel(2, kernel="rbf"), LSSVMLevel("rbf")], "linear kernels"),
 ])
@@ -193,3 +193,107 @@ def test_bad_levels(levels, match):
 def test_primal_accepts_nonlinear_later_levels():
     X, y = np.arange(8.0)[:, None], np.sin(np.arange(8.0))
     DeepRKM([LSSVMLevel(), KPCALevel(2, kernel="rbf")], solver="primal", max_iter=3, random_state=0).fit(X, y)
+
+
+# ---------------------------------------------------------------- reliability (issue 18)
+def _sine(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, np.sin(X[:, 0]) + 0.1 * X[:, 1]
+
+
+def test_float32_fits_with_the_defaults_like_float64():
+    """Item 2: the default level-wise system K/eta1 + H2 H2^T/eta2 + ridge I has condition ~1e7 > 1/eps(float32);
+    float32 data are solved in float64, so a float32 fit is the float64 fit of the same (exactly converted)
+    numbers, its predictions that fit's rounded to float32 -- bit for bit."""
+    X, y = _sine()
+    X32, y32 = X.astype(np.float32), y.astype(np.float32)
+    m32 = DeepRKM(random_state=0).fit(X32, y32)
+    m64 = DeepRKM(random_state=0).fit(X32.astype(np.float64), y32.astype(np.float64))
+    p32 = m32.predict(X32)
+    assert p32.dtype == np.float32
+    assert np.array_equal(p32, m64.predict(X32.astype(np.float64)).astype(np.float32))
+    assert m32.score(X32, y32) > 0.99
+
+
+def test_primal_float32_polynomial_on_large_scale_predicts_finite():
+    """Item 4: Polynomial(2, 1) on 1e6-scaled float32 data squares Gram entries ~1e25 beyond float32."""
+    from kppca.kernels import Polynomial
+
+    X, y = _sine()
+    X32 = (1e6 * X).astype(np.float32)
+    m = DeepRKM(kernel=Polynomial(2, 1), solver="primal", n_prototypes=30, max_iter=20, random_state=0)
+    m.fit(X32, y.astype(np.float32))
+    assert np.isfinite(m.predict(X32)).all()
+
+
+def test_primal_nearly_constant_float32_data_fit():
+    """Item 4: a singular reduced-set ridge system (all kernel rows equal) is solved by its pseudo-inverse."""
+    X, y = _sine()
+    X32 = (1.0 + 1e-7 * X).astype(np.float32)
+    # the default width follows the data's (tiny) scale; any fit must be finite
+    assert np.isfinite(DeepRKM(solver="primal", max_iter=20, random_state=0).fit(X32, y.astype(np.float32))
+                       .predict(X32)).all()
+    m = DeepRKM(kernel=RBF(1.0), solver="primal", max_iter=20, random_state=0).fit(X32, y.astype(np.float32))
+    p = m.predict(X32)
+    assert np.isfinite(p).all()
+    # at width 1 nothing distinguishes the rows: the prediction is the mean of y, to float32 rounding of the output
+    assert np.allclose(p, y.mean(), rtol=0, atol=1e-5)
+
+
+def test_primal_is_scale_equivariant_in_y():
+    """Item 4: y * 1e-300 predicted ~1e15 too large; the standardised objective makes predictions
+    scale with y (the same L-BFGS path up to the rounding of the standardisation, a few eps)."""
+    X, y = _sine()
+    a = DeepRKM(solver="primal", max_iter=20, random_state=0).fit(X, y)
+    b = DeepRKM(solver="primal", max_iter=20, random_state=0).fit(X, y * 1e-300)
+    assert np.allclose(b.predict(X) / 1e-300, a.predict(X), rtol=1e-6, atol=1e-6 * np.abs(y).max())
+
+
+def test_infinite_eta_levels_says_finite():
+    X, y = _sine()
+    with pytest.raises(ValueError, match=r"eta_levels\[0\] must be a positive finite float, got inf"):
+        DeepRKM(eta_levels=(np.inf, 1.0)).fit(X, y)
+
+
+def test_failed_fit_leaves_the_model_unchanged():
+    X, y = _sine()
+    m = DeepRKM(random_state=0).fit(X, y)
+    before = m.predict(X)
+    with pytest.raises(ValueError):
+        m.set_params(eta_levels=(np.inf, 1.0)).fit(X, y)
+    assert np.array_equal(m.predict(X), before)
+
+
+def test_not_fitted_message():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match=r"call fit\(X, y\) before predict\(\)"):
+        DeepRKM().predict(np.zeros((2, 1)))
+
+
+def test_default_rbf_width_is_the_median_distance():
+    """Item 7: kernel="rbf" takes the median pairwise distance of the training inputs (numpy, independent)."""
+    X, y = _sine()
+    m = DeepRKM(random_state=0).fit(X * 1e3, y)
+    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)] * 1e3
+    assert np.isclose(m.kernel_.bandwidth, np.median(d), rtol=1e-12)
+    assert m.score(X * 1e3, y) > 0.99  # scale-free: the same fit as on X
+
+
+def test_primal_warns_when_stopped_early_at_the_callers_line():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _sine()
+    with pytest.warns(ConvergenceWarning, match=r"DeepRKM\(solver='primal'\) stopped before convergence") as rec:
+        DeepRKM(solver="primal", max_iter=2, random_state=0).fit(X, y)
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_levelwise_at_extreme_y_scales_says_standardise(scale):
+    """The level-wise passes are not equivariant to the scale of y (the output level's features enter the next
+    level's kernel squared): beyond the floating-point range the message says what to change."""
+    X, y = _sine()
+    with pytest.raises(ValueError, match=r"standardise y .*solver='primal'"):
+        DeepRKM(random_state=0).fit(X, y * scale)

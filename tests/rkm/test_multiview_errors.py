@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from kppca.kernels import RBF
-from kppca.rkm import MultiViewKPCA, stiefel_minimize
+from kppca.optim import minimize
+from kppca.rkm import MultiViewKPCA
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_transform_needs_every_view(views):
 def test_stiefel_checks_orthonormal_start():
     K = torch.eye(4, dtype=torch.float64)
     with pytest.raises(ValueError, match="orthonormal columns"):
-        stiefel_minimize(lambda H: -torch.trace(H.T @ K @ H), torch.ones(4, 2, dtype=torch.float64))
+        minimize(lambda H: -torch.trace(H.T @ K @ H), torch.ones(4, 2, dtype=torch.float64), manifold="stiefel")
 
 
 def test_missing_geoopt_message(monkeypatch, views):

@@ -1,0 +1,115 @@
+"""One entry point for the package's iterative optimisation: :func:`minimize`."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from .._param_validation import Interval, Options, check_scalar
+from .euclidean import adam, lbfgs
+from .projected import projected_gradient
+from .result import OptimizeResult
+from .riemannian import GEOOPT_METHODS, geoopt_minimize
+from .stiefel import check_orthonormal
+
+__all__ = ["METHODS", "STIEFEL_METHODS", "minimize"]
+
+#: Methods on the Stiefel manifold: geoopt's Riemannian optimisers and the projected gradient.
+STIEFEL_METHODS = GEOOPT_METHODS + ("pgd",)
+#: Methods per manifold (``None``: unconstrained).
+METHODS = {"stiefel": STIEFEL_METHODS, None: ("lbfgs", "adam")}
+
+
+def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch.Tensor], *, method: str = "adam",
+             manifold: str | None = "stiefel", params: Sequence[torch.Tensor] = (), max_iter: int = 1000,
+             tol: float = 1e-8, lr: float | None = None, progress: bool = False, desc: str | None = None,
+             warn: bool = True, state: dict | None = None, **options: Any) -> OptimizeResult:
+    """Minimise ``fun`` from ``x0``, on the Stiefel manifold ``{H : H^T H = I}`` or unconstrained.
+
+    Parameters
+    ----------
+    fun : callable
+        Differentiable with torch autograd, returning a scalar tensor. On the manifold
+        ``fun(H)`` (``fun(H, *params)`` with ``params``); without one ``fun(*x)``.
+    x0 : Tensor of shape (n, s), or sequence of Tensor
+        Starting point. On the Stiefel manifold an (n, s) tensor with orthonormal columns
+        (checked; ``"pgd"`` projects it instead); without a manifold a tensor or a sequence
+        of tensors. It is never modified.
+    method : str, default "adam"
+        On ``manifold="stiefel"``: ``"adam"``, ``"sgd"`` (geoopt's ``RiemannianAdam``/``SGD``
+        with a step-halving safeguard), ``"line_search"`` (Riemannian steepest descent with an
+        Armijo search), ``"cg"`` (the same along Fletcher-Reeves directions), ``"pgd"``
+        (projected gradient with Armijo backtracking, no geoopt needed). With
+        ``manifold=None``: ``"lbfgs"`` (strong-Wolfe L-BFGS with a non-increasing record)
+        or ``"adam"`` (``max_iter`` steps of ``torch.optim.Adam``).
+    manifold : {"stiefel", None}, default "stiefel"
+    params : sequence of Tensor
+        ``"pgd"`` only: unconstrained parameters stepped beside ``H``.
+    max_iter : int >= 0, default 1000
+    tol : float >= 0, default 1e-8
+        Stopping tolerance, relative to ``max(1, |f|)``: on the Riemannian gradient norm
+        (geoopt), the projected-gradient norm (``"pgd"``) or the decrease per iteration (``"lbfgs"``).
+    lr : float > 0, optional
+        Step of ``"adam"``/``"sgd"`` (line-search methods choose their own).
+    progress : bool, default False
+        Show a tqdm progress bar (useful for long runs).
+    desc : str, optional
+        Label of the progress bar and of the warning.
+    warn : bool, default True
+        Issue a :class:`~sklearn.exceptions.ConvergenceWarning` when the run stops before its
+        criterion is met (``max_iter`` reached, or a failed step). Callers that report
+        non-convergence themselves pass False. ``"adam"`` without a manifold never warns
+        (it has no stopping criterion).
+    state : dict, optional
+        ``"adam"`` without a manifold: the ``state`` of an earlier result, to resume.
+    **options
+        Method-specific settings: ``step``, ``c``, ``shrink``, ``max_backtracks`` (``"pgd"``);
+        ``history_size``, ``max_eval`` (``"lbfgs"``).
+
+    Returns
+    -------
+    OptimizeResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an unknown method or manifold, bad options, a starting point off the manifold, or a
+        non-finite objective at the start.
+    ImportError
+        For a geoopt method when geoopt is not installed (``pip install kppca[rkm]``).
+    """
+    manifold = check_scalar(manifold, "manifold", [Options(["stiefel"]), None])
+    method = check_scalar(method, "method", [Options(list(METHODS[manifold]))])
+    max_iter = check_scalar(max_iter, "max_iter", [Interval("int", 0, None, closed="left")])
+    tol = check_scalar(tol, "tol", [Interval("real", 0, None, closed="left")])
+    if lr is not None:
+        lr = check_scalar(lr, "lr", [Interval("real", 0, None, closed="neither")])
+    if not callable(fun):
+        raise TypeError(f"fun must be a callable returning a scalar tensor, got {type(fun).__name__}.")
+    desc = desc or method
+    if manifold == "stiefel":
+        if method == "pgd":
+            result = projected_gradient(fun, x0, params, max_iter=max_iter, tol=tol, progress=progress, desc=desc,
+                                        **options)
+        else:
+            if max_iter < 1:
+                raise ValueError(f"max_iter must be >= 1 for method={method!r}, got {max_iter}.")
+            result = geoopt_minimize(fun, check_orthonormal(x0), method=method, max_iter=max_iter, tol=tol, lr=lr,
+                                     progress=progress, desc=desc)
+    else:
+        xs = [x0] if isinstance(x0, torch.Tensor) else list(x0)
+        if method == "lbfgs":
+            result = lbfgs(fun, xs, max_iter=max_iter, tol=tol, progress=progress, desc=desc, **options)
+        else:
+            result = adam(fun, xs, max_iter=max_iter, lr=lr, progress=progress, desc=desc, state=state)
+        if isinstance(x0, torch.Tensor):
+            result.x = result.x[0]
+    if warn and not result.converged and not (manifold is None and method == "adam"):
+        warnings.warn(f"{desc}: the optimiser ({method!r}) stopped before convergence ({result.message}) after "
+                      f"{result.n_iter} iterations; increase max_iter or loosen tol.", ConvergenceWarning,
+                      stacklevel=2)
+    return result

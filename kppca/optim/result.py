@@ -1,0 +1,89 @@
+"""The one result type of :func:`kppca.optim.minimize`, and the progress bar of its loops."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["OptimizeResult", "ProgressBar"]
+
+
+@dataclass
+class OptimizeResult:
+    """Outcome of :func:`kppca.optim.minimize` (every method).
+
+    Attributes
+    ----------
+    x : Tensor or list of Tensor
+        The final point (detached): ``H`` (n, s) with ``H^T H = I`` on the Stiefel
+        manifold; the tensors of ``x0`` (same structure) without a manifold.
+    fun : float
+        Objective at ``x``.
+    n_iter : int
+        Iterations (accepted steps) taken.
+    converged : bool
+        True when the method's stopping criterion was met (not stopped by ``max_iter``
+        or by a failed step).
+    grad_norm : float
+        Norm of the (Riemannian, projected) gradient at ``x`` where the method computes it, else NaN.
+    history : list of float
+        Objective at the start and after every iteration.
+    params : list of Tensor
+        Unconstrained parameters optimised beside ``H`` (method ``"pgd"``), else empty.
+    step_sizes : list of float
+        Accepted step sizes (line-search methods).
+    grad_history : list of float
+        Gradient norm after every iteration (``"lbfgs"``).
+    message : str
+        Why the run stopped.
+    method : str
+    state : dict or None
+        Optimiser state to resume with (``"adam"`` without a manifold: pass it back as ``state=``).
+    """
+
+    x: Any
+    fun: float
+    n_iter: int
+    converged: bool
+    grad_norm: float = math.nan
+    history: list[float] = field(default_factory=list)
+    params: list[torch.Tensor] = field(default_factory=list)
+    step_sizes: list[float] = field(default_factory=list)
+    grad_history: list[float] = field(default_factory=list)
+    message: str = ""
+    method: str = ""
+    state: dict | None = None
+
+    @property
+    def H(self) -> Any:  # noqa: N802 - the hidden features' name in the RKM papers
+        """The final point on the Stiefel manifold (alias of ``x``)."""
+        return self.x
+
+    @property
+    def objective(self) -> float:
+        """Alias of ``fun``."""
+        return self.fun
+
+
+class ProgressBar:
+    """A tqdm bar when ``enabled`` (imported lazily), else a no-op with the same calls."""
+
+    def __init__(self, enabled: bool, total: int, desc: str):
+        self._bar = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, leave=False)
+
+    def update(self, **postfix: Any) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+            if postfix:
+                self._bar.set_postfix(**postfix)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,156 @@
+"""Riemannian optimisers of geoopt on the Stiefel manifold (methods ``"adam"``, ``"sgd"``, ``"line_search"``, ``"cg"``).
+
+``H`` is a ``geoopt.ManifoldParameter`` on ``geoopt.EuclideanStiefel()``: the embedded
+metric with a QR retraction costs ``O(n s^2)`` per step, whereas ``geoopt.Stiefel()``
+(canonical metric) retracts by a Cayley transform with an ``n x n`` solve, ``O(n^3)``,
+as costly as the eigendecomposition the solver is meant to avoid. Each step uses the
+Riemannian gradient and a retraction, so every iterate stays orthonormal.
+
+This is the only module of :mod:`kppca` that imports geoopt, and it does so lazily
+inside :func:`geoopt_minimize`, so ``import kppca`` works without the ``rkm`` extra.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .result import OptimizeResult, ProgressBar
+
+__all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize", "import_geoopt"]
+
+#: Methods of :func:`geoopt_minimize`.
+GEOOPT_METHODS = ("adam", "sgd", "line_search", "cg")
+#: Steps without a smaller Riemannian gradient norm after which Adam/SGD halve their step.
+STALL_STEPS = 20
+
+
+def import_geoopt() -> Any:
+    """Import geoopt, or raise an ImportError that says how to install it."""
+    try:
+        import geoopt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the Riemannian methods ('adam', 'sgd', 'line_search', 'cg' on the Stiefel manifold) need the "
+            "optional dependency geoopt; install it with `pip install kppca[rkm]` (or `pip install geoopt`), "
+            "or use method='pgd' (projected gradient) or an eigen solver."
+        ) from exc
+    return geoopt
+
+
+def _line_search_warning() -> type:
+    try:
+        from geoopt.optim.rlinesearch import LineSearchWarning
+    except ImportError:  # pragma: no cover - older/newer geoopt layouts
+
+        class LineSearchWarning(RuntimeWarning):  # matches nothing
+            pass
+
+    return LineSearchWarning
+
+
+def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
+                    max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
+    """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
+
+    Stops when ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)`` (``converged``), after
+    ``max_iter`` steps, or when a line search finds no decrease (rounding level; geoopt's
+    ``LineSearchWarning`` is absorbed). Adam/SGD halve their step whenever the objective
+    rises or the gradient norm has not improved for :data:`STALL_STEPS` steps, and the
+    best point seen is returned. Deterministic given ``H0``.
+    """
+    geoopt = import_geoopt()
+    manifold = geoopt.EuclideanStiefel()
+    H = geoopt.ManifoldParameter(H0.detach().clone(), manifold=manifold)
+
+    def value_and_grad() -> tuple[float, float, torch.Tensor]:
+        H.grad = None
+        value = objective(H)
+        if not isinstance(value, torch.Tensor) or value.numel() != 1:
+            raise ValueError("objective(H) must return a scalar torch.Tensor.")
+        if not bool(torch.isfinite(value.detach())):
+            raise ValueError(f"objective(H) is not finite ({float(value.detach()):.3g}).")
+        value.reshape(()).backward()
+        egrad = H.grad.detach()
+        rgrad = manifold.egrad2rgrad(H.detach(), egrad)
+        return float(value.detach()), float(torch.linalg.norm(rgrad)), egrad
+
+    line_search = method in ("line_search", "cg")
+    step_size = lr
+    opt = None
+    if method == "adam":
+        step_size = 1e-2 if lr is None else lr
+        opt = geoopt.optim.RiemannianAdam([H], lr=step_size)
+    elif line_search:
+        cg = "steepest" if method == "line_search" else "fr"
+        opt = geoopt.optim.RiemannianLineSearch([H], line_search_method="armijo", cg_method=cg)
+    no_decrease = _line_search_warning()
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        value = objective(H).reshape(())
+        if not bool(torch.isfinite(value.detach())):
+            # A trial step left the valid region (a retraction of a huge step): +inf makes the search back off.
+            return torch.tensor(math.inf, dtype=H.dtype)
+        value.backward()
+        return value.detach()  # geoopt hands it to scipy's Armijo search, which calls numpy() on it
+
+    bar = ProgressBar(progress, max_iter, desc)
+    history: list[float] = []
+    grad_norms: list[float] = []  # since the last change of step size
+    best = (math.inf, H.detach().clone())
+    converged, n_iter, message = False, 0, f"max_iter={max_iter} reached"
+    try:
+        for n_iter in range(max_iter + 1):
+            f, gnorm, egrad = value_and_grad()
+            history.append(f)
+            grad_norms.append(gnorm)
+            if f < best[0]:
+                best = (f, H.detach().clone())
+            if gnorm <= tol * max(1.0, abs(f)):
+                converged, message = True, "gradient norm below tol"
+                break
+            if n_iter == max_iter:
+                break
+            if method == "sgd" and opt is None:  # default step: the size of the starting point
+                step_size = step_size if step_size is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
+                opt = geoopt.optim.RiemannianSGD([H], lr=step_size)
+            rounding = 100 * torch.finfo(H.dtype).eps * max(1.0, abs(f))
+            rose = len(history) > 1 and f > history[-2] + rounding
+            # A step can also oscillate along a flat direction (the null space of a rank-deficient matrix) without
+            # raising f: only the gradient norm shows it, by not improving over a window of steps.
+            stalled = len(grad_norms) > STALL_STEPS and min(grad_norms[-STALL_STEPS:]) >= min(grad_norms[:-STALL_STEPS])
+            if not line_search and (rose or stalled):
+                for group in opt.param_groups:  # the step overshoots the optimum: halve it
+                    group["lr"] *= 0.5
+                grad_norms = grad_norms[-1:]
+            if line_search:
+                with warnings.catch_warnings():
+                    # No decrease along the direction: handled just below (stop at rounding level).
+                    warnings.filterwarnings("ignore", category=no_decrease)
+                    opt.step(closure)
+                if not opt.step_size_history or opt.step_size_history[-1] in (None, 0):
+                    f, gnorm, _ = value_and_grad()
+                    history.append(f)
+                    n_iter += 1
+                    message = "the line search found no decrease (rounding level)"
+                    break
+            else:
+                opt.step()
+            bar.update(objective=f"{f:.6g}", grad=f"{gnorm:.2e}")
+    finally:
+        bar.close()
+    H_final = H.detach().clone()
+    if history[-1] > best[0] + 100 * torch.finfo(H.dtype).eps * max(1.0, abs(best[0])):
+        # Adam/SGD are not monotone: return the best point seen and its gradient.
+        with torch.no_grad():
+            H.copy_(best[1])
+        f, gnorm, _ = value_and_grad()
+        H_final = H.detach().clone()
+        converged = gnorm <= tol * max(1.0, abs(f))
+    return OptimizeResult(x=H_final, fun=float(f), n_iter=int(n_iter), converged=bool(converged),
+                          grad_norm=float(gnorm), history=history, message=message, method=method)

@@ -1,0 +1,33 @@
+"""Deep RKMs: level objects, the regression estimator with its solvers, and the deep RKM classifier.
+
+* :mod:`.levels` -- :class:`Level`, :class:`LSSVMLevel`, :class:`KPCALevel`;
+* :mod:`.chain` -- the forward chain of the levels (eqs. 4.9, 5.4);
+* :mod:`.solvers` -- the solver registry (``DeepRKM(solver=name)``);
+* :mod:`.levelwise`, :mod:`.reduced_set` -- the paper's §5.1 and §5.2 solvers;
+* :mod:`.estimator` -- :class:`DeepRKM`;
+* :mod:`.classifier` -- :class:`DeepRKMClassifier`, with :mod:`.mlp_head` and :mod:`.binary_model`
+  (:class:`BinaryDeepModel`, the fitted state of one binary deep model).
+
+A new level type subclasses :class:`Level` (its methods are all a solver calls); a new solver
+module calls :func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.
+"""
+
+from .classifier import DEFAULT_SMOOTHER_GRID, BinaryDeepModel, DeepRKMClassifier
+from .estimator import DeepRKM, working_dtype
+from .levels import KPCALevel, Level, LSSVMLevel
+from .solvers import SOLVERS, DeepFit, get_solver, register_solver
+
+__all__ = [
+    "DEFAULT_SMOOTHER_GRID",
+    "BinaryDeepModel",
+    "DeepFit",
+    "DeepRKM",
+    "DeepRKMClassifier",
+    "KPCALevel",
+    "LSSVMLevel",
+    "Level",
+    "SOLVERS",
+    "get_solver",
+    "register_solver",
+    "working_dtype",
+]

@@ -1,0 +1,382 @@
+"""Deep RKM classifier: KPCA levels in the dual, a primal LS-SVM or MLP head (classifier paper, §3).
+
+Model (one binary problem, labels ``y_i`` in {-1, +1}; rows are points)::
+
+    J(H, w, b) = - sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j)
+                 + 1/(2 ridge) sum_i (1 - y_i (w^T h_i^(L) + b))^2 + eta/2 w^T w
+    subject to H^T H = I for the stacked H = [H_1 ... H_L]  (N x sum_j s_j)
+
+``K_0`` is the centred Gram matrix of the input kernel; ``K_{j-1}`` (j >= 2) the centred
+Gram matrix of a kernel on the rows of ``H_{j-1}``, so it moves with ``H``. The head is
+linear in ``h^(L)``. For fixed ``H`` the head is the LS-SVM primal ridge problem
+(:func:`~kppca.rkm.lssvm.solve_lssvm_primal`), eliminated exactly: ``J(H) = min_{w,b} J(H, w, b)``
+is minimised on the Stiefel manifold by :func:`kppca.optim.minimize` (``method="pgd"``, projected
+gradient with Armijo steps, or geoopt's Armijo line search with ``optimizer="geoopt"``).
+
+Initialisation: ``init="kpca"`` solves the unsupervised deep KPCA first (level 1 from its
+kernel principal components), then fine-tunes with the labels (``fine_tune``);
+``init="random"`` starts from :func:`~kppca.optim.random_stiefel`.
+
+Multiclass: with the LS-SVM head, one-vs-all means ``p`` binary deep models
+(:class:`BinaryDeepModel`), each with its own KPCA levels; the class is the argmax of the
+scores. The MLP head (one hidden ReLU layer, cross-entropy, Adam) is multiclass on one code.
+
+Out-of-sample codes: ``h* = sum_i k~(x_i, x*) h_i^(L) / sum_i k~(x_i, x*)`` with a Gaussian
+``k~`` (:func:`~kppca.preimage.bandwidth_search.gaussian_smoother_weights`: nearest training
+points for far queries); its width is chosen by leave-one-out accuracy
+(:func:`~kppca.preimage.bandwidth_search.loo_bandwidth_search`) unless ``smoother_bandwidth`` is given.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from ..._param_validation import Interval, Options, fit_context
+from ..._validation import ArrayLike, torch_generator
+from ...base import KernelEstimator
+from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
+from ...optim import minimize, project_stiefel, random_stiefel
+from ...preimage import kernel_smoother
+from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
+from .._gram import resolve_kernel
+from ..lssvm import solve_lssvm_primal
+from .binary_model import BinaryDeepModel
+from .mlp_head import fit_mlp_model, mlp_scores
+
+__all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
+
+#: Multiples of the median nearest-neighbour distance tried for the smoother width.
+DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0)
+
+
+def centered(K: torch.Tensor) -> torch.Tensor:
+    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
+    return KernelCenterer().fit_center_(K.clone())
+
+
+class _DeepKPCA:
+    """The KPCA part of the objective for one fit: the centred input Gram, the level sizes and kernels."""
+
+    def __init__(self, K0: torch.Tensor, sizes: list[int], level_kernels: list, eta: float):
+        self.K0, self.sizes, self.level_kernels, self.eta = K0, sizes, level_kernels, eta
+
+    def terms(self, H: torch.Tensor) -> torch.Tensor:
+        """``- sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j)`` for the stacked H."""
+        parts = torch.split(H, self.sizes, dim=1)
+        total = -0.5 / self.eta * (parts[0] * (self.K0 @ parts[0])).sum()
+        for j in range(1, len(parts)):
+            Kj = centered(self.level_kernels[j].gram(parts[j - 1], parts[j - 1]))
+            total = total - 0.5 / self.eta * (parts[j] * (Kj @ parts[j])).sum()
+        return total
+
+
+def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
+    """Exact LS-SVM head on codes Z (N, s) for ±1 targets y (N,): (value, w, b), differentiable in Z.
+
+    The primal LS-SVM solve with regulariser ``ridge * eta``; ``(1 - y f)^2 = (y - f)^2`` for ``y = ±1``.
+    """
+    sol = solve_lssvm_primal(Z, y[:, None], ridge, eta)
+    w, b = sol.coef[:, 0], sol.intercept[0]
+    r = y - (Z @ w + b)
+    return 0.5 / ridge * (r * r).sum() + 0.5 * eta * (w * w).sum(), w, b
+
+
+def _check_sizes(n_components: Any, N: int) -> list[int]:
+    comps = [n_components] if isinstance(n_components, (int, np.integer)) else list(n_components)
+    if not comps or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1 for s in comps):
+        raise ValueError(f"n_components must be a positive int or a non-empty list of positive ints "
+                         f"[s_1, ..., s_L], got {n_components!r}.")
+    sizes = [int(s) for s in comps]
+    if sum(sizes) > N:
+        raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
+                         f"N = {N} training points; use fewer components or more points.")
+    return sizes
+
+
+def _check_grid(grid: Any) -> tuple[float, ...]:
+    values = DEFAULT_SMOOTHER_GRID if grid is None else tuple(grid)
+    ok = all(isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, bool)
+             and math.isfinite(g) and g > 0 for g in values)
+    if not values or not ok:
+        raise ValueError(f"smoother_grid must be a non-empty list of positive finite multiples of the median "
+                         f"nearest-neighbour distance (e.g. [0.5, 1.0, 2.0]), got {grid!r}.")
+    return tuple(float(g) for g in values)
+
+
+class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
+    """Deep RKM classifier: L kernel PCA levels in the dual and a primal LS-SVM or MLP head.
+
+    Parameters
+    ----------
+    n_components : sequence of int or int, default (3, 3)
+        ``[s_1, ..., s_L]``, components per KPCA level (L = its length); an int is one level.
+    kernel : Kernel, str, callable or None, default "rbf"
+        Input kernel of level 1. "rbf" means an RBF kernel whose bandwidth is the median
+        pairwise distance of the training inputs (stored in ``kernel_``).
+    level_kernel : {"rbf", "linear"} or Kernel, default "rbf"
+        Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" uses the
+        bandwidth ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix
+        with orthonormal columns (fixed during training so the objective stays smooth).
+    head : {"lssvm", "mlp"}, default "lssvm"
+    init : {"kpca", "random"}, default "kpca"
+    fine_tune : bool, default True
+        After ``init="kpca"``, train the levels with the labels (False: only the head).
+    eta : float > 0, default 1.0
+        ``eta_j`` of every level and ``eta`` of the head (the paper uses 1).
+    ridge : float > 0, default 0.5
+        Weight ``1/(2 ridge)`` of the classification loss (the paper's ``lambda = 0.5``).
+    max_iter : int, default 100
+        Iterations of each of the unsupervised and supervised phases.
+    tol : float, default 1e-6
+    optimizer : {"pgd", "geoopt"}, default "pgd"
+        Projected gradient with Armijo steps, or geoopt's Riemannian steepest descent with an
+        Armijo line search (both through :func:`kppca.optim.minimize`; the MLP head always
+        uses the projected gradient).
+    hidden_layer_size : int, default 10
+        Width of the MLP head's hidden layer.
+    smoother_bandwidth : float or None, default None
+        Width of the Gaussian smoother for out-of-sample codes; None chooses it by
+        leave-one-out accuracy over ``smoother_grid``.
+    smoother_grid : sequence of float or None, default None
+        Multiples of the median nearest-neighbour distance (default :data:`DEFAULT_SMOOTHER_GRID`).
+    random_state : int, Generator or None
+    progress : bool, default False
+    dtype, device
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (p,)
+    models_ : list of BinaryDeepModel
+        One per binary problem (LS-SVM head, p > 2), else one.
+    hidden_features_ : list of Tensor
+        ``H`` of each model.
+    n_components_ : list of int
+    smoother_bandwidth_ : float
+    smoother_scores_ : dict
+        Width -> LOO training accuracy (empty when ``smoother_bandwidth`` is given).
+    kernel_ : Kernel
+    X_fit_ : Tensor of shape (N, D)
+    mlp_params_ : list of Tensor
+        MLP head weights (``head="mlp"``).
+    """
+
+    _parameter_constraints = {
+        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+        "kernel": [Kernel, str, callable, None],
+        "level_kernel": [Kernel, Options({"rbf", "linear"})],
+        "head": [Options({"lssvm", "mlp"})],
+        "init": [Options({"kpca", "random"})],
+        "fine_tune": ["boolean"],
+        "eta": [Interval("real", 0, None, closed="neither")],
+        "ridge": [Interval("real", 0, None, closed="neither")],
+        "max_iter": [Interval("int", 0, None, closed="left")],
+        "tol": [Interval("real", 0, None, closed="left")],
+        "optimizer": [Options({"pgd", "geoopt"})],
+        "hidden_layer_size": [Interval("int", 1, None, closed="left")],
+        "smoother_bandwidth": [Interval("real", 0, None, closed="neither"), None],
+        "smoother_grid": [list, tuple, None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+    _fitted_marker = "models_"
+    _fit_call = "fit(X, y)"
+
+    def __init__(self, n_components: Sequence[int] = (3, 3), *, kernel: Any = "rbf", level_kernel: Any = "rbf",
+                 head: str = "lssvm", init: str = "kpca", fine_tune: bool = True, eta: float = 1.0,
+                 ridge: float = 0.5, max_iter: int = 100, tol: float = 1e-6, optimizer: str = "pgd",
+                 hidden_layer_size: int = 10, smoother_bandwidth: float | None = None,
+                 smoother_grid: Sequence[float] | None = None, random_state: Any = None, progress: bool = False,
+                 dtype: Any = None, device: Any = None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.level_kernel = level_kernel
+        self.head = head
+        self.init = init
+        self.fine_tune = fine_tune
+        self.eta = eta
+        self.ridge = ridge
+        self.max_iter = max_iter
+        self.tol = tol
+        self.optimizer = optimizer
+        self.hidden_layer_size = hidden_layer_size
+        self.smoother_bandwidth = smoother_bandwidth
+        self.smoother_grid = smoother_grid
+        self.random_state = random_state
+        self.progress = progress
+        self.dtype = dtype
+        self.device = device
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # ------------------------------------------------------------------ pieces
+    def _level_kernel(self, sizes: list[int], j: int, N: int) -> Kernel:
+        """Kernel on the rows of H_{j-1} for level j >= 2."""
+        if isinstance(self.level_kernel, Kernel):
+            return self.level_kernel
+        if self.level_kernel == "linear":
+            return Linear()
+        return RBF(math.sqrt(2.0 * sizes[j - 1] / N))
+
+    def _input_kernel(self, X: torch.Tensor) -> Kernel:
+        if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
+            if bool((X == X[:1]).all()):  # no distance to take the width from
+                raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
+                                 "separate the classes; check X.")
+        return resolve_kernel(self.kernel, X)
+
+    def _minimize(self, objective, H0: torch.Tensor, desc: str):
+        """One call of the optimisation layer on the Stiefel manifold."""
+        method = "line_search" if self.optimizer == "geoopt" else "pgd"
+        res = minimize(objective, H0, method=method, manifold="stiefel", max_iter=int(self.max_iter),
+                       tol=float(self.tol), progress=bool(self.progress), desc=desc, warn=False)
+        return res.x.detach(), list(res.history), int(res.n_iter), bool(res.converged)
+
+    def _initial_H(self, kpca: _DeepKPCA, E: torch.Tensor, N: int, gen: torch.Generator) -> torch.Tensor:
+        s = sum(kpca.sizes)
+        if self.init == "random":
+            return random_stiefel(N, s, generator=gen, dtype=self._dtype, device=self._device)
+        # Level 1 starts at its kernel principal components; the other levels at random directions
+        # orthogonal to them (joint constraint), then the unsupervised deep KPCA.
+        R = torch.randn(N, s, generator=gen, dtype=self._dtype, device=gen.device).to(self._device)
+        R[:, : kpca.sizes[0]] = E[:, : kpca.sizes[0]]
+        H, hist, _, _ = self._minimize(kpca.terms, project_stiefel(R), "deep KPCA (unsupervised)")
+        self.unsupervised_history_ = hist
+        return H
+
+    def _fit_lssvm_model(self, kpca: _DeepKPCA, y: torch.Tensor, H0: torch.Tensor, desc: str) -> BinaryDeepModel:
+        ridge, eta, s_L = float(self.ridge), float(self.eta), kpca.sizes[-1]
+
+        def objective(H: torch.Tensor) -> torch.Tensor:
+            return kpca.terms(H) + _ridge_head(H[:, -s_L:], y, ridge, eta)[0]
+
+        if self.init == "kpca" and not self.fine_tune:
+            H, hist, n_iter, conv = H0, [float(objective(H0))], 0, True
+        else:
+            H, hist, n_iter, conv = self._minimize(objective, H0, desc)
+        with torch.no_grad():
+            _, w, b = _ridge_head(H[:, -s_L:], y, ridge, eta)
+        return BinaryDeepModel(H, w[:, None], b.reshape(1), hist, n_iter, conv)
+
+    # ------------------------------------------------------------------ fit
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKMClassifier:
+        """Train on inputs ``X`` (N, D) and labels ``y`` (N,). Returns ``self``."""
+        Xt, codes = self._validate_fit_input(X, y, target="classes")
+        N = Xt.shape[0]
+        sizes = _check_sizes(self.n_components, N)
+        grid = _check_grid(self.smoother_grid)
+        self.kernel_ = self._input_kernel(Xt)
+        gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
+                            advice="Choose kernel parameters suited to the scale of X, or rescale X.")
+        # The core's scale and PSD checks (a callable kernel may not be PSD) and level 1's principal components.
+        spec = gram.spectrum("dense")
+        K0 = gram.matrix
+        if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
+            raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
+                             "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "
+                             f"width far from the data's scale); use n_components[0] <= {spec.vectors.shape[1]}.")
+        kpca = _DeepKPCA(K0, sizes, [None] + [self._level_kernel(sizes, j, N) for j in range(1, len(sizes))],
+                         float(self.eta))
+        gen = torch_generator(self.random_state, self._device)
+        H0 = self._initial_H(kpca, spec.vectors, N, gen)
+        p = len(self.classes_)
+        if self.head == "mlp":
+            model, self.mlp_params_, self.mlp_input_scale_ = fit_mlp_model(
+                kpca, codes, H0, gen, n_classes=p, hidden=int(self.hidden_layer_size), ridge=float(self.ridge),
+                max_iter=int(self.max_iter), train_levels=bool(self.fine_tune or self.init == "random"))
+            self.models_ = [model]
+        else:
+            problems = [1] if p == 2 else list(range(p))
+            models = []
+            for k in problems:
+                yk = torch.where(codes == k, 1.0, -1.0).to(self._dtype)
+                # Each binary model has its own levels; with init="kpca" they share the unsupervised start.
+                start = H0 if self.init == "kpca" else random_stiefel(N, sum(sizes), generator=gen,
+                                                                      dtype=self._dtype, device=self._device)
+                models.append(self._fit_lssvm_model(kpca, yk, start, f"binary model {k}"))
+            self.models_ = models
+        self.n_components_ = sizes
+        self.X_fit_ = Xt
+        self.hidden_features_ = [m.H for m in self.models_]
+        self.n_iter_ = max(m.n_iter for m in self.models_)
+        self._choose_bandwidth(Xt, codes, grid)
+        late = [k for k, m in enumerate(self.models_) if not m.converged]
+        if self.head == "lssvm" and late:
+            warnings.warn(f"DeepRKMClassifier: the optimiser stopped before convergence for model(s) {late} after "
+                          f"max_iter={self.max_iter} iterations (tol={self.tol:g}); increase max_iter or loosen tol.",
+                          ConvergenceWarning, stacklevel=3)  # the caller of fit (through fit_context)
+        return self
+
+    # ------------------------------------------------------------------ scores
+    def _scores_from_codes(self, Z: list[torch.Tensor]) -> torch.Tensor:
+        """Class scores (M, p) (binary LS-SVM: (M, 1)) from last-level codes of each model."""
+        if self.head == "mlp":
+            return mlp_scores(Z[0], self.mlp_params_, self.mlp_input_scale_)
+        return torch.cat([z @ m.w + m.b for z, m in zip(Z, self.models_)], dim=1)
+
+    @staticmethod
+    def _labels_from_scores(S: torch.Tensor) -> torch.Tensor:
+        return (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
+
+    def _choose_bandwidth(self, X: torch.Tensor, codes: torch.Tensor, grid: tuple[float, ...]) -> None:
+        self.smoother_scores_ = {}
+        if self.smoother_bandwidth is not None:
+            self.smoother_bandwidth_ = float(self.smoother_bandwidth)
+            return
+        last = [m.H[:, -self.n_components_[-1]:] for m in self.models_]
+        p = len(self.classes_)
+        target = None if self.head == "mlp" else (
+            torch.where(codes == 1, 1.0, -1.0)[:, None] if p == 2 else 2.0 * torch.nn.functional.one_hot(codes, p) - 1.0)
+
+        def evaluate(Z: list[torch.Tensor]) -> tuple[float, float]:
+            S = self._scores_from_codes(Z)
+            acc = float((self._labels_from_scores(S) == codes).double().mean())
+            if target is None:
+                return acc, float(torch.nn.functional.cross_entropy(S, codes))
+            return acc, float(((S - target.to(S.dtype)) ** 2).mean())
+
+        D_loo = squared_distances(X, X).fill_diagonal_(float("inf"))  # a point may not vote for itself
+        self.smoother_bandwidth_, self.smoother_scores_, self.median_nn_distance_ = loo_bandwidth_search(
+            D_loo, grid, last, evaluate)
+
+    def _codes(self, X: torch.Tensor) -> list[torch.Tensor]:
+        """Smoother codes of new points for every model (nearest training points for far queries)."""
+        W = gaussian_smoother_weights(squared_distances(X, self.X_fit_), self.smoother_bandwidth_, X, self.X_fit_)
+        return [kernel_smoother(W, m.H[:, -self.n_components_[-1]:]) for m in self.models_]
+
+    def latent_codes(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Out-of-sample last-level codes (M, s_L) per model, concatenated: (M, n_models * s_L)."""
+        Xt = self._validate_new_input(X, method="latent_codes")
+        return self._to_output(torch.cat(self._codes(Xt), dim=1), like=X)
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Scores: (M,) for two classes (positive means ``classes_[1]``), else (M, n_classes)."""
+        S = self._scores_from_codes(self._codes(self._validate_new_input(X, method="decision_function")))
+        if len(self.classes_) == 2:
+            S = S[:, 0] if S.shape[1] == 1 else S[:, 1] - S[:, 0]
+        return self._to_output(S, like=X)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Class labels (M,)."""
+        S = self._scores_from_codes(self._codes(self._validate_new_input(X, method="predict")))
+        return self.classes_[self._labels_from_scores(S).cpu().numpy()]
+
+    def plot_history(self, ax: Any = None) -> Any:
+        """Objective per iteration of every deep model (see :func:`kppca.plotting.history.plot_history`)."""
+        from ...plotting.history import plot_history
+
+        self._check_fitted("plot_history")
+        return plot_history([m.history for m in self.models_], ax=ax)

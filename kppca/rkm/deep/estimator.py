@@ -1,0 +1,269 @@
+"""Deep RKM regression of the 2017 paper (§4-5): an LS-SVM level and kernel PCA levels, coupled.
+
+``levels`` is an ordered list of level objects (:mod:`~kppca.rkm.deep.levels`) with exactly
+one output level (the :class:`LSSVMLevel`), either **first** (paper §4.2, eq. 4.18: LS-SVM on
+``(x_i, y_i)``, then KPCA levels each on the previous level's hidden features) or **last**
+(§4.1, eq. 4.11: KPCA levels, then the LS-SVM on the last one's hidden features); any number
+``>= 1`` of KPCA levels. ``levels=None`` is the paper's synthetic-example architecture.
+The estimator composes the levels and hands them to a solver from the registry
+(:mod:`~kppca.rkm.deep.solvers`): ``"levelwise"`` (:mod:`~kppca.rkm.deep.levelwise`) or
+``"primal"`` (:mod:`~kppca.rkm.deep.reduced_set`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from ..._param_validation import Interval, fit_context
+from ..._validation import ArrayLike, torch_generator
+from ...base import KernelEstimator
+from ...kernels import Kernel
+from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
+from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
+from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
+from .chain import run_chain
+from .levels import KPCALevel, Level, LSSVMLevel, check_positive_finite
+from .solvers import get_solver
+
+__all__ = ["DeepRKM", "working_dtype"]
+
+
+def working_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a deep RKM is solved in: float64 for float32 (or lower) input, else ``dtype``.
+
+    The level-wise LS-SVM system ``K/eta1 + H2 H2^T/eta2 + ridge I`` has a condition number
+    up to ``(||K||/eta1 + 1/eta2) / ridge``: ``1e7`` with the defaults (``eta2 = 1e-5``,
+    ``ridge = 0.01``), beyond float32's ``1/eps = 8.4e6``, so a Cholesky in float32 fails
+    where float64 succeeds; the reduced-set objective squares Gram-scale quantities
+    (``Polynomial`` kernels on ``1e6``-scaled data overflow float32). The ``N x N`` solves cost
+    the same order in float64; the float32 input is converted exactly and every output is
+    returned in float32.
+    """
+    return torch.float64 if torch.finfo(dtype).bits < 64 else dtype
+
+
+class DeepRKM(RegressorMixin, KernelEstimator):
+    """Deep RKM regression (2017 paper): an LS-SVM level and kernel PCA levels, coupled.
+
+    Parameters
+    ----------
+    levels : list of Level, optional
+        The architecture, in order: exactly one :class:`LSSVMLevel`, first or last, and at
+        least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
+        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
+    kernel : Kernel, str or callable, default "rbf"
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) means an RBF kernel
+        whose bandwidth is the median distance between the level's training inputs (scikit-learn's
+        ``gamma="scale"`` idea), recorded in ``levels_`` and ``kernel_``.
+    n_components : (int, int) or int, default (1, 1)
+        ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
+    ridge : float > 0, default 0.01
+        LS-SVM ridge ``lambda1`` when ``levels`` is None (named ``ridge``, not ``lambda_``:
+        a trailing underscore marks fitted attributes in scikit-learn).
+    eta : float > 0, default 1.0
+        LS-SVM ``eta1`` when ``levels`` is None.
+    eta_levels : (float, float), default (1e-5, 1e-5)
+        ``(eta2, eta3)`` when ``levels`` is None; the paper's synthetic example selects
+        ``1/eta2 = 1/eta3 = 1e5``.
+    n_passes : int >= 0, default 10
+        ``solver="levelwise"``: forward-backward passes after the initialisation (0 with
+        the LS-SVM first gives the plain LS-SVM).
+    solver : str, default "levelwise"
+        A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`):
+        ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
+        level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
+        ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
+    n_prototypes : int >= 1, default 100
+        ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
+        subset of the training points drawn with ``random_state``.
+    c_stab : float >= 0, default 1.0
+        ``solver="primal"``: weight of the stabilisation terms.
+    max_iter : int >= 0, default 200
+        ``solver="primal"``: L-BFGS iterations (a ConvergenceWarning when they run out).
+    tol : float >= 0, default 1e-10
+        ``solver="primal"``: stop when an iteration lowers the objective by less than
+        ``tol * max(1, |J|)``.
+    progress : bool, default False
+        Show a progress bar for the iterative solvers.
+    hidden_units : int or sequence of int, optional
+        ``solver="feedforward"`` (paper §5.3, :mod:`~kppca.rkm.deep.feedforward`): hidden
+        units of each level's layer (an int: the same for every level).
+    toeplitz : bool, default False
+        ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
+    random_state, dtype, device
+        Seed (initial KPCA features of the level-wise solver; prototypes of the primal
+        one), floating dtype and torch device. float32 data are solved in float64
+        (:func:`working_dtype`) and predicted in float32.
+
+    Notes
+    -----
+    **Primal objective** (``solver="primal"``), see :mod:`~kppca.rkm.deep.reduced_set`.
+    ``y`` is standardised for the reduced-set objective; the output level's features and
+    ``intercept_`` are in the units of ``y``. **Prediction**: LS-SVM first,
+    ``y(x) = (1/eta1) sum_j h1_j k1(x_j, x) + b`` (eq. 4.16; prototypes instead of all
+    points in the primal); LS-SVM last, the chain of eqs. 4.9 / 5.4
+    (:func:`~kppca.rkm.deep.chain.run_chain`). For ``solver="levelwise"`` ``Lam_l`` is
+    calibrated level by level: ``1/lam_l,k`` is the least-squares scale mapping the
+    chain's score column ``e_l,k`` onto ``H_l[:, k]`` (the eigenvalue when the levels are
+    uncoupled). Caveat (measured): with the LS-SVM last, its large hidden features pull
+    the previous KPCA level out of the span the chain can reach from the inputs, and the
+    level-wise out-of-sample predictions can then be poor; the primal solver fits the
+    chain itself and has no such gap.
+
+    Attributes
+    ----------
+    levels_ : list of Level
+        The resolved architecture (kernels as :class:`~kppca.kernels.Kernel` copies).
+    hidden_features_ : list of Tensor
+        ``H_l`` per level (``N x s_l`` level-wise; the prototypes' ``M x s_l`` in the primal).
+    scales_ : list of Tensor or None
+        ``diag(Lam_l)`` of the KPCA levels (None for the LS-SVM level).
+    intercept_ : Tensor of shape (p,)
+    objective_history_ : list of (str, float)
+        Level-wise: ``("init" | "forward k" | "backward k", L)`` after each phase.
+        Primal: ``("iter k", J)``, ``"iter 0"`` the initial point.
+    residual_history_ : list of list of float
+        Level-wise: after the initialisation and every pass, each level's relative residual
+        (:meth:`Level.levelwise_residual`). Primal: the gradient norm after every iteration.
+    prototypes_ : Tensor
+        Training points of the reduced set (primal), or all training points.
+    prototype_indices_ : Tensor
+    n_iter_ : int
+    kernel_ : Kernel
+        The first level's kernel.
+    """
+
+    _parameter_constraints = {
+        "levels": [list, tuple, None],
+        "kernel": [Kernel, str, callable, None],
+        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+        "ridge": [Interval("real", 0, None, closed="neither")],
+        "eta": [Interval("real", 0, None, closed="neither")],
+        "eta_levels": [list, tuple],
+        "n_passes": [Interval("int", 0, None, closed="left")],
+        "solver": [str],
+        "n_prototypes": [Interval("int", 1, None, closed="left")],
+        "c_stab": [Interval("real", 0, None, closed="left")],
+        "max_iter": [Interval("int", 0, None, closed="left")],
+        "tol": [Interval("real", 0, None, closed="left")],
+        "progress": ["boolean"],
+        "hidden_units": [Interval("int", 1, None, closed="left"), list, tuple, None],
+        "toeplitz": ["boolean"],
+        "random_state": ["random_state"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+    _parameter_hints = {
+        "levels": "levels is a list of LSSVMLevel and KPCALevel; a kernel goes in DeepRKM(kernel=...).",
+    }
+    _fitted_marker = "intercept_"
+    _fit_call = "fit(X, y)"
+
+    def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
+                 ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
+                 n_passes: int = 10, solver: str = "levelwise", n_prototypes: int = 100, c_stab: float = 1.0,
+                 max_iter: int = 200, tol: float = 1e-10, progress: bool = False, hidden_units: Any = None,
+                 toeplitz: bool = False, random_state: Any = None, dtype: Any = None, device: Any = None):
+        self.levels = levels
+        self.kernel = kernel
+        self.n_components = n_components
+        self.ridge = ridge
+        self.eta = eta
+        self.eta_levels = eta_levels
+        self.n_passes = n_passes
+        self.solver = solver
+        self.n_prototypes = n_prototypes
+        self.c_stab = c_stab
+        self.max_iter = max_iter
+        self.tol = tol
+        self.progress = progress
+        self.hidden_units = hidden_units
+        self.toeplitz = toeplitz
+        self.random_state = random_state
+        self.dtype = dtype
+        self.device = device
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    # ------------------------------------------------------------------ architecture
+    def _default_levels(self) -> list[Level]:
+        comps = self.n_components
+        s = [comps] * 2 if isinstance(comps, (int, np.integer)) else list(comps)
+        if len(s) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in s):
+            raise ValueError(f"n_components must be (s2, s3), two ints >= 1, got {self.n_components!r}.")
+        etas = list(self.eta_levels)
+        if len(etas) != 2:
+            raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), got {self.eta_levels!r}.")
+        etas = [check_positive_finite(e, f"eta_levels[{i}]") for i, e in enumerate(etas)]
+        return [LSSVMLevel(self.kernel, float(self.ridge), float(self.eta)),
+                KPCALevel(int(s[0]), etas[0]), KPCALevel(int(s[1]), etas[1])]
+
+    def _resolve_levels(self, N: int) -> list[Level]:
+        levels = self._default_levels() if self.levels is None else list(self.levels)
+        supported = ("levels must be a list of LSSVMLevel and KPCALevel with exactly one LSSVMLevel, placed first "
+                     "(LS-SVM then KPCA levels, paper eq. 4.18) or last (KPCA levels then the LS-SVM, eq. 4.11), "
+                     "and at least one KPCALevel")
+        bad = [type(v).__name__ for v in levels if not isinstance(v, Level)]
+        if bad:
+            raise ValueError(f"{supported}; got elements of type {bad}.")
+        where = [i for i, v in enumerate(levels) if v.is_output]
+        if len(levels) < 2 or len(where) != 1 or where[0] not in (0, len(levels) - 1):
+            raise ValueError(f"{supported}; got {[type(v).__name__ for v in levels]}.")
+        return [lev.resolved(i, N) for i, lev in enumerate(levels)]
+
+    # ------------------------------------------------------------------ public API
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKM:
+        """Fit on ``X`` (N, D) and ``y`` (N,) or (N, p) with the chosen solver."""
+        Xt, Y = self._validate_fit_input(X, y, target="continuous", multi_output=True)
+        solver = get_solver(self.solver)
+        levels = self._resolve_levels(Xt.shape[0])
+        work = working_dtype(self._dtype)
+        Xw = Xt.to(work)
+        levels[0] = levels[0].fit_kernel(Xw)
+        params = self.get_params(deep=False)
+        if solver.check is not None:
+            solver.check(levels, params)
+        generator = torch_generator(self.random_state, self._device)
+        result = solver.fit(levels, Xw, Y.reshape(Y.shape[0], -1).to(work), params=params,
+                            generator=generator)
+        state = list(result.hidden_features) + [result.intercept] + [s for s in result.scales if s is not None]
+        if not all(bool(torch.isfinite(t).all()) for t in state):
+            raise ValueError(f"the {self.solver!r} solver produced non-finite hidden features: the data's scale is "
+                             "beyond the working precision of the kernels; standardise X and y, or choose kernel "
+                             "parameters suited to their scale.")
+        levels = levels if result.levels is None else result.levels
+        self.levels_, self.kernel_ = levels, levels[0].kernel
+        self.hidden_features_, self.intercept_, self.scales_ = result.hidden_features, result.intercept, result.scales
+        self.prototypes_, self.prototype_indices_ = result.prototypes, result.prototype_indices
+        self.objective_history_, self.residual_history_ = result.objective_history, result.residual_history
+        self.n_iter_, self.solver_state_ = result.n_iter, result.extra
+        self._single_output = Y.ndim == 1
+        if not result.converged:
+            warnings.warn(f"DeepRKM(solver={self.solver!r}) stopped before convergence after {result.n_iter} "
+                          f"iterations ({result.message}); increase max_iter or loosen tol.", ConvergenceWarning,
+                          stacklevel=3)  # the caller of fit (through fit_context)
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
+        Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+        own = get_solver(self.solver).predict  # feed-forward networks predict with their own model
+        with torch.no_grad():
+            if own is not None:
+                out = own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
+            else:
+                out, _ = run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
+                                   self.scales_)
+        out = out.to(self._dtype)
+        return self._to_output(out[:, 0] if self._single_output else out, like=X)

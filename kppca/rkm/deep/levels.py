@@ -1,0 +1,285 @@
+"""Levels of a deep RKM as objects: each owns its kernel and Gram, its objective, its stationarity solve and its chain step.
+
+A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types:
+every behaviour that differs between a kernel PCA level and the LS-SVM level is a
+method here. Notation (paper §4-5, rows are points): level ``l`` has hidden features
+``H_l`` (``s_l`` columns for KPCA, ``p`` outputs for the LS-SVM), weight ``eta_l`` and its
+own kernel matrix ``K_l`` (on the inputs for level 1, on the previous level's features after).
+
+A new level type implements the methods of :class:`Level`; the solvers call nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..._linalg import eigh_descending
+from ...kernels import CenteredGram, Kernel
+from ...kernels.registry import as_kernel
+from ...kernels.standard import Linear
+from ...optim import random_stiefel
+from .._gram import resolve_kernel
+from ..lssvm import solve_lssvm_dual
+
+__all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
+
+
+def _data_scaled(kernel: Any) -> bool:
+    """The default ``"rbf"`` whose width comes from the data at fit."""
+    return isinstance(kernel, str) and kernel.lower() == "rbf"
+
+
+def check_positive_finite(value: Any, name: str) -> float:
+    """``value`` as a float, or a ValueError naming ``name`` when it is not a positive finite real."""
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite float, got {value!r}.")
+    return float(value)
+
+
+def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """Minimum-norm solution of ``A X = B`` for a symmetric PSD ``A`` (eigenvalues below rounding dropped).
+
+    The rounding level ``n eps lam_max`` is the backward error of the symmetric eigensolver,
+    so directions below it carry no information; dropping them (instead of adding a jitter)
+    gives the least-squares solution even for a singular ``A`` (nearly constant data).
+    """
+    vals, vecs = torch.linalg.eigh(A)
+    tol = A.shape[0] * torch.finfo(A.dtype).eps * float(vals.abs().max())
+    inv = torch.where(vals > tol, 1.0 / vals.clamp_min(tol if tol > 0 else 1.0), torch.zeros_like(vals))
+    return vecs @ (inv[:, None] * (vecs.T @ B))
+
+
+class Level:
+    """Interface of a deep RKM level (subclasses are frozen dataclasses: the specification).
+
+    Attributes expected of every level: ``kernel``, ``eta``, and ``is_output`` (True for
+    the level whose features give the prediction, the LS-SVM).
+    """
+
+    is_output = False
+    kernel: Any
+    eta: float
+
+    # ---------------------------------------------------------------- specification
+    def resolved(self, index: int, n_samples: int) -> Level:
+        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy).
+
+        The string ``"rbf"`` stays a string until :meth:`fit_kernel` sees the level's inputs.
+        """
+        check_positive_finite(self.eta, f"levels[{index}].eta")
+        if _data_scaled(self.kernel):
+            return replace(self)
+        return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
+
+    def fit_kernel(self, Z: torch.Tensor) -> Level:
+        """A copy whose kernel is fitted to the level's inputs ``Z``: ``"rbf"`` gets the median-heuristic width
+        (:func:`kppca.rkm._gram.resolve_kernel`, as scikit-learn's ``gamma="scale"``); a Kernel is copied."""
+        return replace(self, kernel=resolve_kernel(self.kernel, Z))
+
+    def width(self, n_outputs: int) -> int:
+        """Number of columns of ``H``."""
+        raise NotImplementedError
+
+    def levelwise_ready(self, index: int) -> str | None:
+        """Why this level cannot be solved level-wise at position ``index`` (None when it can)."""
+        if index > 0 and (_data_scaled(self.kernel) or type(self.kernel) is not Linear):
+            return "not linear"
+        return None
+
+    # ---------------------------------------------------------------- kernel
+    def gram(self, A: torch.Tensor, B: torch.Tensor | None = None) -> torch.Tensor:
+        """The level's kernel matrix ``k(A, B)``.
+
+        ``B=None``: the level's own (uncentered: the LS-SVM has a bias) training Gram matrix, a
+        :class:`~kppca.kernels.CenteredGram` with ``center=False`` (the core's blocked build and scale check).
+        """
+        if B is None:
+            return CenteredGram(self.kernel, A, center=False, what=f"Gram matrix of the level kernel {self.kernel!r}",
+                                advice="Rescale the data or choose kernel parameters suited to its scale.").matrix
+        K = self.kernel.gram(A, B)
+        if not bool(torch.isfinite(K).all()):
+            raise ValueError(f"the Gram matrix of the level kernel {self.kernel!r} has NaN or infinite entries; "
+                             "rescale the data or choose a kernel parameter suited to its scale.")
+        return K
+
+    # ---------------------------------------------------------------- level-wise (paper §5.1)
+    def levelwise_start(self, N: int, p: int, generator: torch.Generator, dtype: torch.dtype,
+                        device: torch.device) -> torch.Tensor:
+        raise NotImplementedError
+
+    def levelwise_solve(self, M: torch.Tensor, Y: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Solve the level's stationarity equations for the fused matrix ``M``; returns ``(H, b)``."""
+        raise NotImplementedError
+
+    def levelwise_objective(self, H: torch.Tensor, K: torch.Tensor, Y: torch.Tensor) -> float:
+        """The level's term of the reduced deep objective ``L``."""
+        return -0.5 * float((H * (K @ H)).sum()) / float(self.eta)
+
+    def levelwise_residual(self, M: torch.Tensor, H: torch.Tensor, b: torch.Tensor, Y: torch.Tensor) -> float:
+        """Relative residual of the level's stationarity equations (Frobenius norms)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- chain (eqs. 4.9, 5.4)
+    def chain_step(self, K_zP: torch.Tensor, H: torch.Tensor, b: torch.Tensor, scale: torch.Tensor | None,
+                   Y: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(e, z_next)``: the level's scores (KPCA) or prediction (output level) from ``k(z, P) H / eta``,
+        and the next level's input (None when the chain ends here)."""
+        raise NotImplementedError
+
+    def calibrate_scale(self, e: torch.Tensor, H: torch.Tensor) -> torch.Tensor | None:
+        """Level-wise ``diag(Lam)`` from the chain's scores on the training points (None for the output level)."""
+        return None
+
+    # ---------------------------------------------------------------- reduced set (paper §5.2)
+    def primal_start(self, G: torch.Tensor, K_zP: torch.Tensor, Y: torch.Tensor) -> tuple:
+        """Initial ``(H~, b or None, log Lam or None, z_next)`` from the prototypes' Gram ``G`` and ``k(z, P)``."""
+        raise NotImplementedError
+
+    def primal_term(self, G: torch.Tensor, H: torch.Tensor, e: torch.Tensor, lam: torch.Tensor | None,
+                    Y: torch.Tensor, c_stab: float) -> torch.Tensor:
+        """The level's term of the stabilised reduced-set objective."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LSSVMLevel(Level):
+    """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
+
+    Parameters
+    ----------
+    kernel : Kernel, str or callable, default "rbf"
+        Its kernel: on the inputs when it is the first level, on the previous
+        level's hidden features when it is the last one.
+    ridge : float > 0, default 0.01
+        Ridge ``lambda`` of its dual system (Suykens' ``1/gamma``).
+    eta : float > 0, default 1.0
+        Weight of ``Tr(W^T W)``.
+
+    Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its
+    objective term ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
+    """
+
+    kernel: Any = "rbf"
+    ridge: float = 0.01
+    eta: float = 1.0
+
+    is_output = True
+
+    def resolved(self, index: int, n_samples: int) -> LSSVMLevel:
+        check_positive_finite(self.ridge, f"levels[{index}].ridge")
+        return super().resolved(index, n_samples)
+
+    def width(self, n_outputs: int) -> int:
+        return n_outputs
+
+    def levelwise_start(self, N, p, generator, dtype, device):
+        return torch.zeros(N, p, dtype=dtype, device=device)
+
+    def levelwise_solve(self, M, Y, b):
+        eta = float(self.eta)
+        sol = solve_lssvm_dual(M * eta, Y, float(self.ridge), eta)
+        return sol.coef, sol.intercept
+
+    def levelwise_objective(self, H, K, Y):
+        return (super().levelwise_objective(H, K, Y) + float((Y * H).sum())
+                - 0.5 * float(self.ridge) * float((H * H).sum()))
+
+    def levelwise_residual(self, M, H, b, Y):
+        A = M + float(self.ridge) * torch.eye(M.shape[0], dtype=M.dtype, device=M.device)
+        r1 = A @ H + b[None, :] - Y
+        num = math.hypot(float(torch.linalg.norm(r1)), float(torch.linalg.norm(H.sum(0))))
+        den = (float(torch.linalg.norm(A)) * float(torch.linalg.norm(H))
+               + math.sqrt(M.shape[0]) * float(torch.linalg.norm(b)) + float(torch.linalg.norm(Y)))
+        return num / den if den > 0 else num
+
+    def chain_step(self, K_zP, H, b, scale, Y):
+        yhat = K_zP @ H / float(self.eta) + b[None, :]
+        # Further levels see the conjugate feature h = e / ridge of the residual; at prediction (Y None)
+        # the LS-SVM level is the output (eq. 4.16).
+        return yhat, None if Y is None else (Y - yhat) / float(self.ridge)
+
+    def primal_start(self, G, K_zP, Y):
+        # Reduced-set LS-SVM on the chain's inputs: ridge regression in (H~, b) with the regulariser G / eta.
+        ridge, eta = float(self.ridge), float(self.eta)
+        M = G.shape[0]
+        Phi = torch.cat([K_zP / eta, torch.ones(K_zP.shape[0], 1, dtype=G.dtype, device=G.device)], dim=1)
+        R = torch.zeros(M + 1, M + 1, dtype=G.dtype, device=G.device)
+        R[:M, :M] = G / eta
+        theta = psd_solve(Phi.T @ Phi / ridge + R, Phi.T @ Y / ridge)
+        return theta[:M], theta[M], None, (Y - Phi @ theta) / ridge
+
+    def primal_term(self, G, H, e, lam, Y, c_stab):
+        return ((Y - e) ** 2).sum() / (2 * float(self.ridge)) + (H * (G @ H)).sum() / (2 * float(self.eta))
+
+
+@dataclass(frozen=True)
+class KPCALevel(Level):
+    """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
+
+    Parameters
+    ----------
+    n_components : int >= 1
+        Number of hidden features ``s`` of the level.
+    eta : float > 0, default 1.0
+        Weight of the level (``1/eta`` weighs its kernel in the fused matrices).
+    kernel : Kernel, str or callable, default "linear"
+        Kernel on the previous level's hidden features (on the inputs for a first
+        level). ``solver="levelwise"`` needs it linear except in the first level.
+
+    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of
+    the fused matrix), its objective term ``-1/(2 eta) Tr(H^T K H)``.
+    """
+
+    n_components: int
+    eta: float = 1.0
+    kernel: Any = "linear"
+
+    def resolved(self, index: int, n_samples: int) -> KPCALevel:
+        s = self.n_components
+        if not (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 1 <= s <= n_samples):
+            raise ValueError(f"levels[{index}].n_components must be an int in [1, N = {n_samples}], got {s!r}.")
+        return super().resolved(index, n_samples)
+
+    def width(self, n_outputs: int) -> int:
+        return int(self.n_components)
+
+    def levelwise_start(self, N, p, generator, dtype, device):
+        return random_stiefel(N, int(self.n_components), generator=generator, dtype=dtype, device=device)
+
+    def levelwise_solve(self, M, Y, b):
+        return eigh_descending(M)[1][:, : self.n_components], b
+
+    def levelwise_residual(self, M, H, b, Y):
+        MH = M @ H
+        num = float(torch.linalg.norm(MH - H @ (H.T @ MH)))
+        den = float(torch.linalg.norm(M)) * float(torch.linalg.norm(H))
+        return num / den if den > 0 else num
+
+    def chain_step(self, K_zP, H, b, scale, Y):
+        e = K_zP @ H / float(self.eta)
+        return e, None if scale is None else e / scale[None, :]
+
+    def calibrate_scale(self, e, H):
+        return (e * e).sum(0) / (e * H).sum(0)  # 1/Lam = argmin_c ||c e - h|| per column
+
+    def primal_start(self, G, K_zP, Y):
+        # Uncoupled kernel PCA of the prototypes: top eigenvectors of G / eta, Lam their eigenvalues.
+        M, s_req = G.shape[0], int(self.n_components)
+        s = min(s_req, M)
+        vals, vecs = eigh_descending(G / float(self.eta))
+        V = torch.zeros(M, s_req, dtype=G.dtype, device=G.device)
+        V[:, :s] = vecs[:, :s]
+        lam = torch.ones(s_req, dtype=G.dtype, device=G.device) * max(float(vals[0]), 1.0)
+        lam[:s] = vals[:s].clamp_min(max(float(vals[0]) * 1e-8, torch.finfo(G.dtype).tiny))
+        return V, None, torch.log(lam), K_zP @ V / float(self.eta) / lam[None, :]
+
+    def primal_term(self, G, H, e, lam, Y, c_stab):
+        Jl = -0.5 * (e ** 2 / lam[None, :]).sum() + (H * (G @ H)).sum() / (2 * float(self.eta))
+        return Jl + 0.5 * c_stab * Jl ** 2

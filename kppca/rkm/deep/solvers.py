@@ -1,0 +1,89 @@
+"""The registry of deep RKM solvers: ``DeepRKM(solver=name)`` looks the name up here.
+
+A solver module registers itself on import with :func:`register_solver`; a new one (the
+feed-forward solver of the deep RKM paper §5.3, say) plugs in without editing the estimator::
+
+    register_solver("feedforward", fit_feedforward, check=check_feedforward)
+
+``fit(levels, X, Y, *, params, generator)`` receives the resolved levels, the training
+inputs ``X`` (N, D) and targets ``Y`` (N, p) in the working dtype, the estimator's
+hyper-parameters (``params``, from ``get_params``) and a seeded generator, and returns a
+:class:`DeepFit`. ``check(levels, params)`` raises a ValueError for levels the solver
+cannot handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["DeepFit", "DeepSolver", "SOLVERS", "get_solver", "register_solver"]
+
+
+@dataclass
+class DeepFit:
+    """What a solver returns; the estimator stores it as fitted attributes (same names, trailing ``_``).
+
+    Attributes
+    ----------
+    hidden_features : list of Tensor
+        ``H_l`` per level (all ``N`` points, or the ``M`` prototypes).
+    intercept : Tensor of shape (p,)
+    scales : list of Tensor or None
+        ``diag(Lam_l)`` of the KPCA levels (None for the output level).
+    prototypes : Tensor of shape (M, D)
+    prototype_indices : Tensor of shape (M,)
+    objective_history : list of (str, float)
+    residual_history : list of list of float
+    n_iter : int
+    converged : bool
+        False when an iterative solver stopped before its criterion (the estimator warns, with ``message``).
+    extra : dict
+        Solver-specific state (e.g. network weights), stored as ``solver_state_``.
+    levels : list of Level or None
+        The levels with the kernels the solver fitted to their inputs (None: as given).
+    """
+
+    hidden_features: list
+    intercept: torch.Tensor
+    scales: list
+    prototypes: torch.Tensor
+    prototype_indices: torch.Tensor
+    objective_history: list
+    residual_history: list
+    n_iter: int
+    converged: bool = True
+    extra: dict = field(default_factory=dict)
+    levels: list | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class DeepSolver:
+    """A registered solver: its ``fit`` and its ``check`` of the levels."""
+
+    name: str
+    fit: Callable[..., DeepFit]
+    check: Callable[[list, dict], None] | None = None
+    #: ``predict(levels, solver_state, scales, intercept, X) -> (M, p)`` when the solver's model is not
+    #: the kernel chain (the feed-forward networks of §5.3); None: the chain.
+    predict: Callable[..., torch.Tensor] | None = None
+
+
+SOLVERS: dict[str, DeepSolver] = {}
+
+
+def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None,
+                    predict: Callable[..., torch.Tensor] | None = None) -> None:
+    """Register ``fit`` (the ``check`` of its levels, its own ``predict``) under ``name`` for ``DeepRKM(solver=name)``."""
+    SOLVERS[name] = DeepSolver(name, fit, check, predict)
+
+
+def get_solver(name: Any) -> DeepSolver:
+    """The solver registered as ``name``, or a ValueError listing the registered ones."""
+    if not isinstance(name, str) or name not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}.")
+    return SOLVERS[name]

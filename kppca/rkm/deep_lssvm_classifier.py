@@ -1,0 +1,185 @@
+"""Classification with the LS-SVM-first deep RKM (deep-RKM paper §4.2, §6.2.2).
+
+Level 1 is an LS-SVM with one output per class (one-vs-all ±1 targets, usually
+an RBF kernel), levels 2 and 3 are kernel PCA levels with linear kernels on the
+hidden features of the previous level. The coupled stationarity conditions
+(eq. 4.18) are solved level-wise by forward/backward passes
+(:class:`~kppca.rkm.DeepRKM` with ``solver="levelwise"``; 2 passes in the paper).
+With the fitted level-1 hidden features ``H1`` (N, p) and bias ``b`` the outputs
+are (eq. 4.16)
+
+``f(x) = (1/eta1) sum_j h1_j k(x_j, x) + b``  (p,)
+
+and the predicted class is ``argmax_k f_k(x)``.
+
+Paper settings (USPS, N = 2000): ``sigma^2 = 45`` (``RBF(bandwidth=sqrt(45))``
+on the raw pixel scale), ``s2 = 10, s3 = 1``, ``lambda1 = 1e-6``, ``eta1 = 1``,
+``1/eta2 = 1/eta3 = 1e6``; test error 3.18 % against 3.26 % for the plain
+LS-SVM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import ClassifierMixin
+
+from .._param_validation import Interval, fit_context
+from .._validation import ArrayLike
+from ..base import KernelEstimator
+from ..kernels import Kernel
+from .deep import DeepRKM, KPCALevel, LSSVMLevel, working_dtype
+from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
+
+__all__ = ["DeepLSSVMClassifier"]
+
+
+# ---------------------------------------------------------------- adapter to DeepRKM (integration point)
+def _fit_deep_rkm(est: DeepLSSVMClassifier, Xt: torch.Tensor, Y: torch.Tensor, s2: int, s3: int,
+                  eta2: float, eta3: float) -> DeepRKM:
+    """The level-wise deep RKM ``LS-SVM + KPCA + KPCA`` on ``(Xt, Y)``; the one place that knows DeepRKM.
+
+    When DeepRKM's levels move to ``kppca.rkm.deep`` (level objects, ``ridge`` instead
+    of ``lambda_``), only this function changes.
+    """
+    levels = [LSSVMLevel(est.kernel, float(est.ridge), float(est.eta)),  # (kernel, ridge, eta)
+              KPCALevel(s2, eta=eta2), KPCALevel(s3, eta=eta3)]
+    deep = DeepRKM(levels, n_passes=int(est.n_passes), solver="levelwise", random_state=est.random_state,
+                   dtype=Xt.dtype, device=Xt.device)
+    return deep.fit(Xt, Y)
+
+
+class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
+    """Deep RKM classifier: LS-SVM (one output per class) + two linear KPCA levels, solved level-wise.
+
+    Parameters
+    ----------
+    kernel : Kernel, str or callable, default "rbf"
+        Level-1 kernel on the inputs.
+    n_components : (int, int) or int, default (1, 1)
+        ``(s2, s3)``, the numbers of hidden features of levels 2 and 3
+        (``s3 <= s2 <= N``: level 3's linear kernel on ``H2`` has rank ``s2``).
+    ridge : float > 0, default 1e-3
+        Level-1 ``lambda1``: the ridge added to the fused matrix in the LS-SVM system.
+    eta : float > 0, default 1.0
+        Level-1 ``eta1``.
+    eta_levels : (float, float), default (1e-2, 1e-2)
+        ``(eta2, eta3)``; small values weigh levels 2 and 3 strongly. The paper's
+        ``1/eta2 = 1/eta3 = 1e6`` with ``ridge = 1e-6`` makes the level-1 matrix's
+        condition number ~1e12 (solved in float64 whatever the data's dtype).
+    n_passes : int >= 0, default 2
+        Forward-backward passes (0 is the plain one-vs-all LS-SVM).
+    random_state, dtype, device
+        Seed of the initial KPCA features, floating dtype, torch device.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    dual_coef_ : Tensor of shape (N, n_classes)
+        Level-1 hidden features ``H1``.
+    intercept_ : Tensor of shape (n_classes,)
+    hidden_features_ : list of 2 Tensors, shapes (N, s2) and (N, s3)
+        ``H2, H3``.
+    X_fit_ : Tensor of shape (N, D)
+        Training inputs in the working dtype (float64 for float32 data, as DeepRKM).
+    kernel_ : Kernel
+    objective_history_ : list of (str, float)
+        The reduced deep objective after every phase (not monotone: saddle point, see DeepRKM).
+    residual_history_ : list of list of float
+        Relative residuals of the level equations after every pass.
+    temperature_ : float
+        Temperature of :meth:`predict_proba`, fitted on leave-one-out outputs of level 1.
+    n_features_in_ : int
+    """
+
+    _parameter_constraints = {
+        "kernel": [Kernel, str, callable, None],
+        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+        "ridge": [Interval("real", 0, None, closed="neither")],
+        "eta": [Interval("real", 0, None, closed="neither")],
+        "eta_levels": [list, tuple],
+        "n_passes": [Interval("int", 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+
+    def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, n_components: Sequence[int] | int = (1, 1),
+                 ridge: float = 1e-3, eta: float = 1.0, eta_levels: Sequence[float] = (1e-2, 1e-2),
+                 n_passes: int = 2, random_state: Any = None, dtype: Any = None, device: Any = None):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.ridge = ridge
+        self.eta = eta
+        self.eta_levels = eta_levels
+        self.n_passes = n_passes
+        self.random_state = random_state
+        self.dtype = dtype
+        self.device = device
+
+    _fitted_marker = "intercept_"
+    _fit_call = "fit(X, y)"
+
+    def _levels_params(self, N: int) -> tuple[int, int, float, float]:
+        comps = self.n_components
+        s = [int(comps)] * 2 if isinstance(comps, (int, np.integer)) else list(comps)
+        if len(s) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in s) or s[1] > s[0]:
+            raise ValueError(f"n_components must be (s2, s3), two ints >= 1 with s3 <= s2, got {comps!r}.")
+        etas = list(self.eta_levels)
+        if len(etas) != 2 or not all(isinstance(e, (int, float, np.integer, np.floating)) and e > 0 for e in etas):
+            raise ValueError(f"eta_levels must be two positive floats (eta2, eta3), got {self.eta_levels!r}.")
+        if s[0] > N:
+            raise ValueError(f"n_components: s2 = {s[0]} exceeds the number of training points N = {N}.")
+        return int(s[0]), int(s[1]), float(etas[0]), float(etas[1])
+
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DeepLSSVMClassifier:
+        """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
+        Xt, codes = self._validate_fit_input(X, y, target="classes")
+        Xt = Xt.to(working_dtype(self._dtype))  # float32 data are solved in float64 (as DeepRKM)
+        s2, s3, eta2, eta3 = self._levels_params(Xt.shape[0])
+        Y = -torch.ones(Xt.shape[0], len(self.classes_), dtype=Xt.dtype, device=self._device)
+        Y[torch.arange(Xt.shape[0], device=self._device), codes] = 1.0
+        deep = _fit_deep_rkm(self, Xt, Y, s2, s3, eta2, eta3)
+        H1, H2, H3 = deep.hidden_features_
+        self.kernel_ = deep.kernel_
+        self.X_fit_ = Xt
+        self.dual_coef_, self.intercept_ = H1, deep.intercept_
+        self.hidden_features_ = [H2, H3]
+        self.objective_history_, self.residual_history_ = deep.objective_history_, deep.residual_history_
+        # Calibration: level 1 with levels 2-3 held fixed is an LS-SVM with the fused matrix
+        # K/eta1 + H2 H2^T/eta2; its exact leave-one-out outputs are honest scores.
+        eta1 = float(self.eta)
+        fused = self.kernel_.gram(Xt, Xt) + (eta1 / eta2) * (H2 @ H2.T)
+        loo = Y - solve_lssvm_dual(fused, Y, float(self.ridge), eta1).loo_residuals
+        self.temperature_ = _fit_temperature(loo.detach().cpu().numpy(), codes.cpu().numpy())
+        return self
+
+    def _outputs(self, X: ArrayLike, method: str) -> torch.Tensor:
+        Xt = self._validate_new_input(X, method=method).to(self.X_fit_.dtype)
+        F = self.kernel_.gram(Xt, self.X_fit_) @ self.dual_coef_ / float(self.eta) + self.intercept_
+        return F.to(self._dtype)
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Level-1 outputs ``f(x)`` (M, n_classes); binary problems: ``f_1 - f_0`` (M,), positive for ``classes_[1]``."""
+        F = self._outputs(X, "decision_function")
+        if len(self.classes_) == 2:
+            F = F[:, 1] - F[:, 0]
+        return self._to_output(F, X)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """``classes_[argmax_k f_k(x)]`` (M,)."""
+        idx = self._outputs(X, "predict").argmax(1).cpu().numpy()
+        return self.classes_[idx]
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """``softmax(f(x) / temperature_)`` (M, n_classes); argmax agrees with :meth:`predict`.
+
+        The temperature minimises the log-loss of the level-1 leave-one-out outputs
+        (levels 2-3 held fixed): a calibration, not a model likelihood.
+        """
+        F = self._outputs(X, "predict_proba").detach().cpu().numpy()
+        return _softmax(F / self.temperature_)

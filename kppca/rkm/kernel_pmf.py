@@ -1,0 +1,230 @@
+"""Kernel probability mass function as an RKM (deep-RKM paper §3.6, eqs. 3.33-3.35).
+
+The objective in the unknowns ``w`` (d_f,), ``p_i`` and ``h_i`` is
+
+``J = sum_i (p_i - phi(x_i)^T w) h_i - sum_i p_i + eta/2 w^T w``
+
+and its stationary points (eq. 3.34) are
+
+* ``dJ/dh_i = 0``: ``p_i = w^T phi(x_i)``;
+* ``dJ/dw = 0``:   ``w = (1/eta) sum_i phi(x_i) h_i``;
+* ``dJ/dp_i = 0``: ``h_i = 1``.
+
+Hence the primal form ``p_i = w^T phi(x_i)`` with ``w = (1/eta) sum_j phi(x_j)``
+and the dual (kernel) form ``p_i = (1/eta) sum_j k(x_j, x_i)``; ``eta = sum_ij
+k(x_j, x_i)`` normalises ``sum_i p_i = 1``. A new point gets
+``p(x) = (1/eta) sum_j k(x_j, x)`` with the same ``eta``.
+
+With class labels, the class form (the "probability rule" of Suykens 2013) is
+``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``, a kernel-weighted vote
+(the Nadaraya-Watson class estimate).
+
+Numerics: for the RBF and Laplacian kernels the sums are taken in log space
+(``log k`` is known in closed form), so far-away points, whose kernel values all
+underflow to 0, still get finite log values and the class rule of their nearest
+training points.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import ClassifierMixin
+
+from .._param_validation import Options, fit_context
+from .._validation import ArrayLike
+from ..base import KernelEstimator
+from ..kernels import Kernel
+from ..kernels.registry import as_kernel
+from ..kernels.standard import RBF, Laplacian, squared_distances
+
+__all__ = ["KernelPMF", "log_kernel"]
+
+
+def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values.
+
+    RBF: ``-gamma ||x - y||^2``; Laplacian: ``-||x - y||_1 / bandwidth`` (exact,
+    no underflow). Any other kernel: ``log`` of its values, ``-inf`` where a
+    value is 0.
+
+    Raises
+    ------
+    ValueError
+        When a kernel value is negative: ``p_i >= 0`` needs a non-negative kernel.
+    """
+    if type(kernel) is RBF:
+        return squared_distances(X, Y).mul_(-kernel.gamma)
+    if type(kernel) is Laplacian:
+        kernel._check_params()
+        return torch.cdist(X, Y, p=1.0).div_(-float(kernel.bandwidth))
+    K = kernel.gram(X, Y)
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError("kernel: its values on X are NaN or infinite; check the kernel and its parameters.")
+    if bool((K < 0).any()):
+        raise ValueError(
+            f"kernel: {kernel!r} takes negative values on this data ({float(K.min()):.3g}); the kernel pmf "
+            "p_i = (1/eta) sum_j k(x_j, x_i) must be non-negative. Use a kernel with non-negative values "
+            "such as 'rbf' or 'laplacian'."
+        )
+    return torch.log(K)
+
+
+class KernelPMF(ClassifierMixin, KernelEstimator):
+    """Kernel probability mass function over the training points, and its class rule (paper §3.6).
+
+    Parameters
+    ----------
+    kernel : Kernel, str or callable, default "rbf"
+        A kernel with non-negative values (RBF, Laplacian; a linear or polynomial
+        kernel only on data where all its values are ``>= 0``, else ``fit`` and the
+        scoring methods raise ``ValueError``).
+    solver : {"dual", "primal"}, default "dual"
+        "dual": ``p_i = (1/eta) sum_j k(x_j, x_i)``. "primal": ``p_i = w^T phi(x_i)``
+        with ``w = (1/eta) sum_j phi(x_j)``; needs a kernel with an explicit feature
+        map (``kernel.explicit_features``: linear, small polynomial).
+    dtype, device
+        Floating dtype (float64 by default; float32 data stays float32) and torch device.
+
+    Attributes
+    ----------
+    probabilities_ : Tensor of shape (N,)
+        ``p_i`` of the training points, ``sum_i p_i = 1``.
+    log_eta_ : float
+        ``log eta``, ``eta = sum_ij k(x_j, x_i)`` (log, so that it cannot underflow).
+    coef_ : Tensor of shape (d_f,)
+        ``w`` (primal solver only).
+    X_fit_ : Tensor of shape (N, D)
+        Training inputs (the dual form and the class rule sum over them).
+    classes_ : ndarray of shape (n_classes,)
+        With labels only.
+    y_codes_ : Tensor of shape (N,) (int64)
+        Class index of every training point (with labels only).
+    kernel_ : Kernel
+    solver_ : str
+    n_features_in_ : int
+
+    Notes
+    -----
+    The hidden features are ``h_i = 1`` for every point (eq. 3.34), so they are
+    not stored. ``score_samples`` and ``predict_proba`` are computed in log space
+    (module docstring).
+    """
+
+    _parameter_constraints = {
+        "kernel": [Kernel, str, callable, None],
+        "solver": [Options({"dual", "primal"})],
+        "dtype": ["dtype"],
+        "device": ["device"],
+    }
+
+    def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, solver: str = "dual",
+                 dtype: Any = None, device: Any = None):
+        self.kernel = kernel
+        self.solver = solver
+        self.dtype = dtype
+        self.device = device
+
+    _fitted_marker = "probabilities_"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    def _features(self, X: torch.Tensor) -> torch.Tensor:
+        Phi = self.kernel_.explicit_features(X)
+        if Phi is None:
+            raise ValueError(f"solver='primal' needs a kernel with an explicit feature map; {self.kernel_!r} has "
+                             "none (or too many features). Use solver='dual'.")
+        return Phi.to(dtype=X.dtype, device=X.device)
+
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike = None) -> KernelPMF:
+        """Fit the pmf to ``X`` (N, D); with class labels ``y`` (N,) also the class rule. Returns ``self``."""
+        for name in ("classes_", "y_codes_", "coef_"):
+            self.__dict__.pop(name, None)
+        Xt, codes = self._validate_fit_input(X, y, min_samples=1, target=None if y is None else "classes")
+        if codes is not None:
+            self.y_codes_ = codes
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+        self.solver_ = self.solver
+        self.X_fit_ = Xt
+        if self.solver == "primal":
+            Phi = self._features(Xt)
+            s = Phi.sum(0)
+            eta = float(s @ s)  # sum_ij phi(x_j)^T phi(x_i)
+            if not eta > 0:
+                raise ValueError("kernel: sum_ij k(x_j, x_i) is not positive on X, so eta cannot normalise the pmf; "
+                                 "use a kernel with positive values such as 'rbf'.")
+            self.coef_ = s / eta
+            p = Phi @ self.coef_
+            if bool((p < 0).any()):
+                raise ValueError("kernel: some p_i = w^T phi(x_i) are negative on X; the pmf needs a kernel with "
+                                 "non-negative values such as 'rbf' (solver='dual').")
+            self.log_eta_ = float(np.log(eta))
+            self.probabilities_ = p
+        else:
+            logK = log_kernel(self.kernel_, Xt, Xt)
+            col = torch.logsumexp(logK, dim=0)  # log sum_j k(x_j, x_i)
+            log_eta = torch.logsumexp(col, dim=0)
+            if not bool(torch.isfinite(log_eta)):
+                raise ValueError("kernel: all its values on X are 0 (or not finite), so eta cannot normalise the "
+                                 "pmf; use a larger bandwidth.")
+            self.log_eta_ = float(log_eta)
+            self.probabilities_ = torch.exp(col - log_eta)
+        return self
+
+    # ------------------------------------------------------------------ scoring
+    def _new_input(self, X: ArrayLike, method: str, labels: bool = False) -> torch.Tensor:
+        Xt = self._validate_new_input(X, method=method)
+        if labels and not hasattr(self, "classes_"):
+            raise ValueError(f"{method}() needs class labels: this KernelPMF was fitted without y; call fit(X, y).")
+        return Xt
+
+    def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """``log p(x) = log((1/eta) sum_j k(x_j, x))`` (M,) with the training ``eta`` (``-inf`` where it is 0)."""
+        Xt = self._new_input(X, "score_samples")
+        if self.solver_ == "primal":
+            p = self._features(Xt) @ self.coef_
+            if bool((p < 0).any()):
+                raise ValueError("X: w^T phi(x) is negative for some rows, so the pmf has no logarithm there; the "
+                                 "kernel takes negative values on this data (use 'rbf').")
+            out = torch.log(p)
+        else:
+            out = torch.logsumexp(log_kernel(self.kernel_, Xt, self.X_fit_), dim=1) - self.log_eta_
+        return self._to_output(out, X)
+
+    def _class_log_sums(self, X: ArrayLike, method: str) -> torch.Tensor:
+        """``log sum_{j in c} k(x_j, x)`` (M, n_classes)."""
+        Xt = self._new_input(X, method, labels=True)
+        logK = log_kernel(self.kernel_, Xt, self.X_fit_)
+        out = logK.new_full((logK.shape[0], len(self.classes_)), -torch.inf)
+        for c in range(len(self.classes_)):
+            mask = self.y_codes_ == c
+            if bool(mask.any()):
+                out[:, c] = torch.logsumexp(logK[:, mask], dim=1)
+        total = torch.logsumexp(out, dim=1)
+        if not bool(torch.isfinite(total).all()):
+            bad = int((~torch.isfinite(total)).nonzero()[0, 0])
+            raise ValueError(f"X: all kernel values k(x_j, x) are 0 for row {bad}, so p(c | x) is undefined there; "
+                             "use a kernel with a larger bandwidth.")
+        return out - total[:, None]
+
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
+        """``log p(c | x)`` (M, n_classes)."""
+        return self._class_log_sums(X, "predict_log_proba").detach().cpu().numpy()
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)`` (M, n_classes); rows sum to 1."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The class with the largest ``p(c | x)`` (M,)."""
+        idx = self._class_log_sums(X, "predict").argmax(1).cpu().numpy()
+        return self.classes_[idx]

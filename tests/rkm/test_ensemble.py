@@ -1,0 +1,96 @@
+"""Subset ensemble with a ridge combiner (deep-RKM paper §6.2.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.linear_model import Ridge
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kppca.kernels import RBF
+from kppca.rkm import DeepLSSVMClassifier, LSSVMClassifier, SubsetEnsembleClassifier
+from kppca.rkm.ensemble import stratified_subsets
+
+
+def _digits(n=400, seed=0):
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(seed).permutation(len(y))[:n]
+    return X[idx] / 16.0, y[idx]
+
+
+@parametrize_with_checks([
+    SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=20, random_state=0),
+    SubsetEnsembleClassifier(subset_size=30, noise=0.1, clip=None, random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_subsets_are_disjoint_cover_and_stratified():
+    codes = np.repeat(np.arange(10), 40)
+    subsets = stratified_subsets(codes, 50, np.random.default_rng(0))
+    assert len(subsets) == 8
+    allidx = np.concatenate(subsets)
+    np.testing.assert_array_equal(np.sort(allidx), np.arange(400))
+    for s in subsets:
+        np.testing.assert_array_equal(np.bincount(codes[s], minlength=10), 5)  # the paper's 5 per class
+
+
+def test_subsets_proportional_for_imbalanced_classes():
+    codes = np.concatenate([np.zeros(300, int), np.ones(100, int)])
+    for s in stratified_subsets(codes, 40, np.random.default_rng(1)):
+        assert abs(np.bincount(codes[s])[1] - 10) <= 1  # 1/4 of 40
+
+
+def test_combiner_is_the_ridge_solution_on_the_holdout():
+    X, y = _digits(300)
+    model = SubsetEnsembleClassifier(LSSVMClassifier(RBF(2.0)), subset_size=50, ridge=0.3,
+                                     random_state=0).fit(X, y)
+    hold = model.holdout_indices_
+    assert len(model.estimators_) == len(model.subsets_) == (300 - len(hold)) // 50
+    # the submodels never saw the held-out points: subsets index the training part only
+    assert len(np.intersect1d(hold, np.setdiff1d(np.arange(300), hold))) == 0
+    # independent features: tanh of each submodel's one-vs-all correlations on the hold-out
+    Z = np.concatenate([np.tanh(e.decision_function(X[hold])) for e in model.estimators_], axis=1)
+    T = np.where(y[hold][:, None] == model.classes_[None, :], 1.0, -1.0)
+    ref = Ridge(alpha=0.3, fit_intercept=True, solver="cholesky").fit(Z, T)
+    # both solve the same SPD system; its condition (features are tanh values, ridge 0.3) ~ 1e6 at most
+    np.testing.assert_allclose(model.coef_.numpy(), ref.coef_.T, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_.numpy(), ref.intercept_, atol=1e-8)
+    np.testing.assert_allclose(model.decision_function(X[:20]), ref.predict(
+        np.concatenate([np.tanh(e.decision_function(X[:20])) for e in model.estimators_], axis=1)), atol=1e-8)
+
+
+def test_noisy_copies_are_clipped_and_input_unchanged():
+    X, y = _digits(200)
+    X0 = X.copy()
+    model = SubsetEnsembleClassifier(LSSVMClassifier(RBF(2.0)), subset_size=40, noise=0.5,
+                                     random_state=0).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    n_train = 200 - len(model.holdout_indices_)
+    assert max(int(s.max()) for s in model.subsets_) >= n_train  # noisy copies are used
+    assert len(model.estimators_) == 2 * n_train // 40
+    fitted = np.concatenate([e.X_fit_.numpy() for e in model.estimators_])
+    assert fitted.min() >= 0.0 and fitted.max() <= 1.0
+    # noise made values off the 1/16 grid of the digits
+    assert np.mean(np.abs(fitted * 16 - np.round(fitted * 16)) > 1e-9) > 0.2
+
+
+def test_parallel_equals_sequential_and_beats_chance():
+    X, y = _digits(400)
+    kw = dict(subset_size=50, random_state=3)
+    est = DeepLSSVMClassifier(RBF(2.0), ridge=1e-2, random_state=0)
+    seq = SubsetEnsembleClassifier(est, **kw).fit(X[:300], y[:300])
+    par = SubsetEnsembleClassifier(est, n_jobs=2, **kw).fit(X[:300], y[:300])
+    np.testing.assert_array_equal(seq.decision_function(X[300:]), par.decision_function(X[300:]))
+    assert seq.score(X[300:], y[300:]) > 0.8
+
+
+def test_single_class_subset_and_bad_estimator():
+    X = np.random.default_rng(0).normal(size=(44, 2))
+    y = np.r_[np.zeros(40), np.ones(4)]
+    with pytest.raises(ValueError, match="single class"):
+        SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=2, random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match="decision_function"):
+        SubsetEnsembleClassifier(object()).fit(X, y)

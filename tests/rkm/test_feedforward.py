@@ -1,0 +1,150 @@
+"""Deep feed-forward networks trained within the deep RKM objective (paper §5.3): DeepRKM(solver="feedforward")."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kppca.rkm import DeepRKM, KPCALevel, LSSVMLevel
+from kppca.rkm.deep.feedforward import _initial, _layout, feedforward_objective, toeplitz
+
+LEVELS = [KPCALevel(2, 0.5), KPCALevel(2, 2.0), LSSVMLevel(ridge=0.3, eta=0.7)]
+
+
+def _np_objective(flat, layout, X, Y, etas, ridge, c):
+    """J_deep,Pstab in numpy from the flat unknowns (independent of the torch code)."""
+    it = iter([np.asarray(t, dtype=np.float64) for t in flat])
+    mats = []
+    for spec in layout:
+        u, beta, W = next(it), next(it), next(it)
+        if spec["toeplitz"]:
+            n_in = spec["n_in"]
+            u = scipy.linalg.toeplitz(u[n_in - 1:], u[n_in - 1::-1])
+        mats.append((u, beta, W))
+    B = next(it)
+    loglams = list(it)
+    z, J = X, 0.0
+    for l, (U, beta, W) in enumerate(mats):
+        a = np.tanh(z @ U.T + beta) @ W
+        if l == len(mats) - 1:
+            r = Y - a - B
+            J += (r**2).sum() / (2 * ridge) + etas[l] / 2 * (W**2).sum()
+        else:
+            lam = np.exp(loglams[l])
+            Jl = -0.5 * (a**2 / lam).sum() + etas[l] / 2 * (W**2).sum()
+            J += Jl + c / 2 * Jl**2
+            z = a / lam
+    return J
+
+
+def _problem(toeplitz_u, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(15, 3))
+    Y = rng.normal(size=(15, 2))
+    layout = _layout(LEVELS, 3, 2, [4, 3, 5], toeplitz_u)
+    gen = torch.Generator().manual_seed(seed)
+    flat = _initial(layout, torch.float64, torch.device("cpu"), gen)
+    # move away from the symmetric start (beta = 0, Lam = I, B = 0) so every term is exercised
+    flat = [t + 0.3 * torch.randn(t.shape, generator=gen, dtype=torch.float64) for t in flat]
+    return X, Y, layout, flat
+
+
+@parametrize_with_checks([DeepRKM(LEVELS, solver="feedforward", hidden_units=4, c_stab=0.01, max_iter=60,
+                                 random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # few iterations on purpose
+        check(estimator)
+
+
+def test_toeplitz_matches_scipy():
+    t = torch.arange(1.0, 8.0, dtype=torch.float64)  # n_rows + n_cols - 1 = 7
+    U = toeplitz(t, 4, 4).numpy()
+    np.testing.assert_array_equal(U, scipy.linalg.toeplitz(t.numpy()[3:], t.numpy()[3::-1]))
+    assert toeplitz(t, 3, 5).shape == (3, 5)
+
+
+@pytest.mark.parametrize("toeplitz_u", [False, True])
+def test_objective_matches_independent_numpy(toeplitz_u):
+    X, Y, layout, flat = _problem(toeplitz_u)
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=0.8)
+    ref = _np_objective([t.numpy() for t in flat], layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)
+    # sums of O(100) terms of size O(1): rounding ~1e-14 relative
+    assert float(J(*flat)) == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("toeplitz_u", [False, True])
+def test_gradient_matches_finite_differences(toeplitz_u):
+    X, Y, layout, flat = _problem(toeplitz_u, seed=1)
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=0.8)
+    xs = [t.clone().requires_grad_(True) for t in flat]
+    grads = torch.autograd.grad(J(*xs), xs)
+    base = [t.numpy().copy() for t in flat]
+    h = 1e-5
+    for k, (g, t) in enumerate(zip(grads, base)):
+        fd = np.zeros(t.size)
+        for i in range(t.size):
+            plus, minus = [b.copy() for b in base], [b.copy() for b in base]
+            plus[k].flat[i] += h
+            minus[k].flat[i] -= h
+            args = (layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)
+            fd[i] = (_np_objective(plus, *args) - _np_objective(minus, *args)) / (2 * h)
+        # central differences: truncation h^2 |J'''| ~ 1e-10 |J|, rounding eps |J| / h ~ 1e-11 |J|
+        scale = max(1.0, abs(_np_objective(base, layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)))
+        np.testing.assert_allclose(g.numpy().ravel(), fd, atol=1e-7 * scale, rtol=1e-6)
+
+
+def test_toeplitz_has_fewer_unknowns():
+    _, _, layout, flat = _problem(True)
+    _, _, layout_full, flat_full = _problem(False)
+    assert flat[0].shape == (4 + 3 - 1,) and flat_full[0].shape == (4, 3)
+    assert flat[3].shape == (3 + 2 - 1,)  # second level: 3 units on s1 = 2 inputs
+    assert flat[6].shape == flat_full[6].shape == (5, 2)  # the last level's U stays full
+
+
+def _synthetic(n_noise=0.1, seed=0):
+    F = lambda x: np.sin(0.3 * x) + np.cos(0.5 * x) + np.sin(2 * x)  # noqa: E731
+    x = np.arange(-10, 10 + 1e-9, 0.2)[:, None]
+    rng = np.random.default_rng(seed)
+    return x, F(x[:, 0]) + n_noise * rng.normal(size=len(x)), F
+
+
+@pytest.mark.parametrize("toeplitz_u", [False, True])
+def test_fit_records_non_increasing_objective_and_predicts_the_network(toeplitz_u):
+    X, y, F = _synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = DeepRKM(LEVELS, solver="feedforward", hidden_units=(10, 6, 10), toeplitz=toeplitz_u, c_stab=0.01,
+                    max_iter=150, random_state=0).fit(X, y)
+    h = np.array([v for _, v in m.objective_history_])
+    assert len(h) == m.n_iter_ + 1 and np.all(np.diff(h) <= 0) and h[-1] < h[0]
+    # prediction = the network written out in numpy from the stored weights
+    st = m.solver_state_
+    z = X
+    for l in range(2):
+        z = np.tanh(z @ st["U"][l].numpy().T + st["beta"][l].numpy()) @ st["W"][l].numpy() / m.scales_[l].numpy()
+    out = np.tanh(z @ st["U"][2].numpy().T + st["beta"][2].numpy()) @ st["W"][2].numpy() + m.intercept_.numpy()
+    np.testing.assert_allclose(m.predict(X), out[:, 0], rtol=1e-12, atol=1e-12)
+    if toeplitz_u:
+        U = st["U"][0].numpy()
+        np.testing.assert_array_equal(U[1:, 1:], U[:-1, :-1])  # constant diagonals
+    # the fit explains most of the signal (the mean predictor has R^2 = 0)
+    assert m.score(X, y) > 0.5
+
+
+def test_feedforward_needs_kpca_levels_first_and_hidden_units():
+    X, y, _ = _synthetic()
+    with pytest.raises(ValueError, match="KPCA levels followed by the regression level"):
+        DeepRKM(solver="feedforward", hidden_units=3).fit(X, y)
+    with pytest.raises(ValueError, match="hidden_units"):
+        DeepRKM(LEVELS, solver="feedforward").fit(X, y)
+    with pytest.raises(ValueError, match="hidden_units"):
+        DeepRKM(LEVELS, solver="feedforward", hidden_units=(3, 3)).fit(X, y)
+    with pytest.raises(ValueError, match="c_stab > 0"):
+        DeepRKM(LEVELS, solver="feedforward", hidden_units=3, c_stab=0.0).fit(X, y)
