@@ -32,9 +32,12 @@ _DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool"
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params(deep=False)``, dataclass fields, or ``__init__`` names."""
+    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
+    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
+    if registry.name_of(type(obj)) is not None:
+        return {}
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
     # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
@@ -50,7 +53,10 @@ def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
     if registry.name_of(type(obj)) is None:
         return [k for k in names if _is_fitted_name(k)]
     constraints = declared(type(obj))
-    undeclared = [k for k in names if k not in constraints and _is_fitted_name(k)]
+    # Estimators: public fitted attributes must be declared; other registered objects hold no
+    # constructor parameters, so every public attribute must be. Private undeclared ones are caches.
+    public = _is_fitted_name if hasattr(obj, "get_params") else (lambda k: not k.startswith("_"))
+    undeclared = [k for k in names if k not in constraints and public(k)]
     if undeclared:
         raise TypeError(
             f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are not "

@@ -66,6 +66,7 @@ class ShapeContext:
             return None
         if len(shape) != len(expected):
             return f"has {len(shape)} dimension(s), expected {len(expected)}"
+        bound: dict[str, int] = {}  # symbols bound by this shape, kept only if all of it matches
         for axis, (size, want) in enumerate(zip(shape, expected)):
             if want is None:
                 continue
@@ -75,12 +76,13 @@ class ShapeContext:
                     return f"has a size given by {want!r}, which is not an int"
                 want_value, label = int(value), f"{want} = {int(value)}"
             elif isinstance(want, str):
-                want_value = self.symbols.setdefault(want, size)
+                want_value = self.symbols.get(want, bound.setdefault(want, size))
                 label = f"{want} = {want_value} (as elsewhere in the file)"
             else:
                 want_value, label = int(want), str(want)
             if size != want_value:
                 return f"has size {size} along axis {axis}, expected {label}"
+        self.symbols.update(bound)
         return None
 
 

@@ -3,8 +3,8 @@
 Registered classes (:mod:`kppca.io.registry`): parameters are checked against
 ``_parameter_constraints`` as ``fit`` checks them, the fitted state against
 ``_fitted_constraints`` (:func:`kppca.io.specs.validate_state`); a class without
-``get_params`` (a helper object such as a fitted level) has its constructor
-arguments declared and checked as fitted state too. Components (kernels, feature
+``get_params`` (a helper object such as a fitted view or level) is rebuilt
+without calling ``__init__``, from its declared and checked state alone. Components (kernels, feature
 maps, the kernel centerer), whose classes declare nothing, may hold only fitted
 attributes (``name_``: no private names, no methods or properties) with plain
 values and finite floating tensors.
@@ -52,10 +52,16 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
     registered = registry.name_of(cls) is not None
     estimator = hasattr(cls, "get_params")
     if registered and not estimator:
-        reason = validate_state(cls, {**params, **state}, {})
+        # A helper object (a fitted view, a level): rebuilt from its declared state alone, no __init__.
+        reason = f"parameters for {name}, which is rebuilt from its state alone" if params else None
+        reason = reason or validate_state(cls, state, {})
         if reason:
             raise fail(reason)
-    elif not registered:
+        obj = cls.__new__(cls)
+        for key, value in state.items():
+            object.__setattr__(obj, key, value)  # frozen dataclasses too; the names were checked above
+        return obj
+    if not registered:
         _check_component_state(cls, state, fail, name)
     try:
         obj = cls(**params)
@@ -69,5 +75,5 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
         if reason:
             raise fail(reason)
     for key, value in state.items():
-        object.__setattr__(obj, key, value)  # frozen dataclasses too; the names were checked above
+        setattr(obj, key, value)
     return obj
