@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from .._param_validation import InvalidParameterError, device_from_spec
-from . import registry
 from .encoding import Decoder, Encoder
 from .format import FORMAT_NAME, FORMAT_VERSION, ModelFileError, invalid, read_file, write_file
+from .registry import lookup, name_of, registered
 
 
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
@@ -50,9 +51,9 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     kppca.io.CustomKernelError
         A custom kernel without ``allow_callable_kernel=True`` (a ValueError).
     """
-    from .. import __version__
-
-    name = registry.name_of(type(model))
+    # The package is imported whenever this module is; read its version without importing it back.
+    version = getattr(sys.modules.get("kppca"), "__version__", "unknown")
+    name = name_of(type(model))
     if name is None:
         raise TypeError(
             f"{type(model).__name__} cannot be saved: its class is not registered with kppca's model-file format "
@@ -63,7 +64,7 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     document = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "kppca_version": __version__,
+        "kppca_version": version,
         "class": name,
         "params": params,
         "state": state,
@@ -130,9 +131,9 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     path = Path(path)
     document, tensors, version = read_file(path)
     key = document["class"]
-    cls = registry.lookup(key, version) if isinstance(key, str) else None
+    cls = lookup(key, version) if isinstance(key, str) else None
     if cls is None or not hasattr(cls, "get_params"):
-        known = ", ".join(k for k, c in registry.registered().items() if hasattr(c, "get_params"))
+        known = ", ".join(k for k, c in registered().items() if hasattr(c, "get_params"))
         raise invalid(path, f"unknown model class {key!r} (known: {known})")
     probe = Decoder(path, {}, None, None, version)
     device = _target_device(document, probe, map_location, path)

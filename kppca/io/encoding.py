@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import registry
-from .format import CustomKernelError, invalid
+from .format import CustomKernelError, ModelFileError, invalid
+from .registry import component_classes, lookup, name_of
+from .specs import declared, is_fitted_name
+from .validation import build_instance
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
@@ -36,7 +38,7 @@ def init_params(obj: Any) -> dict[str, Any]:
     classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
-    if registry.name_of(type(obj)) is not None:
+    if name_of(type(obj)) is not None:
         return {}
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
@@ -47,15 +49,13 @@ def init_params(obj: Any) -> dict[str, Any]:
 
 def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
     """The state to store: the declared attributes of a registered class; fitted (``*_``) ones of a component."""
-    from .specs import declared
-
     names = [k for k in vars(obj) if k not in params]
-    if registry.name_of(type(obj)) is None:
-        return [k for k in names if _is_fitted_name(k)]
+    if name_of(type(obj)) is None:
+        return [k for k in names if is_fitted_name(k)]
     constraints = declared(type(obj))
     # Estimators: public fitted attributes must be declared; other registered objects hold no
     # constructor parameters, so every public attribute must be. Private undeclared ones are caches.
-    public = _is_fitted_name if hasattr(obj, "get_params") else (lambda k: not k.startswith("_"))
+    public = is_fitted_name if hasattr(obj, "get_params") else (lambda k: not k.startswith("_"))
     undeclared = [k for k in names if k not in constraints and public(k)]
     if undeclared:
         raise TypeError(
@@ -65,18 +65,13 @@ def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
     return [k for k in names if k in constraints]
 
 
-def _is_fitted_name(key: str) -> bool:
-    """A public fitted attribute, scikit-learn style: ``name_`` (no leading underscore)."""
-    return key.endswith("_") and not key.startswith("_") and key.isidentifier()
-
-
 class Encoder:
     """Turns Python values into JSON, collecting tensors into ``self.tensors`` (CPU copies)."""
 
     def __init__(self, allow_custom_kernel: bool):
         self.allow_custom_kernel = allow_custom_kernel
         self.tensors: dict[str, torch.Tensor] = {}
-        self.components = {cls: name for name, cls in registry.component_classes().items()}
+        self.components = {cls: name for name, cls in component_classes().items()}
 
     def encode(self, value: Any, where: str) -> Any:
         if isinstance(value, torch.Tensor):
@@ -135,7 +130,7 @@ class Encoder:
         from ..features.base import FeatureMap
         from ..kernels.base import Kernel
 
-        name = registry.name_of(type(value)) or self.components.get(type(value))
+        name = name_of(type(value)) or self.components.get(type(value))
         if name is not None:
             return self.encode_object(value, name, where)
         if isinstance(value, Kernel) or (callable(value) and not isinstance(value, (type, FeatureMap))):
@@ -189,7 +184,7 @@ class Decoder:
         self.path, self.tensors, self.device, self.kernel, self.version = path, tensors, device, kernel, version
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
-        self.components = registry.component_classes()
+        self.components = component_classes()
 
     def fail(self, what: str):
         return invalid(self.path, what)
@@ -297,7 +292,7 @@ class Decoder:
         name = value["__object__"]
         cls = None
         if isinstance(name, str):
-            cls = self.components.get(name) or registry.lookup(name, version=max(self.version, 2))
+            cls = self.components.get(name) or lookup(name, version=max(self.version, 2))
         if cls is None:
             raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
                             "classes registered with kppca.io.register)")
@@ -305,8 +300,6 @@ class Decoder:
 
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
         """An instance of ``cls`` from its encoded parameters and state, validated."""
-        from .validation import build_instance
-
         params = self.attributes(encoded_params, f"the parameters of {name}")
         state = self.attributes(encoded_state, f"the state of {name}")
         if self.override_device and "_device" in state:
@@ -317,8 +310,6 @@ class Decoder:
         from ..kernels.registry import as_kernel
 
         if self.kernel is None:
-            from .format import ModelFileError
-
             raise ModelFileError(
                 f"{self.path} was saved without its custom kernel {value['__custom_kernel__']!r} (code is never "
                 "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."

@@ -76,7 +76,8 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
         key = name or default_name(klass)
         other = _CLASSES.get(key)
         if other is not None and (other.__module__, other.__qualname__) != (klass.__module__, klass.__qualname__):
-            raise ValueError(f"the model-file name {key!r} is already registered for {other.__module__}.{other.__qualname__}.")
+            taken = f"{other.__module__}.{other.__qualname__}"
+            raise ValueError(f"the model-file name {key!r} is already registered for {taken}.")
         _CLASSES[key] = klass
         klass._file_format_name = key  # read back by name_of; subclasses do not inherit it (checked there)
         return klass

@@ -283,6 +283,11 @@ class FloatDtype(Constraint):
         return "torch.float32 or torch.float64"
 
 
+def is_fitted_name(key: str) -> bool:
+    """A public fitted attribute, scikit-learn style: ``name_`` (no leading underscore)."""
+    return key.endswith("_") and not key.startswith("_") and key.isidentifier()
+
+
 def declared(cls: type) -> dict[str, list[Any]]:
     """The fitted-state declaration of ``cls`` (empty when it declares none)."""
     constraints = getattr(cls, "_fitted_constraints", None)

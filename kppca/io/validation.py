@@ -17,18 +17,16 @@ from typing import Any, Callable
 import torch
 
 from .._param_validation import validate_parameter_constraints
-from . import registry
-from .specs import validate_state
+from .registry import name_of
+from .specs import is_fitted_name, validate_state
 
 
 def _check_component_state(cls: type, state: dict[str, Any], fail: Callable[[str], Exception], name: str) -> None:
-    from .encoding import _is_fitted_name
-
     for key, value in state.items():
         existing = getattr(cls, key, None)
         if callable(existing) or isinstance(existing, property):
             raise fail(f"the state of {name} would replace its method or property {key!r}")
-        if not _is_fitted_name(key):
+        if not is_fitted_name(key):
             raise fail(f"the state of {name} holds {key!r}, which is not a fitted attribute (name_)")
         if isinstance(value, torch.Tensor) and value.dtype.is_floating_point and not bool(torch.isfinite(value).all()):
             raise fail(f"the fitted attribute {key!r} of {name} holds NaN or infinite values")
@@ -49,7 +47,7 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
     fail : callable
         ``fail(what)`` returns the :class:`~kppca.io.format.ModelFileError` to raise.
     """
-    registered = registry.name_of(cls) is not None
+    registered = name_of(cls) is not None
     estimator = hasattr(cls, "get_params")
     if registered and not estimator:
         # A helper object (a fitted view, a level): rebuilt from its declared state alone, no __init__.
