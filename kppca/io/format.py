@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ def tensors_digest(tensors: dict[str, torch.Tensor]) -> str:
         T = tensors[name].detach().cpu().contiguous()
         digest.update(json.dumps([name, str(T.dtype), list(T.shape)]).encode())
         if T.numel():
-            digest.update(T.reshape(-1).view(torch.uint8).numpy().tobytes())
+            digest.update(T.reshape(-1).view(torch.uint8).numpy())  # the buffer itself, no copy
     return digest.hexdigest()
 
 
@@ -138,17 +138,53 @@ def _header(data: bytes, path: Path) -> dict[str, Any]:
     return header
 
 
-def _tensors(data: bytes, path: Path) -> dict[str, torch.Tensor]:
-    """Every tensor of ``data``, each copied into memory of its own (writable, independent of the file)."""
-    from safetensors.torch import load as safetensors_load
+#: safetensors dtype names -> torch dtypes (the ones kppca writes, and the other common ones).
+_SAFETENSORS_DTYPES = {
+    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+    "BOOL": torch.bool,
+}  # fmt: skip
 
-    try:
-        with warnings.catch_warnings():
-            # safetensors wraps read-only bytes; each tensor is cloned right away.
-            warnings.simplefilter("ignore", UserWarning)
-            return {name: T.clone() for name, T in safetensors_load(data).items()}
-    except Exception as exc:  # SafetensorError and friends: truncated or corrupt body
-        raise _not_safetensors(path, str(exc)) from exc
+
+def _ints(values: Any) -> bool:
+    """A list of non-negative ints (a shape, or a pair of offsets)."""
+    return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+
+
+def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, torch.Tensor]:
+    """Every tensor the header lists, each copied out of ``data`` into memory of its own.
+
+    The header's entries are checked (dtype, shape, offsets inside the body, sizes,
+    no overlaps) as safetensors checks them; the copies do not share ``data``, which
+    the caller drops.
+    """
+    begin_body = 8 + int.from_bytes(data[:8], "little")
+    body = len(data) - begin_body
+    tensors, spans = {}, []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        entry = entry if isinstance(entry, dict) else {}
+        dtype = _SAFETENSORS_DTYPES.get(entry.get("dtype"))
+        shape, offsets = entry.get("shape"), entry.get("data_offsets")
+        if not (dtype is not None and _ints(shape) and _ints(offsets) and len(offsets) == 2
+                and 0 <= offsets[0] <= offsets[1] <= body):
+            raise _not_safetensors(path, f"bad header entry for tensor {name!r}")
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        count = math.prod(shape) * itemsize
+        if offsets[1] - offsets[0] != count:
+            raise _not_safetensors(path, f"tensor {name!r} has {offsets[1] - offsets[0]} bytes for {count} expected")
+        spans.append((offsets[0], offsets[1], name))
+        start = begin_body + offsets[0]
+        raw = torch.frombuffer(data, dtype=torch.uint8, offset=start, count=count) if count else torch.empty(0)
+        if start % itemsize:  # misaligned for the dtype (never so in files kppca writes): copy the bytes first
+            raw = raw.clone()
+        tensors[name] = raw.to(torch.uint8).view(dtype).reshape(shape).clone()
+    spans.sort()
+    for (_, end, a), (begin, _, b) in zip(spans, spans[1:]):
+        if begin < end:
+            raise _not_safetensors(path, f"tensors {a!r} and {b!r} overlap")
+    return tensors
 
 
 def check_version(document: dict[str, Any], path: Path) -> int:
@@ -189,7 +225,10 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist.")
-    data = path.read_bytes()  # one read: nothing below refers to the file again
+    with path.open("rb") as f:  # one read into memory of our own: nothing below refers to the file again
+        data = bytearray(path.stat().st_size)
+        if f.readinto(data) != len(data):
+            raise _not_safetensors(path, "the file changed while it was read")
     header = _header(data, path)
     metadata = header.get("__metadata__") or {}
     if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
@@ -203,7 +242,7 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     if missing:
         raise invalid(path, f"missing field(s) {', '.join(missing)}")
     version = check_version(document, path)
-    tensors = _tensors(data, path)
+    tensors = _tensors(data, header, path)
     del data
     if version >= 2:
         expected = document.get("tensors_sha256")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load as safetensors_load
 from safetensors.torch import save as safetensors_bytes
 
 import kppca
@@ -231,7 +232,7 @@ def test_version_1_files_are_validated_too(tmp_path):
     document = json.loads(header["__metadata__"][METADATA_KEY])
     assert document["format_version"] == 1 and "tensors_sha256" not in document
     document["state"]["sigma2_"] = -1.0
-    tensors = kppca.io.format._tensors(data, tmp_path)
+    tensors = safetensors_load(data)
     (tmp_path / "v1.kppca").write_bytes(safetensors_bytes(tensors, metadata={METADATA_KEY: json.dumps(document)}))
     with pytest.raises(ModelFileError, match="'sigma2_'"):
         kppca.load(tmp_path / "v1.kppca")
