@@ -236,3 +236,52 @@ def test_version_1_files_are_validated_too(tmp_path):
     (tmp_path / "v1.kppca").write_bytes(safetensors_bytes(tensors, metadata={METADATA_KEY: json.dumps(document)}))
     with pytest.raises(ModelFileError, match="'sigma2_'"):
         kppca.load(tmp_path / "v1.kppca")
+
+
+def _with_header(path, edit):
+    """Rewrite the safetensors header of ``path`` with ``edit(header)`` (the body unchanged)."""
+    data = path.read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    edit(header)
+    text = json.dumps(header)
+    text += " " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text.encode() + data[8 + size :])
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda h: h["state/X_fit_"].update(dtype="C64"), "bad header entry for tensor 'state/X_fit_'"),
+        (lambda h: h["state/X_fit_"].update(shape=[-1, 3]), "bad header entry"),
+        (lambda h: h["state/X_fit_"].update(data_offsets=[0, 10**9]), "bad header entry"),
+        (lambda h: h["state/X_fit_"].update(shape=[29, 3]), "has 720 bytes for 696 expected"),
+        (lambda h: h["state/A_"].update(data_offsets=h["state/X_fit_"]["data_offsets"][:1]
+                                        + [h["state/X_fit_"]["data_offsets"][0] + 480]), "overlap"),
+    ],
+    ids=["dtype", "shape", "offsets", "size", "overlap"],
+)
+def test_bad_tensor_entries_are_refused(edit, match, rng, tmp_path):
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _with_header(path, edit)
+    with pytest.raises(ModelFileError, match=match):
+        kppca.load(path)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_model_round_trip_and_map_location(rng, tmp_path):
+    """A model fitted on the GPU loads back there; map_location moves it (and its _device) to the CPU."""
+    X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(5, 3))
+    model = DualPPCA(2, kernel=RBF(1.0), device="cuda").fit(X)
+    model.save(tmp_path / "m.kppca")
+    loaded = kppca.load(tmp_path / "m.kppca")
+    assert loaded.A_.device.type == "cuda" and loaded._device.type == "cuda"
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+    on_cpu = kppca.load(tmp_path / "m.kppca", map_location="cpu")
+    assert on_cpu.A_.device.type == "cpu" and on_cpu._device == torch.device("cpu")
+    assert on_cpu.transform(Xt).shape == (5, 2)
+    cpu_model = DualPPCA(2, kernel=RBF(1.0)).fit(X)
+    cpu_model.save(tmp_path / "c.kppca")
+    moved = kppca.load(tmp_path / "c.kppca", map_location="cuda")
+    assert moved.X_fit_.device.type == "cuda" and moved._device.type == "cuda"
