@@ -3,7 +3,9 @@
 Each block below is meant to be pasted into its class (as ``_fitted_constraints``,
 with ``@kppca.io.register`` on the class); :func:`apply` registers the classes
 that do not declare themselves yet, so that the round-trip tests run today.
-Once a class declares its own state, ``apply`` leaves it alone.
+Once a class declares its own state, ``apply`` leaves it alone. Two sets: the
+classes as they are on this branch, and as they are after the integration of
+the scaffold/deep/gram branches (chosen by whether ``kppca.optim`` exists).
 """
 
 from __future__ import annotations
@@ -57,14 +59,16 @@ FITTED_VIEW = {  # a helper object; "n" samples, "d" input width, "f" features, 
 }
 
 
-def multiview_kpca() -> dict:
-    """kppca/rkm/multiview.py: MultiViewKPCA."""
-    from kppca.rkm.solvers import StiefelResult
+def multiview_kpca(result_class: type | None = None) -> dict:
+    """kppca/rkm/multiview.py: MultiViewKPCA (``result_class``: the Stiefel solver's result type)."""
     from kppca.rkm.views import FittedView
+
+    if result_class is None:
+        from kppca.rkm.solvers import StiefelResult as result_class
 
     return {
         "_numpy_fit_": ["boolean"],
-        "solver_result_": [StiefelResult, None],
+        "solver_result_": [result_class, None],
         "_gamma_diagonal": ["boolean"],
         "form_": [Options({"primal", "dual"})],
         "n_views_": [POS_INT],
@@ -171,9 +175,10 @@ DEEP_CLASSIFIER_LEVEL = {
 }
 
 
-def deep_rkm_classifier() -> dict:
-    """kppca/rkm/deep_classifier.py: DeepRKMClassifier ("n" training points)."""
-    from kppca.rkm.deep_classifier import _Level
+def deep_rkm_classifier(model_class: type | None = None) -> dict:
+    """kppca/rkm/deep_classifier.py: DeepRKMClassifier ("n" training points; ``model_class``: its fitted models)."""
+    if model_class is None:
+        from kppca.rkm.deep_classifier import _Level as model_class
 
     return {
         **SCAFFOLD,
@@ -184,7 +189,7 @@ def deep_rkm_classifier() -> dict:
         "unsupervised_history_": [ListOf([REAL])],
         "_mlp": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
         "_mlp_scale": [POS_REAL, OPTIONAL],
-        "models_": [ListOf([_Level])],
+        "models_": [ListOf([model_class])],
         "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
         "hidden_features_": [ListOf([TensorSpec(shape=("n", None))])],
         "n_iter_": [NONNEG_INT],
@@ -194,12 +199,76 @@ def deep_rkm_classifier() -> dict:
     }
 
 
-def apply() -> None:
-    """Register every RKM class that does not register itself yet, with the declarations above."""
+# ================================================================ after the integration
+# The same classes once they stand on the scaffold (branches shallow/deep/gram/rkm19): hidden
+# features renamed, lambda_ -> ridge, kppca.optim's OptimizeResult, the deep package's levels.
+
+OPTIMIZE_RESULT = {  # kppca/optim/result.py (a helper object)
+    "x": [TensorSpec(ndim=2), ListOf([TensorSpec()])],
+    "fun": [REAL],
+    "n_iter": [NONNEG_INT],
+    "converged": ["boolean"],
+    "grad_norm": [NONNEG_REAL],
+    "history": [ListOf([REAL])],
+    "params": [ListOf([TensorSpec()]), None, OPTIONAL],
+    "step_sizes": [ListOf([REAL]), None, OPTIONAL],
+    "grad_history": [ListOf([REAL]), None, OPTIONAL],
+    "message": [str, OPTIONAL],
+    "method": [str, OPTIONAL],
+    "state": [DictOf([str], [TensorSpec("any_float"), REAL, NONNEG_INT, "boolean", str, None]), None, OPTIONAL],
+}
+
+
+def multiview_kpca_integrated() -> dict:
+    """kppca/rkm/multiview.py after the integration."""
+    from kppca.optim import OptimizeResult
+
+    declaration = {**multiview_kpca(OptimizeResult), "_dtype": [FloatDtype()], "_device": ["device"]}
+    declaration["hidden_features_"] = declaration.pop("H_")
+    return declaration
+
+
+LSSVM_INTEGRATED = {k: v for k, v in LSSVM.items() if k != "dual_coef_"}
+LSSVM_INTEGRATED["hidden_features_"] = [TensorSpec(shape=("n", "p")), OPTIONAL]  # dual solver
+LSSVM_REGRESSOR_INTEGRATED = {**LSSVM_INTEGRATED, "_single_output": ["boolean"]}
+LSSVM_CLASSIFIER_INTEGRATED = {**LSSVM_INTEGRATED, **{k: LSSVM_CLASSIFIER[k] for k in
+                                                     ("classes_", "codebook_", "temperature_")}}
+KERNEL_PCA_RKM_INTEGRATED = KERNEL_PCA_RKM
+LSSVM_LEVEL_INTEGRATED = {"kernel": [Kernel, str, callable], "ridge": [POS_REAL], "eta": [POS_REAL]}
+
+
+def deep_rkm_integrated() -> dict:
+    """kppca/rkm/deep/estimator.py: DeepRKM after the integration."""
+    from kppca.rkm import KPCALevel, LSSVMLevel
+
+    declaration = {k: v for k, v in deep_rkm().items() if k not in ("H1_", "H2_", "H3_")}
+    declaration["levels_"] = [ListOf([LSSVMLevel, KPCALevel])]
+    declaration["_numpy_fit_"] = ["boolean"]
+    declaration["solver_state_"] = [DictOf([str], [TensorSpec(), ListOf([TensorSpec()]), REAL, NONNEG_INT, str,
+                                                   None])]
+    return declaration
+
+
+def deep_rkm_classifier_integrated() -> dict:
+    """kppca/rkm/deep/classifier.py: DeepRKMClassifier after the integration."""
+    from kppca.rkm.deep.binary_model import BinaryDeepModel
+
+    declaration = {k: v for k, v in deep_rkm_classifier(BinaryDeepModel).items()
+                   if k not in ("_sizes", "_level_kernels", "_mlp", "_mlp_scale")}
+    declaration.update({
+        "_numpy_fit_": ["boolean"],
+        "n_components_": [ListOf([POS_INT])],
+        "mlp_params_": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
+        "mlp_input_scale_": [POS_REAL, OPTIONAL],
+    })
+    return declaration
+
+
+def _legacy_table() -> list:
     import kppca.rkm as rkm
     from kppca.rkm import deep_classifier, solvers, views
 
-    table = [
+    return [
         (solvers.StiefelResult, "kppca.rkm.StiefelResult", lambda: STIEFEL_RESULT),
         (views.FittedView, "kppca.rkm.FittedView", lambda: FITTED_VIEW),
         (rkm.LSSVMLevel, "kppca.rkm.LSSVMLevel", lambda: LSSVM_LEVEL),
@@ -213,7 +282,38 @@ def apply() -> None:
         (rkm.DeepRKM, "kppca.DeepRKM", deep_rkm),
         (rkm.DeepRKMClassifier, "kppca.DeepRKMClassifier", deep_rkm_classifier),
     ]
-    for cls, name, declaration in table:
+
+
+def _integrated_table() -> list:
+    import kppca.rkm as rkm
+    from kppca.optim import OptimizeResult
+    from kppca.rkm import views
+    from kppca.rkm.deep.binary_model import BinaryDeepModel
+
+    return [
+        (OptimizeResult, "kppca.optim.OptimizeResult", lambda: OPTIMIZE_RESULT),
+        (views.FittedView, "kppca.rkm.FittedView", lambda: FITTED_VIEW),
+        (rkm.LSSVMLevel, "kppca.rkm.LSSVMLevel", lambda: LSSVM_LEVEL_INTEGRATED),
+        (rkm.KPCALevel, "kppca.rkm.KPCALevel", lambda: KPCA_LEVEL),
+        (BinaryDeepModel, "kppca.rkm.BinaryDeepModel", lambda: DEEP_CLASSIFIER_LEVEL),
+        (rkm.MultiViewKPCA, "kppca.MultiViewKPCA", multiview_kpca_integrated),
+        (rkm.NARForecaster, "kppca.NARForecaster", nar_forecaster),
+        (rkm.LSSVMRegressor, "kppca.LSSVMRegressor", lambda: LSSVM_REGRESSOR_INTEGRATED),
+        (rkm.LSSVMClassifier, "kppca.LSSVMClassifier", lambda: LSSVM_CLASSIFIER_INTEGRATED),
+        (rkm.KernelPCARKM, "kppca.KernelPCARKM", lambda: KERNEL_PCA_RKM_INTEGRATED),
+        (rkm.DeepRKM, "kppca.DeepRKM", deep_rkm_integrated),
+        (rkm.DeepRKMClassifier, "kppca.DeepRKMClassifier", deep_rkm_classifier_integrated),
+    ]
+
+
+def apply() -> None:
+    """Register every RKM class that does not register itself yet, with the declarations above."""
+    import importlib.util
+
+    import kppca.rkm as rkm
+
+    integrated = importlib.util.find_spec("kppca.optim") is not None
+    for cls, name, declaration in (_integrated_table() if integrated else _legacy_table()):
         if name_of(cls) is None:
             register(cls, name=name, fitted_constraints=declaration())
     for cls in (rkm.MultiViewKPCA, rkm.NARForecaster, rkm.LSSVMRegressor, rkm.LSSVMClassifier,
@@ -222,4 +322,3 @@ def apply() -> None:
             from kppca.io import SavableMixin
 
             cls.save, cls.load = SavableMixin.save, classmethod(SavableMixin.load.__func__)
-
