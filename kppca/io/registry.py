@@ -97,8 +97,11 @@ def registered() -> dict[str, type]:
     return dict(_CLASSES)
 
 
-def _import_plugins() -> None:
+def _import_plugins(until: str | None = None) -> None:
+    """Import kppca's estimator packages (their classes register), stopping once ``until`` is registered."""
     for package in PLUGIN_PACKAGES:
+        if until is not None and until in _CLASSES:
+            return
         importlib.import_module(package)
 
 
@@ -107,7 +110,7 @@ def lookup(key: str, version: int = 2) -> type | None:
     if version == 1:
         key = LEGACY_NAMES.get(key, "")
     if key not in _CLASSES:
-        _import_plugins()
+        _import_plugins(until=key)
     return _CLASSES.get(key)
 
 

@@ -461,3 +461,15 @@ def test_distributions_right_after_load_match_right_after_fit(solver, rng, tmp_p
         loaded.kernel_conditional(h).log_prob(k_c).numpy(), model.kernel_conditional(h).log_prob(k_c).numpy()
     )
     np.testing.assert_array_equal(np_(loaded.sample(3, random_state=0)), np_(model.sample(3, random_state=0)))
+
+
+def test_load_in_a_fresh_process_finds_the_class_by_registration(rng, tmp_path):
+    """Nothing needs importing first: a registry miss imports kppca's estimator packages (never a name from the file)."""
+    import subprocess
+    import sys
+
+    _fitted_dual(rng).save(tmp_path / "m.kppca")
+    code = "import kppca.io, sys; m = kppca.io.load(sys.argv[1]); print(type(m).__name__, m.n_components_)"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.kppca")], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["DualPPCA", "2"]
