@@ -28,7 +28,7 @@ from .validation import build_instance
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
-    "__dtype__", "__device__", "__float__", "__object__", "__custom_kernel__",
+    "__dtype__", "__device__", "__float__", "__object__", "__custom_kernel__", "__slice__",
 )  # fmt: skip
 _DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool")
 
@@ -98,6 +98,9 @@ class Encoder:
                 return {"__dict__": {k: self.encode(v, f"{where}/{k}") for k, v in value.items()}}
             return {"__items__": [[self.encode(k, f"{where}/key{i}"), self.encode(v, f"{where}/{i}")]
                                   for i, (k, v) in enumerate(value.items())]}
+        if isinstance(value, slice):  # e.g. the columns of a ColumnKernel
+            return {"__slice__": [self.encode(v, f"{where}/{i}") for i, v in
+                                  enumerate((value.start, value.stop, value.step))]}
         if isinstance(value, torch.dtype):
             return {"__dtype__": str(value).replace("torch.", "")}
         if isinstance(value, torch.device):
@@ -270,6 +273,11 @@ class Decoder:
                 return {self.decode(k): self.decode(v) for k, v in body}
             except TypeError as exc:  # an unhashable key
                 raise self.fail(f"a dict with a bad key ({exc})") from exc
+        if tag == "__slice__":
+            ok = isinstance(body, list) and len(body) == 3
+            if not ok or not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in body):
+                raise self.fail(f"a slice that is not [start, stop, step] of ints or nulls: {body!r}")
+            return slice(*body)
         if tag == "__dtype__":
             if body not in _DTYPES:
                 raise self.fail(f"unknown dtype {body!r}")

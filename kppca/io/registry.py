@@ -118,10 +118,13 @@ def component_classes() -> dict[str, type]:
     """Kernels, feature maps and the kernel centerer, by their names in model files."""
     from ..features.base import FeatureMapKernel
     from ..features.registry import FEATURE_MAPS
+    from ..kernels import ColumnKernel, ProductKernel, SumKernel
     from ..kernels.centering import KernelCenterer
     from ..kernels.registry import KERNELS
 
     table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}
+    # Kernel algebra (k1 + k2, k1 * k2, a kernel on some columns): their parts are stored the same way.
+    table.update({"kernel:sum": SumKernel, "kernel:product": ProductKernel, "kernel:column": ColumnKernel})
     table.update({f"feature_map:{name}": cls for name, cls in FEATURE_MAPS.items()})
     table["kernel:feature_map"] = FeatureMapKernel
     table["kernel_centerer"] = KernelCenterer

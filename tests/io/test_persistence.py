@@ -15,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 import kppca
 from kppca import DualPPCA, ModelFileError, PrimalPPCA
 from kppca.features import Nystroem, PolynomialFeatures, RandomFourierFeatures
-from kppca.kernels import RBF, CallableKernel, Laplacian, Polynomial
+from kppca.kernels import RBF, CallableKernel, ColumnKernel, Laplacian, Polynomial
 from kppca.io.format import tensors_digest
 from kppca.models._base import BasePPCA
 
@@ -464,7 +464,7 @@ def test_distributions_right_after_load_match_right_after_fit(solver, rng, tmp_p
 
 
 def test_load_in_a_fresh_process_finds_the_class_by_registration(rng, tmp_path):
-    """Nothing needs importing first: a registry miss imports kppca's estimator packages (never a name from the file)."""
+    """Nothing needs importing first: a registry miss imports kppca's estimator packages (never a file's names)."""
     import subprocess
     import sys
 
@@ -473,3 +473,23 @@ def test_load_in_a_fresh_process_finds_the_class_by_registration(rng, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.kppca")], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["DualPPCA", "2"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RBF(1.0) + Polynomial(2),
+        lambda: RBF(1.0) * Laplacian(2.0),
+        lambda: ColumnKernel(RBF(1.0), slice(0, 2)),
+        lambda: ColumnKernel(RBF(1.0), [0, 2]) + Polynomial(1),
+    ],
+    ids=["sum", "product", "column-slice", "column-list-sum"],
+)
+def test_kernel_algebra_is_stored_by_name_not_as_code(make, rng, tmp_path):
+    """Sums, products and column kernels of kppca's kernels are kernels by name (before: refused as user code)."""
+    X, Xt = rng.normal(size=(25, 3)), rng.normal(size=(4, 3))
+    model = DualPPCA(2, kernel=make()).fit(X)
+    model.save(tmp_path / "m.kppca")
+    loaded = kppca.load(tmp_path / "m.kppca")
+    assert type(loaded.kernel_) is type(model.kernel_) and repr(loaded.kernel_) == repr(model.kernel_)
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
