@@ -20,7 +20,7 @@ from .._linalg import (
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, check_count, torch_generator
 from ..distributions import DegenerateMultivariateNormal
-from ..io import TensorSpec, register
+from ..io import OPTIONAL, TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centering import KernelCenterer
 from ..kernels.gram import gram_matrix
@@ -135,7 +135,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         **BasePPCA._fitted_constraints,
         "kernel_": [Kernel, callable],
         "centerer_": [KernelCenterer],
-        "_gram_scale": [Interval("real", 0, None, closed="left")],
+        "_gram_scale": [Interval("real", 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
         "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],

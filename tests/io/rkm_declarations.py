@@ -99,6 +99,10 @@ def nar_forecaster() -> dict:
         "last_window_": [TensorSpec(ndim=2)],
         "n_lags_": [POS_INT],
         "n_features_in_": [POS_INT],
+        # on the scaffold (branch shallow): dtype/device, and the range that the forecast warning uses
+        "_dtype": [FloatDtype(), OPTIONAL],
+        "_device": ["device", OPTIONAL],
+        "training_range_": [TupleOf([REAL], [REAL]), OPTIONAL],
     }
 
 
