@@ -7,8 +7,8 @@ Main entry points: :class:`PrimalPPCA` (explicit features) and
 
 from . import distributions, features, kernels
 from .models import DualPPCA, PrimalPPCA
-from .models._persistence import ModelFileError, load_model as load
+from .io import ModelFileError, load, save
 
 __version__ = "0.1.0"
 
-__all__ = ["PrimalPPCA", "DualPPCA", "load", "ModelFileError", "kernels", "features", "distributions", "__version__"]
+__all__ = ["PrimalPPCA", "DualPPCA", "save", "load", "ModelFileError", "kernels", "features", "distributions", "__version__"]

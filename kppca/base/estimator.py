@@ -31,6 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._cache import LazyCache
+from ..io import SavableMixin
 from .._validation import (
     ArrayLike,
     as_tensor,
@@ -55,10 +56,7 @@ def _labels_as_numpy(y: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- persistence
-# INTEGRATION: KernelEstimator will also inherit ``kppca.io.SavableMixin`` (the save
-# method and the model-class registration, written by the persistence helper):
-# ``class KernelEstimator(SavableMixin, BaseEstimator)``. No persistence code here.
-class KernelEstimator(BaseEstimator):
+class KernelEstimator(SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
 
     Class attributes a subclass may set

@@ -1,7 +1,7 @@
 """Kernels by name: the ``kernel="rbf"`` strings of the models and the names used in model files.
 
 One table, :data:`KERNELS`, serves both :func:`as_kernel` and
-:mod:`kppca.models._persistence`; a model file names its kernel class by a key
+:mod:`kppca.io`; a model file names its kernel class by a key
 of this table (never by an import path), so loading can only build these classes.
 """
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +20,7 @@ from .._linalg import (
 from .._param_validation import Interval, Options
 from .._validation import ArrayLike, as_tensor, check_feature_names, check_new_input, is_numpy_like, numpy_rng
 from ..base import KernelEstimator, KernelTransformerMixin
+from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
 
 
@@ -65,6 +65,28 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     #: ``sigma2_`` is set last in fit: its presence means fitted (see ``KernelEstimator``).
     _fitted_marker = "sigma2_"
+
+    #: The fitted state shared by both models, as model files may hold it (see :mod:`kppca.io.specs`).
+    _fitted_constraints: dict[str, list[Any]] = {
+        "_dtype": [FloatDtype()],
+        "_device": ["device"],
+        "_numpy_fit_": ["boolean"],
+        "n_features_in_": [Interval("int", 1, None, closed="left")],
+        "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
+        "eigen_solver_": [Options({"dense", "partial"})],
+        "n_samples_": [Interval("int", 1, None, closed="left")],
+        "n_components_": [Interval("int", 1, None, closed="left")],
+        "rank_": [Interval("int", 1, None, closed="left")],
+        "sigma2_": [Interval("real", 0, None, closed="neither")],
+        "total_variance_": [Interval("real", 0, None, closed="left")],
+        "eigenvalues_": [TensorSpec(shape=("n_components_",), positive=True)],
+        "explained_variance_": [TensorSpec(shape=("n_components_",), positive=True)],
+        "explained_variance_ratio_": [TensorSpec(shape=("n_components_",), positive=True)],
+        "_gain": [TensorSpec(shape=("n_components_",), nonnegative=True)],
+        "_posterior_std": [TensorSpec(shape=("n_components_",), positive=True)],
+        "sample_classes_": [ArraySpec(ndim=1), OPTIONAL],
+        "_label_index": [TensorSpec("int", ("n_samples_",), nonnegative=True), OPTIONAL],
+    }
 
     # ------------------------------------------------------------------ parameters
     def _start_fit(self, X: Any) -> None:
@@ -271,70 +293,3 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         float
         """
         return float(torch.as_tensor(self.score_samples(X)).mean())
-
-    # ------------------------------------------------------------------ persistence
-    def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
-        """Save the fitted model to ``path`` in kppca's safe model-file format.
-
-        One `safetensors` file (any extension): the tensors bit-exactly, and as
-        JSON the class, the constructor parameters, the kernel or feature map
-        (by name, with its parameters and fitted tensors) and the fitted state.
-        No code is stored and loading runs none (unlike pickle), so files from
-        others can be opened safely with :func:`kppca.load`. Caches are not
-        stored: the file size does not depend on what was computed after fit.
-
-        Parameters
-        ----------
-        path : str or Path
-        allow_callable_kernel : bool, default False
-            A custom kernel (a callable, :class:`~kppca.kernels.CallableKernel` or
-            a user ``Kernel`` subclass) is code and cannot be stored: ``save``
-            raises unless this is True, in which case the file records only the
-            kernel's name, and loading needs it again: ``kppca.load(path, kernel=fn)``.
-
-        Notes
-        -----
-        A ``random_state`` that is a numpy/torch Generator (not an int) is saved
-        as None: the fitted model does not depend on it, only a refit would.
-
-        Raises
-        ------
-        ValueError
-            A custom kernel without ``allow_callable_kernel=True``.
-        TypeError
-            An attribute of a type the format cannot hold (the message names it).
-        """
-        from ._persistence import save_model
-
-        self._check_fitted("save")
-        save_model(self, path, allow_callable_kernel=allow_callable_kernel)
-
-    @classmethod
-    def load(
-        cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None
-    ) -> "BasePPCA":
-        """Load a model written by :meth:`save` (same as :func:`kppca.load`, plus a class check).
-
-        Parameters
-        ----------
-        path : str or Path
-        map_location : device, optional
-            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
-            default: the device the model was saved from.
-        kernel : Kernel or callable, optional
-            The custom kernel of a model saved with ``allow_callable_kernel=True``.
-
-        Raises
-        ------
-        kppca.ModelFileError
-            Not a kppca model file (corrupt, truncated, another format, an old pickle,
-            a newer format version, unknown classes); the message names the file.
-        TypeError
-            The file holds another model class than ``cls``.
-        """
-        from ._persistence import load_model
-
-        obj = load_model(path, map_location=map_location, kernel=kernel)
-        if not isinstance(obj, cls):
-            raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}.")
-        return obj

@@ -8,12 +8,13 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._param_validation import fit_context
-from .._validation import ArrayLike, check_count, torch_generator
+from .._param_validation import Interval, fit_context
+from .._validation import ArrayLike, check_count, numpy_rng, torch_generator
 from ..distributions import DegenerateMultivariateNormal
-from .._validation import numpy_rng
+from ..io import OPTIONAL, TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
+from ..kernels.centering import KernelCenterer
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
 from ._novelty import DualNoveltyMixin
@@ -22,6 +23,7 @@ from .generation import DualGenerationMixin
 _GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
 
+@register
 class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
 
@@ -117,6 +119,16 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     _parameter_constraints = {
         **BasePPCA._parameter_constraints,
         "kernel": [Kernel, str, callable, None],
+    }
+    #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); a custom kernel is supplied at load.
+    _fitted_constraints = {
+        **BasePPCA._fitted_constraints,
+        "kernel_": [Kernel, callable],
+        "centerer_": [KernelCenterer],
+        "_gram_scale": [Interval("real", 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
+        "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
+        "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
+        "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
     }
 
     @fit_context

@@ -8,10 +8,11 @@ from typing import Any
 import torch
 
 from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
-from .._param_validation import dtype_from_spec, fit_context
+from .._param_validation import Interval, dtype_from_spec, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
 from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
+from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
 from ._streaming import ScatterStats, dask_stats, is_dask_collection
@@ -20,6 +21,7 @@ from .generation import PrimalGenerationMixin
 _FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
 
+@register
 class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
@@ -90,6 +92,21 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self.batch_size = batch_size
 
     _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
+    #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); ``d`` is the feature dimension.
+    _fitted_constraints = {
+        **BasePPCA._fitted_constraints,
+        "feature_map_": [FeatureMap],
+        "mean_": [TensorSpec(shape=("d",))],
+        "components_": [TensorSpec(shape=("n_components_", "d"))],
+        "W_": [TensorSpec(shape=("d", "n_components_"))],
+        "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
+        "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
+                                   "device": [str, None]}), OPTIONAL],
+        "_stream_stats": [Record({"count": [Interval("int", 1, None, closed="left")],
+                                  "mean": [TensorSpec(torch.float64, ("d",))],
+                                  "scatter": [TensorSpec(torch.float64, ("d", "d"))],
+                                  "max_sq_norm": [Interval("real", 0, None, closed="left")]}), OPTIONAL],
+    }
 
     @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":

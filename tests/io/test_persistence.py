@@ -15,7 +15,8 @@ from sklearn.exceptions import NotFittedError
 import kppca
 from kppca import DualPPCA, ModelFileError, PrimalPPCA
 from kppca.features import Nystroem, PolynomialFeatures, RandomFourierFeatures
-from kppca.kernels import RBF, CallableKernel, Laplacian, Polynomial
+from kppca.kernels import RBF, CallableKernel, ColumnKernel, Laplacian, Polynomial
+from kppca.io.format import tensors_digest
 from kppca.models._base import BasePPCA
 
 
@@ -164,8 +165,9 @@ def test_file_is_safetensors_with_json_metadata(rng, tmp_path):
     model = _fitted_dual(rng)
     model.save(tmp_path / "m.any-extension")
     doc, tensors = _document(tmp_path / "m.any-extension")
-    assert doc["format"] == "kppca-model" and doc["format_version"] == 1
-    assert doc["kppca_version"] == kppca.__version__ and doc["class"] == "DualPPCA"
+    assert doc["format"] == "kppca-model" and doc["format_version"] == 2
+    assert doc["kppca_version"] == kppca.__version__ and doc["class"] == "kppca.DualPPCA"
+    assert doc["tensors_sha256"] == tensors_digest(tensors) and len(doc["tensors_sha256"]) == 64
     assert doc["params"]["kernel"]["__object__"] == "kernel:rbf"
     assert doc["params"]["kernel"]["params"] == {"bandwidth": 1.2}
     assert doc["params"]["dtype"] is None and doc["state"]["_dtype"] == {"__dtype__": "float64"}
@@ -271,25 +273,42 @@ def test_dual_on_a_feature_map_kernel_round_trip(rng, tmp_path):
     assert torch.equal(loaded.kernel_.feature_map.landmarks_, kern.feature_map.landmarks_)
 
 
-def test_generic_state_types_round_trip(rng, tmp_path):
-    """Attributes added later (e.g. feature names) are saved by type, not from a hand list."""
+def test_generic_state_types_round_trip(tmp_path):
+    """Values are encoded by type, not from a hand list (checked on the encoder, as any attribute may hold them)."""
+    from kppca.io.encoding import Decoder, Encoder
+
+    values = {
+        "names": np.array(["a", "b", "c"], dtype=object),
+        "extra": {"counts": np.arange(3), "pair": (1.5, None), "nan": float("nan"), "s": np.float32(0.25)},
+        "scores": {0.5: 1.0, 0.25: 0.75},  # non-string keys
+    }
+    encoder = Encoder(allow_custom_kernel=False)
+    encoded = {k: encoder.encode(v, f"state/{k}") for k, v in values.items()}
+    encoded = json.loads(json.dumps(encoded))  # what the file holds
+    decoder = Decoder(tmp_path, dict(encoder.tensors), None, None, 2)
+    loaded = {k: decoder.decode(v) for k, v in encoded.items()}
+    assert loaded["names"].dtype == object and list(loaded["names"]) == ["a", "b", "c"]
+    np.testing.assert_array_equal(loaded["extra"]["counts"], np.arange(3))
+    assert loaded["extra"]["pair"] == (1.5, None) and np.isnan(loaded["extra"]["nan"])
+    assert type(loaded["extra"]["s"]) is np.float32 and loaded["extra"]["s"] == np.float32(0.25)
+    assert loaded["scores"] == {0.5: 1.0, 0.25: 0.75}
+    # nothing passed was modified by the encoder
+    assert values["extra"]["pair"] == (1.5, None)
+
+
+def test_undeclared_attribute_is_named_at_save_time(rng, tmp_path):
+    """Model files hold only declared state: an undeclared fitted attribute is a TypeError, no file written."""
     model = _fitted_dual(rng)
-    model.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)
-    model.extra_ = {"counts": np.arange(3), "pair": (1.5, None), "nan": float("nan"), "s": np.float32(0.25)}
-    model.save(tmp_path / "m.pt")
-    loaded = kppca.load(tmp_path / "m.pt")
-    assert loaded.feature_names_in_.dtype == object and list(loaded.feature_names_in_) == ["a", "b", "c"]
-    np.testing.assert_array_equal(loaded.extra_["counts"], np.arange(3))
-    assert loaded.extra_["pair"] == (1.5, None) and np.isnan(loaded.extra_["nan"])
-    assert type(loaded.extra_["s"]) is np.float32 and loaded.extra_["s"] == np.float32(0.25)
-    # nothing the user passed was modified by save
-    assert model.extra_["pair"] == (1.5, None)
+    model.extra_ = 1.0
+    with pytest.raises(TypeError, match=r"'extra_'.*not declared in DualPPCA._fitted_constraints"):
+        model.save(tmp_path / "m.pt")
+    assert not (tmp_path / "m.pt").exists()
 
 
 def test_unsupported_attribute_is_named_at_save_time(rng, tmp_path):
     model = _fitted_dual(rng)
-    model.weird_ = object()
-    with pytest.raises(TypeError, match="state/weird_.*object"):
+    model.centerer_ = object()
+    with pytest.raises(TypeError, match="state/centerer_.*object"):
         model.save(tmp_path / "m.pt")
 
 
@@ -382,7 +401,7 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d.update({"class": "BasePPCA"}), "unknown model class 'BasePPCA'"),
         (lambda d: d.pop("state"), "missing field.*state"),
         (lambda d: d.pop("params"), "missing field.*params"),
-        (lambda d: d.update({"format_version": 2}), "format version 2.*upgrade kppca"),
+        (lambda d: d.update({"format_version": 3}), "format version 3.*upgrade kppca"),
         (lambda d: d.update({"format": "other"}), "format 'other'"),
         (lambda d: d["params"].update({"kernel": {"__object__": "builtins:eval", "params": {}, "state": {}}}),
          "unknown object type 'builtins:eval'"),
@@ -392,11 +411,11 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["state"].update({"__class__": "DualPPCA"}), "invalid name '__class__'"),
         (lambda d: d["state"].update({"A_": {"__tensor__": "missing"}}), "tensor 'missing'"),
         (lambda d: d["state"].update({"A_": {"__pickle__": "gASV"}}), "untagged JSON object"),
-        (lambda d: d["state"].update({"_cache_": 0}), "caches"),
-        (lambda d: d["state"].pop("sigma2_"), "no fitted state"),
+        (lambda d: d["state"].update({"_cache_": 0}), "'_cache_', which DualPPCA does not declare"),
+        (lambda d: d["state"].pop("sigma2_"), "lacks 'sigma2_'"),
         (lambda d: d["state"]["X_fit_"].update({"strides": [1, 1]}), "invalid memory layout"),
-        (lambda d: d["state"].update({"transform": "x"}), "method or property 'transform'"),
-        (lambda d: d["state"].update({"latent_covariance_": 1}), "method or property 'latent_covariance_'"),
+        (lambda d: d["state"].update({"transform": "x"}), "'transform', which DualPPCA does not declare"),
+        (lambda d: d["state"].update({"latent_covariance_": 1}), "'latent_covariance_', which DualPPCA does not"),
         (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
     ],
     ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "bad-q",
@@ -442,3 +461,35 @@ def test_distributions_right_after_load_match_right_after_fit(solver, rng, tmp_p
         loaded.kernel_conditional(h).log_prob(k_c).numpy(), model.kernel_conditional(h).log_prob(k_c).numpy()
     )
     np.testing.assert_array_equal(np_(loaded.sample(3, random_state=0)), np_(model.sample(3, random_state=0)))
+
+
+def test_load_in_a_fresh_process_finds_the_class_by_registration(rng, tmp_path):
+    """Nothing needs importing first: a registry miss imports kppca's estimator packages (never a file's names)."""
+    import subprocess
+    import sys
+
+    _fitted_dual(rng).save(tmp_path / "m.kppca")
+    code = "import kppca.io, sys; m = kppca.io.load(sys.argv[1]); print(type(m).__name__, m.n_components_)"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.kppca")], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["DualPPCA", "2"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RBF(1.0) + Polynomial(2),
+        lambda: RBF(1.0) * Laplacian(2.0),
+        lambda: ColumnKernel(RBF(1.0), slice(0, 2)),
+        lambda: ColumnKernel(RBF(1.0), [0, 2]) + Polynomial(1),
+    ],
+    ids=["sum", "product", "column-slice", "column-list-sum"],
+)
+def test_kernel_algebra_is_stored_by_name_not_as_code(make, rng, tmp_path):
+    """Sums, products and column kernels of kppca's kernels are kernels by name (before: refused as user code)."""
+    X, Xt = rng.normal(size=(25, 3)), rng.normal(size=(4, 3))
+    model = DualPPCA(2, kernel=make()).fit(X)
+    model.save(tmp_path / "m.kppca")
+    loaded = kppca.load(tmp_path / "m.kppca")
+    assert type(loaded.kernel_) is type(model.kernel_) and repr(loaded.kernel_) == repr(model.kernel_)
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))

@@ -1,0 +1,199 @@
+"""``save``/``load`` and the mixin that gives every registered estimator ``.save`` and ``.load``."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .._param_validation import InvalidParameterError, device_from_spec
+from .encoding import Decoder, Encoder
+from .format import FORMAT_NAME, FORMAT_VERSION, ModelFileError, invalid, read_file, write_file
+from .registry import lookup, name_of, registered
+
+
+def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
+    """Write a fitted estimator to ``path`` in kppca's safe model-file format.
+
+    One `safetensors` file (any extension): the tensors bit-exactly (with a
+    SHA-256 checksum), and as JSON the class (by its registered name), the
+    constructor parameters, nested kernels, feature maps and estimators (by
+    name, with their parameters and fitted state) and the declared fitted
+    state. No code is stored and loading runs none (unlike pickle), so files
+    from others can be opened safely with :func:`kppca.load`. Caches are not
+    stored: the file does not depend on what was computed after fit.
+
+    Parameters
+    ----------
+    model : estimator
+        A fitted instance of a class registered with :func:`kppca.io.register`
+        (every kppca estimator).
+    path : str or Path
+    allow_callable_kernel : bool, default False
+        A custom kernel (a callable, :class:`~kppca.kernels.CallableKernel` or
+        a user ``Kernel`` subclass) is code and cannot be stored: ``save``
+        raises unless this is True, in which case the file records only the
+        kernel's name, and loading needs it again: ``kppca.load(path, kernel=fn)``.
+
+    Notes
+    -----
+    A ``random_state`` that is a numpy/torch Generator (not an int) is saved
+    as None: the fitted model does not depend on it, only a refit would.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not of a registered class, or holds a value the format
+        cannot store or an undeclared fitted attribute (the message names it).
+    kppca.io.CustomKernelError
+        A custom kernel without ``allow_callable_kernel=True`` (a ValueError).
+    """
+    # The package is imported whenever this module is; read its version without importing it back.
+    version = getattr(sys.modules.get("kppca"), "__version__", "unknown")
+    name = name_of(type(model))
+    if name is None:
+        raise TypeError(
+            f"{type(model).__name__} cannot be saved: its class is not registered with kppca's model-file format "
+            "(decorate it with @kppca.io.register and declare its fitted state in _fitted_constraints)."
+        )
+    encoder = Encoder(allow_callable_kernel)
+    params, state = encoder.encode_parts(model, "params", "state")
+    document = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "kppca_version": version,
+        "class": name,
+        "params": params,
+        "state": state,
+    }
+    write_file(path, document, encoder.tensors)
+
+
+def _target_device(document: dict[str, Any], decoder: Decoder, map_location: Any, path: Path) -> torch.device | None:
+    """Where the tensors go: ``map_location``, else the device the model was saved from (checked to exist)."""
+    if map_location is not None:
+        return device_from_spec(map_location)
+    state = document["state"]
+    saved = state.get("_device") if isinstance(state, dict) else None
+    if saved is None:
+        return None
+    device = decoder.decode(saved)
+    if not isinstance(device, torch.device):
+        raise invalid(path, "_device is not a device")
+    try:
+        return device_from_spec(device)
+    except InvalidParameterError as exc:
+        raise ModelFileError(
+            f"{path} holds a model saved on {device}, which is not available here; load it with "
+            "kppca.load(path, map_location='cpu')."
+        ) from exc
+
+
+def load(path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None) -> Any:
+    """Load an estimator saved by :func:`kppca.save` or ``model.save``.
+
+    Nothing in the file is executed or imported: it may only name registered
+    classes and kppca's kernels and feature maps, filled with tensors, numbers
+    and strings, all validated as ``fit`` validates parameters (the parameters
+    against ``_parameter_constraints``, the fitted state against
+    ``_fitted_constraints``). The file is read into memory once: the loaded
+    model does not depend on the file afterwards.
+
+    Parameters
+    ----------
+    path : str or Path
+    map_location : str or torch.device, optional
+        Device for the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
+        default: the device the model was saved from.
+    kernel : Kernel or callable, optional
+        The custom kernel of a model saved with ``allow_callable_kernel=True``
+        (required for such files, refused for the others).
+
+    Returns
+    -------
+    estimator
+        The class recorded in the file, fitted.
+
+    Raises
+    ------
+    ModelFileError
+        The file is not a valid kppca model file: another format (a PNG, an old
+        pickle), truncated or corrupt (checksum), from a newer kppca, naming an
+        unknown class, missing fields, holding undeclared or invalid fitted state,
+        saved on a device this machine lacks, or a custom-kernel file loaded
+        without ``kernel=``.
+    FileNotFoundError
+        ``path`` does not exist.
+    """
+    path = Path(path)
+    document, tensors, version = read_file(path)
+    key = document["class"]
+    cls = lookup(key, version) if isinstance(key, str) else None
+    if cls is None or not hasattr(cls, "get_params"):
+        known = ", ".join(k for k, c in registered().items() if hasattr(c, "get_params"))
+        raise invalid(path, f"unknown model class {key!r} (known: {known})")
+    probe = Decoder(path, {}, None, None, version)
+    device = _target_device(document, probe, map_location, path)
+    decoder = Decoder(path, tensors, device, kernel, version, override_device=map_location is not None)
+    model = decoder.build(cls, document["params"], document["state"], cls.__name__)
+    if kernel is not None and not decoder.used_kernel:
+        raise ValueError(
+            f"kernel= is only for models saved with a custom kernel (allow_callable_kernel=True); {path} stores "
+            "its kernel by name. Drop the kernel argument."
+        )
+    return model
+
+
+class SavableMixin:
+    """``save`` and ``load`` for estimators (registration is :func:`kppca.io.register`)."""
+
+    def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
+        """Save the fitted estimator to ``path`` (see :func:`kppca.save`).
+
+        Parameters
+        ----------
+        path : str or Path
+        allow_callable_kernel : bool, default False
+            Store a custom kernel as a marker only (supply it again to :func:`kppca.load`).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+        """
+        check = getattr(self, "_check_fitted", None)
+        if check is not None and len(inspect.signature(check).parameters) == 1:
+            check("save")  # the scaffold's check: one message format for every method
+        else:
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(self)
+        save(self, path, allow_callable_kernel=allow_callable_kernel)
+
+    @classmethod
+    def load(cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None) -> Any:
+        """Load an estimator written by :meth:`save` (as :func:`kppca.load`, plus a class check).
+
+        Parameters
+        ----------
+        path : str or Path
+        map_location : device, optional
+            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
+            default: the device the model was saved from.
+        kernel : Kernel or callable, optional
+            The custom kernel of a model saved with ``allow_callable_kernel=True``.
+
+        Raises
+        ------
+        kppca.ModelFileError
+            Not a valid kppca model file (see :func:`kppca.load`).
+        TypeError
+            The file holds another class than ``cls``.
+        """
+        obj = load(path, map_location=map_location, kernel=kernel)
+        if not isinstance(obj, cls):
+            raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}.")
+        return obj

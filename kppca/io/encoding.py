@@ -1,0 +1,326 @@
+"""Values <-> JSON + tensors: plain values, tensors, and nested objects by registered name.
+
+:class:`Encoder` turns attribute values into JSON, collecting tensors (stored
+bit-exactly, with their memory layout) by path; :class:`Decoder` is its inverse
+and raises :class:`~kppca.io.format.ModelFileError` on anything unexpected.
+Tags (JSON objects with one of :data:`TAGS`) mark what JSON cannot hold
+directly. Objects are ``{"__object__": name, "params": ..., "state": ...}``
+where ``name`` is a registered class (:mod:`kppca.io.registry`) or a kernel,
+feature map or the kernel centerer: loading builds only those, never anything
+else a file names, and fills them with tensors, numbers and strings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import torch
+
+from .format import CustomKernelError, ModelFileError, invalid
+from .registry import component_classes, lookup, name_of
+from .specs import declared, is_fitted_name
+from .validation import build_instance
+
+TAGS = (
+    "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
+    "__dtype__", "__device__", "__float__", "__object__", "__custom_kernel__", "__slice__",
+)  # fmt: skip
+_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool")
+
+
+def init_params(obj: Any) -> dict[str, Any]:
+    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
+    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
+    if hasattr(obj, "get_params"):
+        return obj.get_params(deep=False)
+    if name_of(type(obj)) is not None:
+        return {}
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
+    # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
+    names = [p for p in inspect.signature(type(obj).__init__).parameters if p not in ("self", "args", "kwargs")]
+    return {name: getattr(obj, name) for name in names}
+
+
+def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
+    """The state to store: the declared attributes of a registered class; fitted (``*_``) ones of a component."""
+    names = [k for k in vars(obj) if k not in params]
+    if name_of(type(obj)) is None:
+        return [k for k in names if is_fitted_name(k)]
+    constraints = declared(type(obj))
+    # Estimators: public fitted attributes must be declared; other registered objects hold no
+    # constructor parameters, so every public attribute must be. Private undeclared ones are caches.
+    public = is_fitted_name if hasattr(obj, "get_params") else (lambda k: not k.startswith("_"))
+    undeclared = [k for k in names if k not in constraints and public(k)]
+    if undeclared:
+        raise TypeError(
+            f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are not "
+            f"declared in {type(obj).__name__}._fitted_constraints (model files hold only declared state)."
+        )
+    return [k for k in names if k in constraints]
+
+
+class Encoder:
+    """Turns Python values into JSON, collecting tensors into ``self.tensors`` (CPU copies)."""
+
+    def __init__(self, allow_custom_kernel: bool):
+        self.allow_custom_kernel = allow_custom_kernel
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.components = {cls: name for name, cls in component_classes().items()}
+
+    def encode(self, value: Any, where: str) -> Any:
+        if isinstance(value, torch.Tensor):
+            return self._tensor(value, where)
+        if isinstance(value, np.ndarray):
+            return self._ndarray(value, where)
+        if isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
+            if value.dtype.kind not in "biuf":
+                raise TypeError(f"cannot save {where}: numpy scalars of dtype {value.dtype} are not supported.")
+            return {"__numpy_scalar__": value.dtype.str, "value": self.encode(value.item(), where)}
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, float):
+            # JSON has no NaN/inf; repr() of a float round-trips exactly, json keeps it.
+            return value if math.isfinite(value) else {"__float__": repr(value)}
+        if isinstance(value, list):
+            return [self.encode(v, f"{where}/{i}") for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, f"{where}/{i}") for i, v in enumerate(value)]}
+        if isinstance(value, dict):
+            if all(isinstance(k, str) for k in value):
+                return {"__dict__": {k: self.encode(v, f"{where}/{k}") for k, v in value.items()}}
+            return {"__items__": [[self.encode(k, f"{where}/key{i}"), self.encode(v, f"{where}/{i}")]
+                                  for i, (k, v) in enumerate(value.items())]}
+        if isinstance(value, slice):  # e.g. the columns of a ColumnKernel
+            return {"__slice__": [self.encode(v, f"{where}/{i}") for i, v in
+                                  enumerate((value.start, value.stop, value.step))]}
+        if isinstance(value, torch.dtype):
+            return {"__dtype__": str(value).replace("torch.", "")}
+        if isinstance(value, torch.device):
+            return {"__device__": str(value)}
+        return self._object(value, where)
+
+    def _tensor(self, value: torch.Tensor, where: str) -> dict:
+        # A CPU copy (the caller's tensors are never touched); dtype and bits are kept exactly.
+        # The layout is recorded because matmuls round differently on different layouts
+        # (e.g. LAPACK's column-major eigenvectors), and round trips must be bit-exact.
+        copy = value.detach().cpu().clone()
+        self.tensors[where] = copy.contiguous()
+        if copy.is_contiguous():
+            return {"__tensor__": where}
+        return {"__tensor__": where, "strides": list(copy.stride())}
+
+    def _ndarray(self, value: np.ndarray, where: str) -> dict:
+        if value.dtype.kind in "OUS":
+            items = value.ravel().tolist()
+            if not all(isinstance(v, str) for v in items):
+                raise TypeError(f"cannot save {where}: an object array whose entries are not all strings.")
+            kind = "object" if value.dtype.kind == "O" else "str"
+            return {"__ndarray_str__": items, "shape": list(value.shape), "dtype": kind}
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"cannot save {where}: numpy arrays of dtype {value.dtype} are not supported.")
+        self.tensors[where] = torch.from_numpy(np.ascontiguousarray(value).copy())
+        return {"__ndarray__": where}
+
+    def _object(self, value: Any, where: str) -> dict:
+        from ..features.base import FeatureMap
+        from ..kernels.base import Kernel
+
+        name = name_of(type(value)) or self.components.get(type(value))
+        if name is not None:
+            return self.encode_object(value, name, where)
+        if isinstance(value, Kernel) or (callable(value) and not isinstance(value, (type, FeatureMap))):
+            return self._custom_kernel(value, where)
+        if isinstance(value, FeatureMap):
+            raise TypeError(
+                f"cannot save {where}: the feature map {type(value).__name__} is not one of kppca's feature maps "
+                "(kppca.features.FEATURE_MAPS); model files store feature maps by name, never code."
+            )
+        raise TypeError(
+            f"cannot save {where}: values of type {type(value).__name__} are not supported in model files "
+            "(tensors, numpy arrays, numbers, strings, lists, tuples, dicts, kernels, feature maps and "
+            "classes registered with kppca.io.register are)."
+        )
+
+    def encode_object(self, obj: Any, name: str, where: str) -> dict:
+        """``{"__object__": name, "params": ..., "state": ...}`` for a registered class or a component."""
+        params, state = self.encode_parts(obj, where, where)
+        return {"__object__": name, "params": params, "state": state}
+
+    def encode_parts(self, obj: Any, params_where: str, state_where: str) -> tuple[dict, dict]:
+        """The encoded constructor parameters and fitted state of ``obj`` (tensors named by the prefixes)."""
+        params = init_params(obj)
+        encoded = {}
+        for key, value in params.items():
+            if key == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
+                value = None  # a Generator's state is not stored; the fitted model does not depend on it
+            encoded[key] = self.encode(value, f"{params_where}/{key}")
+        state = {k: self.encode(getattr(obj, k), f"{state_where}/{k}") for k in fitted_names(obj, params)}
+        return encoded, state
+
+    def _custom_kernel(self, value: Any, where: str) -> dict:
+        from ..kernels.base import CallableKernel, Kernel
+
+        fn = value.fn if isinstance(value, CallableKernel) else value
+        label = getattr(fn, "__name__", type(fn).__name__)
+        if not self.allow_custom_kernel:
+            raise CustomKernelError(
+                f"cannot save {where}: the kernel {label!r} is user code, and model files never store code "
+                "(loading them must not run anything). Save with allow_callable_kernel=True to store the model "
+                "without it, then supply it again when loading: kppca.load(path, kernel=...)."
+            )
+        return {"__custom_kernel__": label, "wrapped": isinstance(value, Kernel)}
+
+
+class Decoder:
+    """Inverse of :class:`Encoder`; every unexpected shape raises :class:`~kppca.io.format.ModelFileError`."""
+
+    def __init__(self, path: Any, tensors: dict[str, torch.Tensor], device: torch.device | None, kernel: Any,
+                 version: int, *, override_device: bool = False):
+        self.path, self.tensors, self.device, self.kernel, self.version = path, tensors, device, kernel, version
+        self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
+        self.used_kernel = False
+        self.components = component_classes()
+
+    def fail(self, what: str):
+        return invalid(self.path, what)
+
+    def tensor(self, name: Any) -> torch.Tensor:
+        if not isinstance(name, str) or name not in self.tensors:
+            raise self.fail(f"it refers to a tensor {name!r} that the file does not contain")
+        T = self.tensors[name]
+        return T if self.device is None else T.to(self.device)
+
+    def restride(self, T: torch.Tensor, strides: Any, name: str) -> torch.Tensor:
+        """A copy of ``T`` with the saved memory layout (a dense permutation of the dimensions)."""
+        ok = isinstance(strides, list) and len(strides) == T.ndim and all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in strides
+        )
+        if ok:  # dense and non-overlapping: sorted by stride, each is the product of the smaller dims
+            expected = 1
+            for dim in sorted(range(T.ndim), key=lambda d: (strides[d], T.shape[d])):
+                ok = ok and (strides[dim] == expected or T.shape[dim] <= 1)
+                expected *= max(T.shape[dim], 1)
+        if not ok:
+            raise self.fail(f"tensor {name!r} has an invalid memory layout {strides!r}")
+        return torch.empty_strided(T.shape, strides, dtype=T.dtype, device=T.device).copy_(T)
+
+    def decode(self, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if not isinstance(value, dict):
+            raise self.fail(f"unexpected JSON value {value!r}")
+        tag = next((t for t in TAGS if t in value), None)
+        if tag is None:
+            raise self.fail(f"an untagged JSON object with keys {sorted(value)}")
+        body = value[tag]
+        if tag == "__tensor__":
+            T = self.tensor(body)
+            return T if "strides" not in value else self.restride(T, value["strides"], body)
+        if tag == "__ndarray__":
+            return self.tensor(body).cpu().numpy()
+        if tag == "__object__":
+            return self.decode_object(value)
+        if tag == "__custom_kernel__":
+            return self.custom_kernel(value)
+        return self._plain(tag, body, value)
+
+    def _plain(self, tag: str, body: Any, value: dict) -> Any:
+        if tag == "__ndarray_str__":
+            if not isinstance(body, list) or not all(isinstance(v, str) for v in body):
+                raise self.fail("a string array with non-string entries")
+            arr = np.array(body, dtype=object if value.get("dtype") == "object" else str)
+            try:
+                return arr.reshape([int(s) for s in value.get("shape", [len(body)])])
+            except (TypeError, ValueError) as exc:
+                raise self.fail(f"a string array with a bad shape ({exc})") from exc
+        if tag == "__numpy_scalar__":
+            try:
+                dtype = np.dtype(str(body))
+            except TypeError as exc:
+                raise self.fail(f"unknown numpy dtype {body!r}") from exc
+            if dtype.kind not in "biuf":
+                raise self.fail(f"numpy scalars of dtype {dtype} are not allowed")
+            inner = self.decode(value.get("value"))
+            if not isinstance(inner, (int, float)):
+                raise self.fail(f"a numpy scalar holding {inner!r}")
+            return dtype.type(inner)
+        if tag == "__float__":
+            if body not in ("nan", "inf", "-inf"):
+                raise self.fail(f"bad special float {body!r}")
+            return float(body)
+        if tag == "__tuple__":
+            if not isinstance(body, list):
+                raise self.fail("a tuple that is not a list")
+            return tuple(self.decode(v) for v in body)
+        if tag == "__dict__":
+            if not isinstance(body, dict):
+                raise self.fail("a dict that is not a JSON object")
+            return {k: self.decode(v) for k, v in body.items()}
+        if tag == "__items__":
+            if not isinstance(body, list) or not all(isinstance(p, list) and len(p) == 2 for p in body):
+                raise self.fail("a dict whose items are not [key, value] pairs")
+            try:
+                return {self.decode(k): self.decode(v) for k, v in body}
+            except TypeError as exc:  # an unhashable key
+                raise self.fail(f"a dict with a bad key ({exc})") from exc
+        if tag == "__slice__":
+            ok = isinstance(body, list) and len(body) == 3
+            if not ok or not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in body):
+                raise self.fail(f"a slice that is not [start, stop, step] of ints or nulls: {body!r}")
+            return slice(*body)
+        if tag == "__dtype__":
+            if body not in _DTYPES:
+                raise self.fail(f"unknown dtype {body!r}")
+            return getattr(torch, body)
+        try:  # "__device__": checked to exist when it is used (see kppca.io.api)
+            return torch.device(str(body))
+        except (RuntimeError, ValueError) as exc:
+            raise self.fail(f"unknown device {body!r}") from exc
+
+    def attributes(self, encoded: Any, what: str) -> dict[str, Any]:
+        """Decode a ``name -> value`` JSON object whose names become attribute or parameter names."""
+        if not isinstance(encoded, dict):
+            raise self.fail(f"{what} is not a JSON object")
+        for key in encoded:
+            if not key.isidentifier() or key.startswith("__"):
+                raise self.fail(f"{what} has an invalid name {key!r}")
+        return {key: self.decode(v) for key, v in encoded.items()}
+
+    def decode_object(self, value: dict) -> Any:
+        name = value["__object__"]
+        cls = None
+        if isinstance(name, str):
+            cls = self.components.get(name) or lookup(name, version=max(self.version, 2))
+        if cls is None:
+            raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
+                            "classes registered with kppca.io.register)")
+        return self.build(cls, value.get("params"), value.get("state"), name)
+
+    def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
+        """An instance of ``cls`` from its encoded parameters and state, validated."""
+        params = self.attributes(encoded_params, f"the parameters of {name}")
+        state = self.attributes(encoded_state, f"the state of {name}")
+        if self.override_device and "_device" in state:
+            state["_device"] = self.device
+        return build_instance(cls, params, state, name, self.fail)
+
+    def custom_kernel(self, value: dict) -> Any:
+        from ..kernels.registry import as_kernel
+
+        if self.kernel is None:
+            raise ModelFileError(
+                f"{self.path} was saved without its custom kernel {value['__custom_kernel__']!r} (code is never "
+                "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
+            )
+        self.used_kernel = True
+        return as_kernel(self.kernel) if value.get("wrapped") else self.kernel

@@ -1,0 +1,131 @@
+"""Which classes a model file may name: registration instead of a fixed list.
+
+A class takes part in model files by registering under a stable name::
+
+    @kppca.io.register                      # name "kppca.DualPPCA" (package + class name)
+    class DualPPCA(...):
+        _fitted_constraints = {...}         # the fitted state a file may hold (see kppca.io.specs)
+
+Estimators and the helper objects they hold (fitted views, levels) register the
+same way. Kernels and feature maps are named through their own registries
+(:data:`kppca.kernels.KERNELS`, :data:`kppca.features.FEATURE_MAPS`), as
+``"kernel:<name>"`` and ``"feature_map:<name>"``. Loading builds only classes
+found here, never anything a file names otherwise: nothing is imported from a
+name read in a file. A registry miss first imports kppca's own estimator
+packages (:data:`PLUGIN_PACKAGES`, a constant), whose classes register when
+imported; classes of other packages register when their module is imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, overload
+
+#: kppca packages whose import registers every kppca estimator (imported on a registry miss).
+PLUGIN_PACKAGES = ("kppca.models", "kppca.rkm")
+#: Names of version-1 files (kppca 0.1.0) for the registered names of today.
+LEGACY_NAMES = {"PrimalPPCA": "kppca.PrimalPPCA", "DualPPCA": "kppca.DualPPCA"}
+
+_CLASSES: dict[str, type] = {}
+
+
+def default_name(cls: type) -> str:
+    """``"<top-level package>.<class name>"``, e.g. ``"kppca.DualPPCA"``."""
+    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+
+
+@overload
+def register(cls: type, *, name: str | None = None, fitted_constraints: dict | None = None) -> type: ...
+@overload
+def register(cls: None = None, *, name: str | None = None,
+             fitted_constraints: dict | None = None) -> Callable[[type], type]: ...
+
+
+def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None) -> Any:
+    """Register ``cls`` with the model-file format (usable as ``@register`` or ``@register(name=...)``).
+
+    Parameters
+    ----------
+    cls : type
+        The class. Its constructor parameters are stored by ``get_params(deep=False)``
+        (scikit-learn estimators), dataclass fields, or the ``__init__`` arguments kept
+        under their own names; its fitted state is what ``_fitted_constraints`` declares.
+    name : str, optional
+        The stable name written to files; default :func:`default_name`. Never
+        rename a registered class's name: files written before would not load.
+    fitted_constraints : dict, optional
+        Sets ``cls._fitted_constraints`` (for declaring a class from outside).
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is already taken by another class, or ``cls`` declares no fitted state.
+    """
+    def decorate(klass: type) -> type:
+        if fitted_constraints is not None:
+            klass._fitted_constraints = dict(fitted_constraints)
+        if not isinstance(getattr(klass, "_fitted_constraints", None), dict):
+            raise ValueError(
+                f"{klass.__qualname__} declares no _fitted_constraints: a model file may hold only declared state."
+            )
+        key = name or default_name(klass)
+        other = _CLASSES.get(key)
+        if other is not None and (other.__module__, other.__qualname__) != (klass.__module__, klass.__qualname__):
+            taken = f"{other.__module__}.{other.__qualname__}"
+            raise ValueError(f"the model-file name {key!r} is already registered for {taken}.")
+        _CLASSES[key] = klass
+        klass._file_format_name = key  # read back by name_of; subclasses do not inherit it (checked there)
+        return klass
+
+    return decorate if cls is None else decorate(cls)
+
+
+def name_of(cls: type) -> str | None:
+    """The registered name of exactly ``cls`` (not of a registered base class), or None."""
+    key = cls.__dict__.get("_file_format_name")
+    return key if key is not None and _CLASSES.get(key) is cls else None
+
+
+def registered() -> dict[str, type]:
+    """A copy of the registry, name -> class (after importing kppca's estimator packages)."""
+    _import_plugins()
+    return dict(_CLASSES)
+
+
+def _import_plugins(until: str | None = None) -> None:
+    """Import kppca's estimator packages (their classes register), stopping once ``until`` is registered."""
+    for package in PLUGIN_PACKAGES:
+        if until is not None and until in _CLASSES:
+            return
+        importlib.import_module(package)
+
+
+def lookup(key: str, version: int = 2) -> type | None:
+    """The registered class named ``key`` (a version-1 short name is mapped), or None."""
+    if version == 1:
+        key = LEGACY_NAMES.get(key, "")
+    if key not in _CLASSES:
+        _import_plugins(until=key)
+    return _CLASSES.get(key)
+
+
+def component_classes() -> dict[str, type]:
+    """Kernels, feature maps and the kernel centerer, by their names in model files."""
+    from ..features.base import FeatureMapKernel
+    from ..features.registry import FEATURE_MAPS
+    from ..kernels import ColumnKernel, ProductKernel, SumKernel
+    from ..kernels.centering import KernelCenterer
+    from ..kernels.registry import KERNELS
+
+    table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}
+    # Kernel algebra (k1 + k2, k1 * k2, a kernel on some columns): their parts are stored the same way.
+    table.update({"kernel:sum": SumKernel, "kernel:product": ProductKernel, "kernel:column": ColumnKernel})
+    table.update({f"feature_map:{name}": cls for name, cls in FEATURE_MAPS.items()})
+    table["kernel:feature_map"] = FeatureMapKernel
+    table["kernel_centerer"] = KernelCenterer
+    return table

@@ -1,0 +1,319 @@
+"""Declared fitted state: what a model file may hold, checked at load as parameters are checked at fit.
+
+A registered class declares its fitted attributes in a class attribute, in the
+vocabulary of :mod:`kppca._param_validation` (``Interval``, ``Options``, types,
+``None``, ``"boolean"``, ``"device"``, ...) plus the specs below::
+
+    _fitted_constraints = {
+        "n_components_": [Interval("int", 1, None, closed="left")],
+        "sigma2_": [Interval("real", 0, None, closed="neither")],
+        "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
+        "feature_names_in_": [ArraySpec(ndim=1), OPTIONAL],
+    }
+
+Shape entries are ints, None (any size), the name of an int attribute of the
+same state (``"n_samples_"``) or a free symbol (``"d"``), bound by its first use
+and equal wherever else it appears. Attributes are required unless their list
+holds :data:`OPTIONAL`. A file holding an undeclared attribute (e.g.
+``_parameter_constraints`` or a cache) is refused.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._param_validation import Constraint, make_constraint
+
+#: In a constraint list: the attribute may be absent from the state.
+OPTIONAL = "optional"
+
+_FLOATS = (torch.float32, torch.float64)
+_DTYPE_KINDS = {
+    "any_float": (torch.float16, torch.bfloat16, torch.float32, torch.float64),
+    "int": (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8),
+    "bool": (torch.bool,),
+}
+
+
+class StateConstraint(Constraint):
+    """A constraint that may refer to other attributes of the same state (shapes, the model's dtype)."""
+
+    def check(self, value: Any, context: "ShapeContext") -> str | None:
+        """None when ``value`` satisfies the constraint, else why not."""
+        raise NotImplementedError
+
+    def is_satisfied_by(self, value: Any) -> bool:  # without a state: structure only
+        return self.check(value, ShapeContext({})) is None
+
+
+class ShapeContext:
+    """The state being validated, and the free shape symbols bound so far."""
+
+    def __init__(self, state: dict[str, Any]):
+        self.state = state
+        self.symbols: dict[str, int] = {}
+
+    def dtype(self) -> torch.dtype | None:
+        dtype = self.state.get("_dtype")
+        return dtype if isinstance(dtype, torch.dtype) else None
+
+    def check_shape(self, shape: tuple[int, ...], expected: tuple[Any, ...] | None) -> str | None:
+        if expected is None:
+            return None
+        if len(shape) != len(expected):
+            return f"has {len(shape)} dimension(s), expected {len(expected)}"
+        bound: dict[str, int] = {}  # symbols bound by this shape, kept only if all of it matches
+        for axis, (size, want) in enumerate(zip(shape, expected)):
+            if want is None:
+                continue
+            if isinstance(want, str) and want in self.state:
+                value = self.state[want]
+                if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                    return f"has a size given by {want!r}, which is not an int"
+                want_value, label = int(value), f"{want} = {int(value)}"
+            elif isinstance(want, str):
+                want_value = self.symbols.get(want, bound.setdefault(want, size))
+                label = f"{want} = {want_value} (as elsewhere in the file)"
+            else:
+                want_value, label = int(want), str(want)
+            if size != want_value:
+                return f"has size {size} along axis {axis}, expected {label}"
+        self.symbols.update(bound)
+        return None
+
+
+def _values_check(T: torch.Tensor, finite: bool, positive: bool, nonnegative: bool) -> str | None:
+    if not (T.dtype.is_floating_point and T.numel()):
+        return None
+    if finite and not bool(torch.isfinite(T).all()):
+        return "holds NaN or infinite values"
+    if positive and not bool((T > 0).all()):
+        return "holds values <= 0 (all must be positive)"
+    if nonnegative and not bool((T >= 0).all()):
+        return "holds negative values"
+    return None
+
+
+class TensorSpec(StateConstraint):
+    """A torch tensor of a given dtype kind, shape and value range.
+
+    Parameters
+    ----------
+    dtype : {"float", "any_float", "int", "bool"} or torch.dtype, default "float"
+        "float": float32/float64, and the model's own ``_dtype`` when the state has one.
+    shape : tuple, optional
+        Sizes per axis (see the module docstring); None: any shape.
+    ndim : int, optional
+        Number of dimensions when ``shape`` is not given.
+    finite : bool, default True
+    positive, nonnegative : bool, default False
+    """
+
+    def __init__(self, dtype: Any = "float", shape: tuple | None = None, *, ndim: int | None = None,
+                 finite: bool = True, positive: bool = False, nonnegative: bool = False):
+        self.dtype, self.shape, self.ndim = dtype, None if shape is None else tuple(shape), ndim
+        self.finite, self.positive, self.nonnegative = finite, positive, nonnegative
+
+    def _dtype_ok(self, dtype: torch.dtype, context: ShapeContext) -> str | None:
+        if isinstance(self.dtype, torch.dtype):
+            return None if dtype == self.dtype else f"has dtype {dtype}, expected {self.dtype}"
+        if self.dtype == "float":
+            model = context.dtype()
+            if dtype not in _FLOATS or (model is not None and dtype != model):
+                return f"has dtype {dtype}, expected the model's float dtype {model or 'float32/float64'}"
+            return None
+        return None if dtype in _DTYPE_KINDS[self.dtype] else f"has dtype {dtype}, expected {self.dtype}"
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, torch.Tensor):
+            return f"is a {type(value).__name__}, expected a tensor"
+        if self.ndim is not None and value.ndim != self.ndim:
+            return f"has {value.ndim} dimension(s), expected {self.ndim}"
+        return (self._dtype_ok(value.dtype, context) or context.check_shape(tuple(value.shape), self.shape)
+                or _values_check(value, self.finite, self.positive, self.nonnegative))
+
+    def __str__(self) -> str:
+        return f"a {self.dtype} tensor" + (f" of shape {self.shape}" if self.shape else "")
+
+
+class ArraySpec(StateConstraint):
+    """A numpy array (e.g. class labels or feature names).
+
+    Parameters
+    ----------
+    kind : str, default "biufOU"
+        Allowed numpy dtype kinds (``np.dtype.kind``); object arrays must hold strings or numbers.
+    shape, ndim : as for :class:`TensorSpec`
+    """
+
+    def __init__(self, kind: str = "biufOU", shape: tuple | None = None, *, ndim: int | None = None):
+        self.kind, self.shape, self.ndim = kind, None if shape is None else tuple(shape), ndim
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, np.ndarray):
+            return f"is a {type(value).__name__}, expected a numpy array"
+        if value.dtype.kind not in self.kind:
+            return f"has dtype {value.dtype}, expected one of the kinds {self.kind!r}"
+        if self.ndim is not None and value.ndim != self.ndim:
+            return f"has {value.ndim} dimension(s), expected {self.ndim}"
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            return "holds NaN or infinite values"
+        return context.check_shape(value.shape, self.shape)
+
+    def __str__(self) -> str:
+        return "a numpy array"
+
+
+def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str | None:
+    """None if ``value`` satisfies one of ``constraints``, else the reasons."""
+    reasons = []
+    for c in constraints:
+        if c == OPTIONAL:
+            continue
+        if isinstance(c, StateConstraint):
+            reason = c.check(value, context)
+        else:
+            made = make_constraint(c)
+            reason = None if made.is_satisfied_by(value) else f"must be {made}, got {_short(value)}"
+        if reason is None:
+            return None
+        reasons.append(reason)
+    return "; or ".join(reasons) or "has no allowed value"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class ListOf(StateConstraint):
+    """A list (or tuple, with ``as_tuple=True``) whose items each satisfy one of ``items``.
+
+    ``length`` is an int, the name of an int attribute, or a free symbol.
+    """
+
+    def __init__(self, items: list[Any], *, length: Any = None, as_tuple: bool = False):
+        self.items, self.length, self.tuple = list(items), length, as_tuple
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, tuple if self.tuple else list):
+            return f"is a {type(value).__name__}, expected a {'tuple' if self.tuple else 'list'}"
+        if self.length is not None:
+            reason = context.check_shape((len(value),), (self.length,))
+            if reason:
+                return "length " + reason.replace(" along axis 0", "")
+        for i, item in enumerate(value):
+            reason = _check_one(item, self.items, context)
+            if reason:
+                return f"item {i} {reason}"
+        return None
+
+    def __str__(self) -> str:
+        return "a tuple" if self.tuple else "a list"
+
+
+class TupleOf(StateConstraint):
+    """A tuple (or list, with ``as_list=True``) with one constraint list per position."""
+
+    def __init__(self, *positions: list[Any], as_list: bool = False):
+        self.positions, self.list = positions, as_list
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, list if self.list else tuple) or len(value) != len(self.positions):
+            return f"is {_short(value)}, expected a sequence of {len(self.positions)} item(s)"
+        for i, (item, allowed) in enumerate(zip(value, self.positions)):
+            reason = _check_one(item, allowed, context)
+            if reason:
+                return f"item {i} {reason}"
+        return None
+
+    def __str__(self) -> str:
+        return f"a tuple of {len(self.positions)}"
+
+
+class DictOf(StateConstraint):
+    """A dict whose keys and values each satisfy one of ``keys`` and ``values``."""
+
+    def __init__(self, keys: list[Any], values: list[Any]):
+        self.keys, self.values = list(keys), list(values)
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, dict):
+            return f"is a {type(value).__name__}, expected a dict"
+        for key, item in value.items():
+            reason = _check_one(key, self.keys, context) or _check_one(item, self.values, context)
+            if reason:
+                return f"entry {_short(key)} {reason}"
+        return None
+
+    def __str__(self) -> str:
+        return "a dict"
+
+
+class Record(StateConstraint):
+    """A dict with exactly the keys of ``fields``, each value satisfying one of its constraints."""
+
+    def __init__(self, fields: dict[str, list[Any]]):
+        self.fields = dict(fields)
+
+    def check(self, value: Any, context: ShapeContext) -> str | None:
+        if not isinstance(value, dict) or set(value) != set(self.fields):
+            return f"is {_short(value)}, expected a dict with the keys {sorted(self.fields)}"
+        for key, allowed in self.fields.items():
+            reason = _check_one(value[key], allowed, context)
+            if reason:
+                return f"entry {key!r} {reason}"
+        return None
+
+    def __str__(self) -> str:
+        return f"a dict with the keys {sorted(self.fields)}"
+
+
+class FloatDtype(Constraint):
+    """``torch.float32`` or ``torch.float64`` (a model's computing dtype)."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return value in _FLOATS and isinstance(value, torch.dtype)
+
+    def __str__(self) -> str:
+        return "torch.float32 or torch.float64"
+
+
+def is_fitted_name(key: str) -> bool:
+    """A public fitted attribute, scikit-learn style: ``name_`` (no leading underscore)."""
+    return key.endswith("_") and not key.startswith("_") and key.isidentifier()
+
+
+def declared(cls: type) -> dict[str, list[Any]]:
+    """The fitted-state declaration of ``cls`` (empty when it declares none)."""
+    constraints = getattr(cls, "_fitted_constraints", None)
+    return constraints if isinstance(constraints, dict) else {}
+
+
+def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> str | None:
+    """Check a decoded fitted ``state`` against ``cls._fitted_constraints``.
+
+    Returns
+    -------
+    str or None
+        None when valid, else what is wrong (the caller raises ModelFileError with it).
+    """
+    constraints = declared(cls)
+    extra = sorted(set(state) - set(constraints))
+    if extra:
+        return (f"its state holds {', '.join(map(repr, extra))}, which {cls.__name__} does not declare as fitted "
+                "state (a file may hold only declared attributes)")
+    missing = sorted(k for k, allowed in constraints.items() if k not in state and OPTIONAL not in allowed)
+    if missing:
+        return f"its state lacks {', '.join(map(repr, missing))} (required fitted state of {cls.__name__})"
+    context = ShapeContext({**params, **state})
+    for key, allowed in constraints.items():
+        if key in state:
+            reason = _check_one(state[key], allowed, context)
+            if reason:
+                return f"the fitted attribute {key!r} of {cls.__name__} {reason}"
+    return None

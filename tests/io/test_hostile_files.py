@@ -1,0 +1,287 @@
+"""Regressions of the reliability sweep (issue 18, items 1 and 5): files are read once and trusted never.
+
+Each test names the failure it guards against; before the kppca.io rewrite each
+of these loaded silently, crashed later, or killed the process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load as safetensors_load
+from safetensors.torch import save as safetensors_bytes
+
+import kppca
+from kppca import DualPPCA, ModelFileError, PrimalPPCA
+from kppca.io.format import METADATA_KEY, json_depth, read_file
+from kppca.kernels import RBF
+
+DATA = Path(__file__).parent / "data"
+
+
+def _fit(rng, n=30, seed_shift=0.0):
+    return DualPPCA(2, kernel=RBF(1.0)).fit(rng.normal(size=(n, 3)) + seed_shift)
+
+
+def _raw(path):
+    """The JSON document and tensors of a file (read without kppca's checks)."""
+    document, tensors, _ = read_file(path)
+    document.pop("tensors_sha256")
+    return document, tensors
+
+
+def _write(path, document_text, tensors):
+    """A file with the given JSON text and the checksum of ``tensors`` (so only the JSON is hostile)."""
+    from kppca.io.format import tensors_digest
+
+    text = document_text[:-1] + f', "tensors_sha256": "{tensors_digest(tensors)}"}}'
+    path.write_bytes(safetensors_bytes(tensors, metadata={METADATA_KEY: text}))
+
+
+def _edit_state(path, **entries):
+    document, tensors = _raw(path)
+    document["state"].update(entries)
+    _write(path, json.dumps(document), tensors)
+
+
+# ----------------------------------------------------------------------------- item 1: no memory map
+def test_loaded_model_ignores_later_writes_to_its_file(rng, tmp_path):
+    """Before: saving another model of the same size to the path silently changed A.transform (memory map)."""
+    path, Xt = tmp_path / "m.kppca", rng.normal(size=(5, 3))
+    _fit(rng).save(path)
+    A = kppca.load(path)
+    before = A.transform(Xt)
+    _fit(rng, seed_shift=3.0).save(path)  # same size, other values
+    np.testing.assert_array_equal(A.transform(Xt), before)
+
+
+def test_loaded_model_survives_truncation_and_a_smaller_file(rng, tmp_path):
+    """Before: truncating the file, or saving a smaller model there, killed the process with SIGBUS."""
+    path, Xt = tmp_path / "m.kppca", rng.normal(size=(5, 3))
+    _fit(rng, n=200).save(path)
+    A = kppca.load(path)
+    before = A.transform(Xt)
+    path.write_bytes(path.read_bytes()[:100])
+    np.testing.assert_array_equal(A.transform(Xt), before)
+    _fit(rng, n=10).save(path)
+    np.testing.assert_array_equal(A.transform(Xt), before)
+    np.testing.assert_array_equal(A.score_samples(Xt), A.score_samples(Xt))
+    A.X_fit_.add_(0.0)  # the loaded tensors are writable memory of the model's own
+
+
+# ----------------------------------------------------------------------------- item 5: validated state
+def test_parameter_constraints_in_the_state_are_refused(rng, tmp_path):
+    """Before: `_parameter_constraints: {}` loaded and switched validation off for later refits."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, _parameter_constraints={"__dict__": {}})
+    with pytest.raises(ModelFileError, match="'_parameter_constraints', which DualPPCA does not declare"):
+        kppca.load(path)
+
+
+def test_nan_sigma2_is_refused(rng, tmp_path):
+    """Before: `sigma2_ = NaN` loaded (NaN scores)."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, sigma2_={"__float__": "nan"})
+    with pytest.raises(ModelFileError, match=r"'sigma2_'.*float in the range \(0, inf\).*nan"):
+        kppca.load(path)
+
+
+def test_negative_n_components_is_refused(rng, tmp_path):
+    """Before: `n_components_ = -5` loaded and failed later."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, n_components_=-5)
+    with pytest.raises(ModelFileError, match=r"'n_components_'.*int in the range \[1, inf\).*-5"):
+        kppca.load(path)
+
+
+@pytest.mark.parametrize(
+    "entries, match",
+    [
+        ({"rank_": "29"}, r"'rank_'.*an int.*'29'"),
+        ({"eigenvalues_": [1.0, 2.0]}, r"'eigenvalues_'.*a list, expected a tensor"),
+        ({"kernel_": 3}, r"'kernel_'"),
+        ({"_device": "cpu"}, r"_device is not a device"),
+        ({"_dtype": {"__dtype__": "int64"}}, r"'_dtype'.*torch.float32 or torch.float64"),
+        ({"n_samples_": 31}, r"'X_fit_'.*size 30 along axis 0, expected n_samples_ = 31"),
+        ({"A_": {"__tensor__": "state/eigenvalues_"}}, r"'A_'.*1 dimension"),
+        ({"feature_names_in_": {"__ndarray_str__": ["a"], "shape": [1], "dtype": "object"}},
+         r"'feature_names_in_'.*size 1 along axis 0, expected n_features_in_ = 3"),
+    ],
+    ids=["rank-str", "list-for-tensor", "kernel-int", "device-str", "int-dtype", "shape-relation", "ndim",
+         "names-length"],
+)
+def test_ill_typed_state_is_refused(entries, match, rng, tmp_path):
+    """Before: ill-typed values loaded and failed later (or gave wrong results)."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, **entries)
+    with pytest.raises(ModelFileError, match=match):
+        kppca.load(path)
+
+
+def test_nonfinite_tensor_is_refused(rng, tmp_path):
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    document, tensors = _raw(path)
+    tensors["state/A_"] = tensors["state/A_"].clone()
+    tensors["state/A_"].view(-1)[0] = float("inf")
+    _write(path, json.dumps(document), tensors)
+    with pytest.raises(ModelFileError, match="'A_'.*NaN or infinite"):
+        kppca.load(path)
+
+
+def test_cache_override_is_refused(rng, tmp_path):
+    """Before: a cache entry in the file loaded and was trusted as derived state."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, _cache_={"__dict__": {"gram_c": {"__tensor__": "state/A_"}}})
+    with pytest.raises(ModelFileError, match="'_cache_', which DualPPCA does not declare"):
+        kppca.load(path)
+
+
+@pytest.mark.parametrize("where", ["metadata", "header"])
+def test_deeply_nested_json_is_refused_without_recursion_error(where, rng, tmp_path):
+    """Before: deeply nested JSON raised RecursionError."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    document, tensors = _raw(path)
+    deep = "[" * 100_000 + "]" * 100_000
+    if where == "metadata":
+        text = json.dumps(document).replace('"state": {', '"state": {"x_": ' + deep + ", ", 1)
+        _write(path, text, tensors)
+    else:  # the safetensors header itself, around the metadata
+        data = path.read_bytes()
+        size = int.from_bytes(data[:8], "little")
+        header = data[8 : 8 + size].decode()
+        header = header[:-1] + ', "deep": ' + deep + "}"
+        header += " " * (-len(header) % 8)
+        path.write_bytes(len(header).to_bytes(8, "little") + header.encode() + data[8 + size :])
+    with pytest.raises(ModelFileError, match=r"nested 10000\d levels deep \(at most 64"):
+        kppca.load(path)
+
+
+def test_json_depth_skips_strings():
+    assert json_depth('{"a": "[[[[", "b": [1, {"c": "]\\"]"}]}') == 3
+
+
+def test_unavailable_device_is_a_model_file_error(rng, tmp_path):
+    """Before: `_device = "cuda:7"` raised an AssertionError (torch without CUDA) on load."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _edit_state(path, _device={"__device__": "cuda:7"})
+    with pytest.raises(ModelFileError, match=r"saved on cuda:7, which is not available here.*map_location='cpu'"):
+        kppca.load(path)
+    assert kppca.load(path, map_location="cpu")._device == torch.device("cpu")
+
+
+def test_flipped_byte_in_tensor_data_is_detected(rng, tmp_path):
+    """Before: a flipped byte in the tensor data went unnoticed (a silently different model)."""
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    data = bytearray(path.read_bytes())
+    size = int.from_bytes(data[:8], "little")
+    data[8 + size + 100] ^= 0x01  # inside the body (the tensors)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="checksum of its tensor data does not match"):
+        kppca.load(path)
+
+
+def test_missing_checksum_is_refused(rng, tmp_path):
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    document, tensors = _raw(path)
+    path.write_bytes(safetensors_bytes(tensors, metadata={METADATA_KEY: json.dumps(document)}))
+    with pytest.raises(ModelFileError, match="no tensors_sha256 checksum"):
+        kppca.load(path)
+
+
+def test_unregistered_subclass_cannot_be_saved(rng, tmp_path):
+    """Registration is per class: a subclass must register itself (its state may differ)."""
+
+    class MyDual(DualPPCA):
+        pass
+
+    model = MyDual(2).fit(rng.normal(size=(20, 3)))
+    with pytest.raises(TypeError, match="MyDual cannot be saved.*@kppca.io.register"):
+        model.save(tmp_path / "m.kppca")
+
+
+# ----------------------------------------------------------------------------- older files
+def test_version_1_files_still_load():
+    """Files written by kppca 0.1.0 (format version 1: short class names, no checksum) load, outputs identical."""
+    expected = np.load(DATA / "v1_outputs.npz")
+    dual = kppca.load(DATA / "dual_v1.kppca")
+    primal = kppca.load(DATA / "primal_v1.kppca")
+    assert type(dual) is DualPPCA and type(primal) is PrimalPPCA
+    np.testing.assert_array_equal(dual.transform(expected["Xt"]), expected["dual"])
+    np.testing.assert_array_equal(dual.score_samples(expected["Xt"]), expected["dual_score"])
+    np.testing.assert_array_equal(primal.transform(expected["Xt"]), expected["primal"])
+
+
+def test_version_1_files_are_validated_too(tmp_path):
+    data = (DATA / "dual_v1.kppca").read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    document = json.loads(header["__metadata__"][METADATA_KEY])
+    assert document["format_version"] == 1 and "tensors_sha256" not in document
+    document["state"]["sigma2_"] = -1.0
+    tensors = safetensors_load(data)
+    (tmp_path / "v1.kppca").write_bytes(safetensors_bytes(tensors, metadata={METADATA_KEY: json.dumps(document)}))
+    with pytest.raises(ModelFileError, match="'sigma2_'"):
+        kppca.load(tmp_path / "v1.kppca")
+
+
+def _with_header(path, edit):
+    """Rewrite the safetensors header of ``path`` with ``edit(header)`` (the body unchanged)."""
+    data = path.read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    edit(header)
+    text = json.dumps(header)
+    text += " " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text.encode() + data[8 + size :])
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda h: h["state/X_fit_"].update(dtype="C64"), "bad header entry for tensor 'state/X_fit_'"),
+        (lambda h: h["state/X_fit_"].update(shape=[-1, 3]), "bad header entry"),
+        (lambda h: h["state/X_fit_"].update(data_offsets=[0, 10**9]), "bad header entry"),
+        (lambda h: h["state/X_fit_"].update(shape=[29, 3]), "has 720 bytes for 696 expected"),
+        (lambda h: h["state/A_"].update(data_offsets=h["state/X_fit_"]["data_offsets"][:1]
+                                        + [h["state/X_fit_"]["data_offsets"][0] + 480]), "overlap"),
+    ],
+    ids=["dtype", "shape", "offsets", "size", "overlap"],
+)
+def test_bad_tensor_entries_are_refused(edit, match, rng, tmp_path):
+    path = tmp_path / "m.kppca"
+    _fit(rng).save(path)
+    _with_header(path, edit)
+    with pytest.raises(ModelFileError, match=match):
+        kppca.load(path)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_model_round_trip_and_map_location(rng, tmp_path):
+    """A model fitted on the GPU loads back there; map_location moves it (and its _device) to the CPU."""
+    X, Xt = rng.normal(size=(40, 3)), rng.normal(size=(5, 3))
+    model = DualPPCA(2, kernel=RBF(1.0), device="cuda").fit(X)
+    model.save(tmp_path / "m.kppca")
+    loaded = kppca.load(tmp_path / "m.kppca")
+    assert loaded.A_.device.type == "cuda" and loaded._device.type == "cuda"
+    np.testing.assert_array_equal(loaded.transform(Xt), model.transform(Xt))
+    on_cpu = kppca.load(tmp_path / "m.kppca", map_location="cpu")
+    assert on_cpu.A_.device.type == "cpu" and on_cpu._device == torch.device("cpu")
+    assert on_cpu.transform(Xt).shape == (5, 2)
+    cpu_model = DualPPCA(2, kernel=RBF(1.0)).fit(X)
+    cpu_model.save(tmp_path / "c.kppca")
+    moved = kppca.load(tmp_path / "c.kppca", map_location="cuda")
+    assert moved.X_fit_.device.type == "cuda" and moved._device.type == "cuda"
