@@ -54,7 +54,7 @@ def test_sample_via_python_m(tmp_path):
 
 
 def test_traverse_fit_save_and_reuse(tmp_path, capsys):
-    model = tmp_path / "model.pt"
+    model = tmp_path / "model.kppca"
     spectrum = tmp_path / "spectrum.png"
     assert main(["fit", "--save", str(model), "--spectrum", str(spectrum), *TINY]) == 0
     assert model.exists() and _is_png(spectrum)
@@ -194,7 +194,7 @@ def test_save_failure_is_one_line(tmp_path, capsys, monkeypatch, error, needle):
         raise error
 
     monkeypatch.setattr(DualPPCA, "save", fail)
-    target = tmp_path / "model.pt"
+    target = tmp_path / "model.kppca"
     err = _error(capsys, ["fit", *TINY, "--save", str(target)], 1)
     assert str(target) in err and needle in err
     assert "enforce fail" not in err and ".cc" not in err
@@ -256,7 +256,7 @@ def test_sample_npy_class_latent_and_report(tmp_path, capsys):
 
 
 def test_digit_class_from_a_saved_model(tmp_path, capsys):
-    model = tmp_path / "m.pt"
+    model = tmp_path / "m.kppca"
     assert main(["fit", "--save", str(model), *TINY]) == 0
     out = tmp_path / "zeros.npy"
     assert main(["sample", "--model", str(model), "--digit-class", "0", "--n-samples", "2", "--out", str(out),

@@ -133,7 +133,7 @@ def projected_gradient(
     it = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from .._progress import tqdm
 
         bar = tqdm(total=max_iter, desc=desc)
     for it in range(1, max_iter + 1):

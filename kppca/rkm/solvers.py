@@ -328,7 +328,7 @@ def stiefel_minimize(
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from .._progress import tqdm
 
         bar = tqdm(total=max_iter, desc=desc, leave=False)
     history: list[float] = []
