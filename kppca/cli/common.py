@@ -20,8 +20,9 @@ PROG = "kppca"
 DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 10, "seed": 0}
 
 # Errors a user can fix once the options are accepted (missing files, data that do not fit the
-# settings): reported in one line, exit status 1 (no traceback).
-USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError)
+# settings, numbers out of floating-point range): reported in one line, exit status 1 (no
+# traceback; --debug shows it).
+USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError, ArithmeticError)
 
 
 class UserError(Exception):

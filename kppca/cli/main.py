@@ -20,6 +20,7 @@ module per command in :mod:`kppca.cli.commands`.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from typing import Any, Sequence
@@ -43,6 +44,25 @@ def _stage_names(args: Any, command: Any) -> list[str]:
     return (["load model"] if loading else []) + [n for n in command.STAGES if not skipped.get(n)]
 
 
+def _load_library(threads: int | None) -> int | None:
+    """Import torch, scikit-learn and the models (only now: the options are valid); set torch's threads.
+
+    Returns torch's previous number of threads when ``threads`` changes it, else None.
+    """
+    if "matplotlib.pyplot" not in sys.modules:  # the command only writes files
+        import matplotlib
+
+        matplotlib.use("Agg")
+    importlib.import_module("kppca.models")
+    if threads is None:
+        return None
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    return previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kppca`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
@@ -63,12 +83,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptionError as exc:
         return option_error(exc)
 
-    # The library is imported from here on.
-    if "matplotlib.pyplot" not in sys.modules:  # the command only writes files
-        import matplotlib
-
-        matplotlib.use("Agg")
-
     def show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None):
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
@@ -79,15 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     stages = None
     threads = None
-    if args.threads is not None:
-        import torch
-
-        threads = torch.get_num_threads()
-        torch.set_num_threads(args.threads)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
-            stages = Stages(_stage_names(args, command), progress_enabled(args))
+            stages = Stages(["import library", *_stage_names(args, command)], progress_enabled(args))
+            threads = stages.run("import library", _load_library, args.threads)
             command.run(args, stages)
             total = stages.close()
             timings = ", ".join(f"{k} {v:.2f} s" for k, v in stages.timings.items())

@@ -29,10 +29,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
-    import matplotlib.pyplot as plt
-
-    from ...plotting.spectrum import plot_spectrum
-
     if args.save:
         check_output(args.save, "model")
     if args.spectrum:
@@ -43,6 +39,10 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
         print(f"saved the model to {args.save}")
     if args.spectrum:
         def draw() -> None:
+            import matplotlib.pyplot as plt  # only for --spectrum (about a second to import)
+
+            from ...plotting.spectrum import plot_spectrum
+
             fig, ax = plt.subplots(figsize=(6, 4))
             plot_spectrum(model, ax=ax)
             save_figure(fig, args.spectrum)
