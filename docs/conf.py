@@ -38,6 +38,9 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    # MathJax 3 shipped with the docs (copied to _static/mathjax, mathjax_path set to it): formulas
+    # render without network; tests/test_docs_offline.py checks it in a headless browser.
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "myst_nb",  # also registers myst_parser for .md pages
 ]

@@ -3,12 +3,52 @@
 Main entry points: :class:`PrimalPPCA` (explicit features) and
 :class:`DualPPCA` (kernels); see :mod:`kppca.kernels`, :mod:`kppca.features`,
 :mod:`kppca.distributions`.
+
+Everything is imported on first use (PEP 562 ``__getattr__``): ``import kppca`` itself
+loads neither torch nor scikit-learn, so the ``kppca`` command parses its arguments
+before paying for them, and ``kppca.DualPPCA`` loads the models without Pyro, ArviZ,
+matplotlib or the RKMs (``kppca.distributions``, ``kppca.inference``, ``kppca.plotting``
+and ``kppca.rkm`` load them when they are used).
 """
 
-from . import distributions, features, kernels
-from .models import DualPPCA, PrimalPPCA
-from .io import ModelFileError, load, save
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 __all__ = ["PrimalPPCA", "DualPPCA", "save", "load", "ModelFileError", "kernels", "features", "distributions", "__version__"]
+
+#: Public name -> ``"module"`` (a subpackage) or ``"module:attribute"``, relative to this package.
+_LAZY = {
+    "PrimalPPCA": ".models:PrimalPPCA",
+    "DualPPCA": ".models:DualPPCA",
+    "save": ".io:save",
+    "load": ".io:load",
+    "ModelFileError": ".io:ModelFileError",
+    **{name: f".{name}" for name in (
+        "cli", "datasets", "distributions", "features", "inference", "kernels", "metrics", "models", "plotting",
+        "preimage", "rkm",
+    )},
+}
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
+    from . import distributions, features, kernels
+    from .models import DualPPCA, PrimalPPCA
+    from .io import ModelFileError, load, save
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, _, attribute = target.partition(":")
+    module = importlib.import_module(module_name, __name__)
+    value = getattr(module, attribute) if attribute else module
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_sample_via_python_m(tmp_path):
 
 
 def test_traverse_fit_save_and_reuse(tmp_path, capsys):
-    model = tmp_path / "model.pt"
+    model = tmp_path / "model.kppca"
     spectrum = tmp_path / "spectrum.png"
     assert main(["fit", "--save", str(model), "--spectrum", str(spectrum), *TINY]) == 0
     assert model.exists() and _is_png(spectrum)
@@ -193,7 +194,7 @@ def test_save_failure_is_one_line(tmp_path, capsys, monkeypatch, error, needle):
         raise error
 
     monkeypatch.setattr(DualPPCA, "save", fail)
-    target = tmp_path / "model.pt"
+    target = tmp_path / "model.kppca"
     err = _error(capsys, ["fit", *TINY, "--save", str(target)], 1)
     assert str(target) in err and needle in err
     assert "enforce fail" not in err and ".cc" not in err
@@ -255,7 +256,7 @@ def test_sample_npy_class_latent_and_report(tmp_path, capsys):
 
 
 def test_digit_class_from_a_saved_model(tmp_path, capsys):
-    model = tmp_path / "m.pt"
+    model = tmp_path / "m.kppca"
     assert main(["fit", "--save", str(model), *TINY]) == 0
     out = tmp_path / "zeros.npy"
     assert main(["sample", "--model", str(model), "--digit-class", "0", "--n-samples", "2", "--out", str(out),
@@ -273,3 +274,156 @@ def test_digit_class_from_a_saved_model(tmp_path, capsys):
 def test_new_flags_reject_bad_values(capsys, argv, needle):
     assert main(argv) == 2
     assert needle in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- start-up and messages (issue 20, 18)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (this checkout first on the path); its stdout."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_import_kppca_loads_no_pyro_arviz_matplotlib_or_subpackages():
+    heavy = ["pyro", "arviz", "matplotlib", "kppca.plotting", "kppca.inference", "kppca.rkm", "kppca.distributions"]
+    code = (
+        "import sys, kppca\n"
+        f"heavy = {heavy!r} + ['torch', 'sklearn']\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "heavy = heavy[:-2]\n"
+        "kppca.DualPPCA, kppca.PrimalPPCA, kppca.kernels, kppca.features, kppca.load, kppca.ModelFileError\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "print('torch' in sys.modules)\n"
+    )
+    bare, with_models, torch_loaded = _python(code).splitlines()
+    assert bare == "[]", bare
+    assert with_models == "[]", with_models  # the estimators do not need Pyro until a distribution is asked for
+    assert torch_loaded == "True"
+
+
+def test_lazy_names_resolve_and_are_listed():
+    import kppca
+
+    for name in kppca.__all__:
+        assert getattr(kppca, name) is not None
+        assert name in dir(kppca)
+    from kppca import DualPPCA, load
+    from kppca.models import DualPPCA as same
+    from kppca.models._persistence import load_model
+
+    assert DualPPCA is same and load is load_model
+    assert kppca.rkm.__name__ == "kppca.rkm" and "rkm" in dir(kppca)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        kppca.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["sample", "--help"], ["sample", "--bandwidth", "-1"],
+                                  ["traverse", "--preimage", "magic"], ["fit", "--seed", str(2**70)]])
+def test_help_version_and_argument_errors_do_not_import_torch(argv):
+    code = (
+        "import contextlib, io, sys\n"
+        "from kppca.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        "print(code, [m for m in ('torch', 'sklearn', 'scipy', 'pyro', 'matplotlib') if m in sys.modules])\n"
+    )
+    code_, loaded = _python(code).strip().split(" ", 1)
+    assert code_ == ("0" if "--help" in argv or "--version" in argv else "2")
+    assert loaded == "[]", (argv, loaded)
+
+
+def test_cli_names_and_ranges_are_the_librarys():
+    from kppca._param_validation import MAX_SEED, Interval, InvalidParameterError, check_scalar
+    from kppca.cli import types
+    from kppca.models import DualPPCA
+    from kppca.models.generation import DEFAULT_PREIMAGE, LATENTS, PREIMAGE_METHODS
+
+    assert types.LATENTS == LATENTS and types.PREIMAGE_METHODS == PREIMAGE_METHODS
+    assert types.DEFAULT_PREIMAGE == DEFAULT_PREIMAGE and types.MAX_SEED == MAX_SEED
+    # --n-components: the models' constraint less its non-numeric options ('mle', None)
+    n_components = [c for c in DualPPCA._parameter_constraints["n_components"] if isinstance(c, Interval)]
+    library = {
+        types.positive_int: [Interval("int", 1, None, closed="left")],
+        types.nonnegative_int: [Interval("int", 0, None, closed="left")],
+        types.positive_float: DualPPCA._parameter_constraints["sigma2"][:1],
+        types.steps: [Interval("int", 2, None, closed="left")],
+        types.components: n_components,
+        types.seed: ["random_state"],
+    }
+    values = ["-1", "0", "1", "2", "0.5", "1.0", "2.5", "1e-300", "1e300", "inf", "nan", "-0.0", str(2**64 - 1),
+              str(2**64), str(10**400)]
+    for convert, constraints in library.items():
+        for text in values:
+            try:
+                value = int(text)
+            except ValueError:
+                value = float(text)
+            try:
+                check_scalar(value, "x", constraints)
+                accepted = True
+            except (InvalidParameterError, OverflowError):  # OverflowError: math.isfinite(10**400) in the library
+                accepted = False
+            try:
+                convert(text)
+                ours = True
+            except argparse.ArgumentTypeError as exc:
+                ours = False
+                if constraints != ["random_state"]:  # same words as the library
+                    with pytest.raises(InvalidParameterError) as lib:
+                        check_scalar(value, "x", constraints)
+                    assert str(exc) in str(lib.value), (str(exc), str(lib.value))
+            if text == str(10**400) and not accepted:
+                continue  # the library cannot even compare it; the CLI passes it on (a kernel then refuses it)
+            assert ours == accepted, (convert.ranges, text)
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["sample", "--digits", "0", "1", "--digit-class", "5"], ["argument --digit-class", "--digits 0 1"]),
+    (["sample", "--seed", str(2**70)], ["argument --seed", "18446744073709551615"]),
+    (["sample", "--bandwidth", "1e-300", *TINY], ["argument --bandwidth", "1e-300"]),
+    (["traverse", "--bandwidth", "1e300", *TINY], ["argument --bandwidth", "1e+300"]),
+])
+def test_option_messages_name_the_option(capsys, argv, needles):
+    err = _error(capsys, argv, 2)
+    for needle in needles:
+        assert needle in err, err
+    assert "random_state" not in err and "y asks" not in err and "Traceback" not in err
+
+
+def test_bandwidth_the_kernel_cannot_compute_is_a_clean_argument_error(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "kppca", "sample", "--bandwidth", "1e-300", *TINY, "--out", str(tmp_path / "x.png")],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, MPLBACKEND="Agg"),
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("kppca sample: error: argument --bandwidth")
+
+
+def test_empty_mnist_dir_message_is_short_and_actionable(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    err = _error(capsys, ["sample", "--mnist-dir", str(empty), "--out", str(tmp_path / "x.png")], 1)
+    assert "train-images-idx3-ubyte" in err and "--mnist-dir" in err and "bundled" in err
+    assert len(err) < 200 + len(str(empty)), len(err)
+
+
+def test_digit_class_of_a_saved_model_names_the_option(tmp_path, capsys):
+    model = tmp_path / "m.kppca"
+    assert main(["fit", "--save", str(model), *TINY]) == 0
+    capsys.readouterr()
+    err = _error(capsys, ["sample", "--model", str(model), "--digit-class", "7", "--out", str(tmp_path / "x.npy"),
+                          "--no-progress"], 1)
+    assert err.startswith("kppca: error: --digit-class 7") and "0, 1" in err
+
+
+def test_fit_help_describes_the_safe_model_file(capsys):
+    assert main(["fit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "pickle" not in text and "model.kppca" in text and "safetensors" in text

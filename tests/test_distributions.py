@@ -237,3 +237,129 @@ def test_latent_prior_and_posterior_objects(rbf_model):
     ref = multivariate_normal(np_(post.mean[0]), np.diag(30 * model.sigma2_ / lam)).logpdf(np_(h) + 0.1)
     assert float(post.log_prob(h + 0.1)[0]) == pytest.approx(ref, rel=1e-12)
     assert math.isfinite(float(prior.log_prob(h)))
+
+
+# ----------------------------------------------------------------------------- KL divergences
+
+from torch.distributions import MultivariateNormal, kl_divergence  # noqa: E402
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def kl_pseudo_inverse(loc_p, S_p, loc_q, S_q, r):
+    """Independent closed form: 1/2 [tr(S_q^+ S_p) + d^T S_q^+ d - r + log pdet S_q - log pdet S_p] (numpy eigh)."""
+    def pinv_logpdet(S):
+        w, V = np.linalg.eigh(S)
+        keep = w > w.max() * 1e-10  # the spectra below are in [0.25, 4] or exactly 0 up to rounding
+        return (V[:, keep] / w[keep]) @ V[:, keep].T, np.log(w[keep]).sum()
+
+    Sq_pinv, logpdet_q = pinv_logpdet(S_q)
+    _, logpdet_p = pinv_logpdet(S_p)
+    d = loc_p - loc_q
+    return 0.5 * (np.trace(Sq_pinv @ S_p) + d @ Sq_pinv @ d - r + logpdet_q - logpdet_p)
+
+
+def same_support_pair(gen, n, r, batch=()):
+    """Two degenerate normals on one r-dimensional affine subspace of R^n (different factors and means)."""
+    U, _ = np.linalg.qr(gen.normal(size=(n, r)))
+    F_p = U @ random_factor(gen, r, r + 2)  # any factors with range(F) = range(U)
+    F_q = U @ random_factor(gen, r, r)
+    loc_q = gen.normal(size=n)
+    loc_p = loc_q + gen.normal(size=batch + (r,)) @ U.T
+    return loc_p, F_p, loc_q, F_q
+
+
+@pytest.mark.parametrize("n, r", [(6, 3), (5, 5), (4, 1)])
+def test_kl_degenerate_matches_the_pseudo_inverse_formula(rng, n, r):
+    loc_p, F_p, loc_q, F_q = same_support_pair(rng, n, r)
+    p = DegenerateMultivariateNormal(torch.tensor(loc_p), torch.tensor(F_p))
+    q = DegenerateMultivariateNormal(torch.tensor(loc_q), torch.tensor(F_q))
+    got = float(kl_divergence(p, q))
+    ref = kl_pseudo_inverse(loc_p, F_p @ F_p.T, loc_q, F_q @ F_q.T, r)
+    # Singular values of the factors are in [0.5, 2]: the covariances have condition number <= 16 on the
+    # support, so both computations are backward stable to ~ n * 16 * eps relative to the terms (each O(n)).
+    assert got == pytest.approx(ref, abs=100 * n * 16 * EPS64 * n * max(1.0, abs(ref)))
+    assert got > 0
+    assert float(kl_divergence(p, p)) == pytest.approx(0.0, abs=100 * n * 16 * EPS64 * n)
+
+
+def test_kl_degenerate_matches_a_monte_carlo_estimate(rng):
+    n, r = 7, 3
+    loc_p, F_p, loc_q, F_q = same_support_pair(rng, n, r)
+    p = DegenerateMultivariateNormal(torch.tensor(loc_p), torch.tensor(F_p))
+    q = DegenerateMultivariateNormal(torch.tensor(loc_q), torch.tensor(F_q))
+    torch.manual_seed(0)
+    x = p.sample((20000,))
+    log_ratio = (p.log_prob(x) - q.log_prob(x)).numpy()
+    assert np.isfinite(log_ratio).all()  # both densities are w.r.t. the same r-dimensional Lebesgue measure
+    estimate, se = log_ratio.mean(), log_ratio.std(ddof=1) / math.sqrt(len(log_ratio))
+    # 5 standard errors: a correct formula fails with probability < 1e-6 (CLT; 20,000 draws).
+    assert abs(float(kl_divergence(p, q)) - estimate) < 5 * se
+
+
+def test_kl_full_rank_equals_torch_multivariate_normal(rng):
+    n = 5
+    F, G = random_factor(rng, n, n), random_factor(rng, n, n + 3)
+    m1, m2 = rng.normal(size=n), rng.normal(size=n)
+    mvn_p = MultivariateNormal(torch.tensor(m1), covariance_matrix=torch.tensor(F @ F.T))
+    mvn_q = MultivariateNormal(torch.tensor(m2), covariance_matrix=torch.tensor(G @ G.T))
+    dp = DegenerateMultivariateNormal(torch.tensor(m1), torch.tensor(F))
+    dq = DegenerateMultivariateNormal(torch.tensor(m2), torch.tensor(G))
+    ref = float(kl_divergence(mvn_p, mvn_q))  # torch's own closed form
+    tol = 100 * n * 16 * EPS64 * n * max(1.0, ref)  # condition numbers <= 16, as above
+    for a, b in [(dp, dq), (dp, mvn_q), (mvn_p, dq)]:
+        assert float(kl_divergence(a, b)) == pytest.approx(ref, abs=tol), (type(a), type(b))
+
+
+def test_kl_is_infinite_when_the_supports_differ(rng):
+    n, r = 6, 3
+    loc_p, F_p, loc_q, F_q = same_support_pair(rng, n, r)
+    q = DegenerateMultivariateNormal(torch.tensor(loc_q), torch.tensor(F_q))
+    # a lower rank inside the same subspace: q gives p's support measure zero
+    lower = DegenerateMultivariateNormal(torch.tensor(loc_p), torch.tensor(F_p[:, :1] @ np.ones((1, 2))))
+    assert lower.rank == 1
+    # the same rank, another subspace
+    other = DegenerateMultivariateNormal(torch.tensor(loc_q), torch.tensor(random_factor(rng, n, r)))
+    # the same directions, the mean moved off q's subspace
+    U = np.linalg.svd(F_q, full_matrices=False)[0]
+    normal = rng.normal(size=n)
+    normal -= U @ (U.T @ normal)
+    shifted = DegenerateMultivariateNormal(torch.tensor(loc_q + normal), torch.tensor(F_p))
+    for p in (lower, other, shifted):
+        assert math.isinf(float(kl_divergence(p, q))) and math.isinf(float(kl_divergence(q, p)))
+    # a full-rank normal against a degenerate one, both ways
+    full = MultivariateNormal(torch.tensor(loc_q), covariance_matrix=torch.eye(n, dtype=torch.float64))
+    assert math.isinf(float(kl_divergence(full, q))) and math.isinf(float(kl_divergence(q, full)))
+
+
+def test_kl_batches_broadcast_and_mark_off_support_means(rng):
+    n, r = 5, 2
+    loc_p, F_p, loc_q, F_q = same_support_pair(rng, n, r, batch=(4,))
+    U = np.linalg.svd(F_q, full_matrices=False)[0]
+    off = rng.normal(size=n)
+    off -= U @ (U.T @ off)
+    loc_p[2] += off / np.linalg.norm(off)  # one member of the batch off the subspace
+    p = DegenerateMultivariateNormal(torch.tensor(loc_p), torch.tensor(F_p))
+    q = DegenerateMultivariateNormal(torch.tensor(loc_q), torch.tensor(F_q))
+    kl = kl_divergence(p, q)
+    assert kl.shape == (4,)
+    for i in range(4):
+        if i == 2:
+            assert math.isinf(float(kl[i]))
+        else:
+            ref = kl_pseudo_inverse(loc_p[i], F_p @ F_p.T, loc_q, F_q @ F_q.T, r)
+            assert float(kl[i]) == pytest.approx(ref, abs=100 * n * 16 * EPS64 * n * max(1.0, abs(ref)))
+
+
+def test_kl_of_point_masses_and_batched_mvn_error():
+    loc = torch.zeros(3, dtype=torch.float64)
+    empty = torch.zeros(3, 0, dtype=torch.float64)
+    here = DegenerateMultivariateNormal(loc, empty)
+    there = DegenerateMultivariateNormal(loc + 1.0, empty)
+    assert here.rank == 0
+    assert float(kl_divergence(here, here)) == 0.0 and math.isinf(float(kl_divergence(here, there)))
+    batched = MultivariateNormal(torch.zeros(2, 3, dtype=torch.float64),
+                                 scale_tril=torch.eye(3, dtype=torch.float64).expand(2, 3, 3).clone())
+    full = DegenerateMultivariateNormal(loc, torch.eye(3, dtype=torch.float64))
+    with pytest.raises(NotImplementedError, match="batch of covariance"):
+        kl_divergence(full, batched)

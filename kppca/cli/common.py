@@ -1,4 +1,9 @@
-"""What the commands of ``kppca`` share: stages with timings, data, model, output checks."""
+"""What the commands of ``kppca`` share: stages with timings, data, model, output checks, and the errors.
+
+Module level imports only the standard library: the parser (:mod:`kppca.cli.options`)
+reads :data:`DEFAULTS` and :data:`PROG` from here before the library is loaded; the
+functions import torch, the models and matplotlib when a command runs.
+"""
 
 from __future__ import annotations
 
@@ -14,19 +19,32 @@ PROG = "kppca"
 #: Defaults of the model options (the digits look recognisable and a run takes a few seconds).
 DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 10, "seed": 0}
 
-# Errors a user can fix: reported in one line, exit status 1 (no traceback).
-USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError)
+# Errors a user can fix once the options are accepted (missing files, data that do not fit the
+# settings, numbers out of floating-point range): reported in one line, exit status 1 (no
+# traceback; --debug shows it).
+USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError, ArithmeticError)
 
 
 class UserError(Exception):
-    """An error in what the user asked for, reported without a traceback."""
+    """An error in what the user asked for, reported without a traceback (exit status 1)."""
+
+
+class OptionError(UserError):
+    """An option value the library refuses, found before any work: an argument error (exit status 2).
+
+    The message names the option (``argument --bandwidth: ...``), as argparse's own errors do.
+    """
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"argument {option}: {message}")
+        self.option = option
 
 
 class Stages:
     """A tqdm bar over the named stages of a command (stderr), plus timings for the report."""
 
     def __init__(self, names: Sequence[str], enabled: bool):
-        from tqdm.auto import tqdm
+        from tqdm.std import tqdm  # a text bar: the command writes to a terminal, never to a notebook
 
         self.names = list(names)
         self.bar = tqdm(total=len(self.names), file=sys.stderr, disable=not enabled, leave=False,
@@ -47,6 +65,14 @@ class Stages:
         return time.perf_counter() - self._start
 
 
+def one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (a ``KeyError``'s without the quotes of its repr)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, KeyError):  # str(KeyError) is the repr of the key
+        text = text.strip("'\"")
+    return text or type(exc).__name__
+
+
 def progress_enabled(args: argparse.Namespace) -> bool:
     if args.progress is not None:
         return bool(args.progress)
@@ -56,11 +82,18 @@ def progress_enabled(args: argparse.Namespace) -> bool:
 def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
     from ..datasets import MNIST_ENV_VAR, load_mnist
 
+    from ..datasets import MNISTNotFoundError
+
     path = args.mnist_dir
     if path is not None and not os.path.isdir(path):
         raise UserError(f"--mnist-dir {path!r} is not an existing folder.")
     # Everything of the selected classes first (parsed files are cached), to size the subset.
-    _, y_all = load_mnist(digits=args.digits, path=path)
+    try:
+        _, y_all = load_mnist(digits=args.digits, path=path)
+    except MNISTNotFoundError:  # its message lists every accepted spelling: too long for one line
+        where = f"--mnist-dir {path!r}" if path is not None else f"${MNIST_ENV_VAR} {os.environ.get(MNIST_ENV_VAR)!r}"
+        raise UserError(f"{where} has no train-images-idx3-ubyte and train-labels-idx1-ubyte (.gz allowed); "
+                        "put them there, or leave it out to use the bundled digits.") from None
     n = args.n_train if args.n_train is not None else min(DEFAULTS["n_train"], len(y_all))
     if n > len(y_all):
         raise UserError(f"--n-train {n} exceeds the {len(y_all)} digits available for the selected classes.")
@@ -71,14 +104,36 @@ def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
     return X, y, str(source)
 
 
-def fit_model(args: argparse.Namespace, X: Any, y: Any = None) -> Any:
+def build_model(args: argparse.Namespace) -> Any:
+    """The unfitted model of the options; a value the library refuses is an :class:`OptionError`.
+
+    Checked before any data is read: the kernel is evaluated once on two points, so a
+    bandwidth whose kernel cannot be computed (``--bandwidth 1e-300``) is an argument error.
+    """
+    import numpy as np
+
     from ..kernels import RBF
     from ..models import DualPPCA
 
+    try:
+        kernel = RBF(args.bandwidth)
+        probe = np.asarray(kernel(np.zeros((1, 1)), np.ones((1, 1))))
+    except (ValueError, TypeError, ArithmeticError) as exc:  # ZeroDivisionError, OverflowError: too extreme
+        raise OptionError("--bandwidth", f"{args.bandwidth:g} cannot be used, the RBF kernel is not computable "
+                          f"with it ({one_line(exc)}); pixels are in [0, 1], the default is {DEFAULTS['bandwidth']}"
+                          ) from None
+    if not np.isfinite(probe).all():
+        raise OptionError("--bandwidth", f"{args.bandwidth:g} cannot be used, the RBF kernel is not finite with it; "
+                          f"pixels are in [0, 1], the default is {DEFAULTS['bandwidth']}")
     q = args.n_components
     if q is None and args.sigma2 is None:
         q = DEFAULTS["n_components"]
-    return DualPPCA(q, sigma2=args.sigma2, kernel=RBF(args.bandwidth), random_state=args.seed).fit(X, y)
+    return DualPPCA(q, sigma2=args.sigma2, kernel=kernel, random_state=args.seed)
+
+
+def fit_model(args: argparse.Namespace, X: Any, y: Any = None, model: Any = None) -> Any:
+    """Fit ``model`` (default: :func:`build_model` of ``args``) on ``X`` with labels ``y``."""
+    return (build_model(args) if model is None else model).fit(X, y)
 
 
 def load_model(path: str) -> Any:
@@ -114,10 +169,11 @@ def prepare(args: argparse.Namespace, stages: Stages) -> Any:
         model = stages.run("load model", load_model, args.model)
         print(f"loaded {args.model}")
     else:
+        unfitted = build_model(args)  # option errors before the data are read
         X, y, source = stages.run("load data", load_training_data, args)
         classes = sorted(set(int(v) for v in y))
         print(f"data: {len(y)} MNIST digits of classes {','.join(map(str, classes))} from {source}")
-        model = stages.run("fit model", fit_model, args, X, y)
+        model = stages.run("fit model", fit_model, args, X, y, unfitted)
     print(describe(model))
     return model
 
@@ -167,7 +223,7 @@ def save_model(model: Any, out: str) -> None:
         model.save(out)
     except OSError as exc:
         raise UserError(f"cannot write the model to {out!r}: {exc.strerror or exc}.") from exc
-    except RuntimeError as exc:  # torch.save reports I/O failures as RuntimeError('[enforce fail at ...]')
+    except RuntimeError as exc:  # serializers written in C++ (torch's) report I/O failures as RuntimeError('[enforce fail at ...]')
         reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
         raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
 

@@ -3,35 +3,64 @@
     kppca sample --out digits.png          # fit on 2,000 digits, draw 64 new ones (all ten classes)
     kppca sample --digit-class 7 --out sevens.npy   # 64 new 7s as an array (64, 784)
     kppca traverse --out traversal.png     # grid over two latent components (paper, Fig. 4c)
-    kppca fit --save model.pt              # fit, report, save; reuse with --model model.pt
+    kppca fit --save model.kppca           # fit, report, save; reuse with --model model.kppca
 
-Exit status: 0 on success, 2 for invalid arguments, 1 for other errors the user
-can fix (missing files, inconsistent settings); messages are one line on stderr.
+Exit status: 0 on success; 2 for invalid arguments, including values the library
+refuses before any work (``--bandwidth 1e-300``: its kernel cannot be computed);
+1 for other errors the user can fix (missing files, data that do not fit the
+settings); 130 when interrupted. Messages are one line on stderr, without a
+traceback unless ``--debug`` is given.
 
-The parser is in :mod:`kppca.cli.parser`, argument types in :mod:`kppca.cli.types`,
-shared steps in :mod:`kppca.cli.common` and one module per command in
-:mod:`kppca.cli.commands`.
+The arguments are parsed before torch, scikit-learn or the models are imported, so
+``--help``, ``--version`` and argument errors are immediate. The parser is in
+:mod:`kppca.cli.parser`, the shared options in :mod:`kppca.cli.options`, argument
+types in :mod:`kppca.cli.types`, shared steps in :mod:`kppca.cli.common` and one
+module per command in :mod:`kppca.cli.commands`.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from typing import Any, Sequence
 
 from .commands import COMMANDS
-from .common import DEFAULTS, PROG, USER_ERRORS, Stages, UserError, progress_enabled
+from .common import DEFAULTS, PROG, USER_ERRORS, OptionError, Stages, UserError, one_line, progress_enabled
 from .parser import build_parser
 
 __all__ = ["main", "build_parser", "DEFAULTS", "PROG"]
 
 
+def _stage_names(args: Any, command: Any) -> list[str]:
+    """The stages this run goes through (those of the command that the options do not skip)."""
+    loading = bool(getattr(args, "model", None))
+    outs = getattr(args, "out", None)
+    outs = outs if isinstance(outs, list) else []
+    skipped = {"load data": loading, "fit model": loading, "save model": not getattr(args, "save", None),
+               "plot spectrum": not getattr(args, "spectrum", None), "report": not getattr(args, "report", False),
+               "write samples": not any(o.lower().endswith(".npy") for o in outs),
+               "write image": bool(outs) and all(o.lower().endswith(".npy") for o in outs)}
+    return (["load model"] if loading else []) + [n for n in command.STAGES if not skipped.get(n)]
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    if isinstance(exc, KeyError):  # str(KeyError) is the repr of the key
-        text = text.strip("'\"")
-    return text or type(exc).__name__
+
+def _load_library(threads: int | None) -> int | None:
+    """Import torch, scikit-learn and the models (only now: the options are valid); set torch's threads.
+
+    Returns torch's previous number of threads when ``threads`` changes it, else None.
+    """
+    if "matplotlib.pyplot" not in sys.modules:  # the command only writes files
+        import matplotlib
+
+        matplotlib.use("Agg")
+    importlib.import_module("kppca.models")
+    if threads is None:
+        return None
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    return previous
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,40 +70,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, bad arguments
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
+    command = COMMANDS[args.command]
+    usage = f"{PROG} {args.command}"
 
-    if "matplotlib.pyplot" not in sys.modules:  # the command only writes files
-        import matplotlib
+    def option_error(exc: OptionError) -> int:
+        print(f"{usage}: error: {one_line(exc)} (see '{usage} --help')", file=sys.stderr)
+        return 2
 
-        matplotlib.use("Agg")
+    try:
+        if hasattr(command, "check"):
+            command.check(args)
+    except OptionError as exc:
+        return option_error(exc)
 
     def show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None):
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
-    loading = bool(getattr(args, "model", None))
     if args.seed is None:
         args.seed = DEFAULTS["seed"]
-    if args.bandwidth is None and not loading:
+    if args.bandwidth is None and not getattr(args, "model", None):
         args.bandwidth = DEFAULTS["bandwidth"]
-    command = COMMANDS[args.command]
-    outs = getattr(args, "out", None)
-    outs = outs if isinstance(outs, list) else []
-    skipped = {"load data": loading, "fit model": loading, "save model": not getattr(args, "save", None),
-               "plot spectrum": not getattr(args, "spectrum", None), "report": not getattr(args, "report", False),
-               "write samples": not any(o.lower().endswith(".npy") for o in outs),
-               "write image": bool(outs) and all(o.lower().endswith(".npy") for o in outs)}
-    names = (["load model"] if loading else []) + [n for n in command.STAGES if not skipped.get(n)]
 
     stages = None
     threads = None
-    if args.threads is not None:
-        import torch
-
-        threads = torch.get_num_threads()
-        torch.set_num_threads(args.threads)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
-            stages = Stages(names, progress_enabled(args))
+            stages = Stages(["import library", *_stage_names(args, command)], progress_enabled(args))
+            threads = stages.run("import library", _load_library, args.threads)
             command.run(args, stages)
             total = stages.close()
             timings = ", ".join(f"{k} {v:.2f} s" for k, v in stages.timings.items())
@@ -83,10 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    except (UserError, *USER_ERRORS) as exc:
-        if getattr(args, "debug", False):
+    except OptionError as exc:
+        if args.debug:
             raise
-        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return option_error(exc)
+    except (UserError, *USER_ERRORS) as exc:
+        if args.debug:
+            raise
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
     finally:
         if stages is not None:

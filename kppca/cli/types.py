@@ -1,22 +1,69 @@
-"""Argument types of the ``kppca`` command: one factory for the numeric checks, plus digits and names."""
+"""Argument types of the ``kppca`` command: numbers in a range, digits and names.
+
+Nothing here imports torch or the models: argument errors are reported before the
+library is loaded (``kppca sample --bandwidth -1`` answers in a fraction of a second).
+The ranges are those of the library's own constraints, stated in the same words
+("must be an int in the range [1, inf), got 0"), and the names those the library
+accepts; ``tests/test_cli.py`` checks the ranges against
+:func:`kppca._param_validation.check_scalar` value by value and the names against the
+library's constants.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
 
-from .._param_validation import Interval, InvalidParameterError, check_scalar
-from ..models import DualPPCA
-from ..models.generation import LATENTS, PREIMAGE_METHODS
+#: Latent distributions of ``sample`` (``kppca.models.generation.LATENTS``).
+LATENTS: tuple[str, ...] = ("prior", "mixture")
+#: Pre-image methods (``kppca.preimage.PREIMAGE_METHODS``) and the default one (``DEFAULT_PREIMAGE``).
+PREIMAGE_METHODS: tuple[str, ...] = ("smoother", "knn", "fixed-point", "learned")
+DEFAULT_PREIMAGE = "smoother"
+#: Largest seed (``kppca._param_validation.MAX_SEED``: a ``torch.Generator`` holds an unsigned 64-bit integer).
+MAX_SEED = 2**64 - 1
 
 
-def checked_number(constraints: list[Any]) -> Any:
-    """An argparse type: parse an int (else a float), then apply the library's own checks.
+@dataclass(frozen=True)
+class Range:
+    """Numbers of one kind in an interval, as :class:`kppca._param_validation.Interval` (same text)."""
 
-    The constraints are those of :mod:`kppca._param_validation`, often the models'
-    own ``_parameter_constraints``, so the command line accepts exactly what the
-    library accepts and says so in the same words.
-    """
+    kind: str  # "int", "real" (ints too) or "real_not_int"
+    left: float | None
+    right: float | None
+    closed: str = "both"  # "left", "right", "both" or "neither"
+
+    def holds(self, value: int | float) -> bool:
+        is_int = isinstance(value, int)
+        if self.kind == "int" and not is_int:
+            return False
+        if self.kind == "real_not_int" and is_int:
+            return False
+        if not is_int and not math.isfinite(value):
+            return False
+        if self.left is not None and (value < self.left or (value == self.left and self.closed in ("right", "neither"))):
+            return False
+        if self.right is not None and (value > self.right or (value == self.right and self.closed in ("left", "neither"))):
+            return False
+        return True
+
+    def __str__(self) -> str:
+        what = "an int" if self.kind == "int" else "a float"
+        lo = "-inf" if self.left is None else _bound(self.left)
+        hi = "inf" if self.right is None else _bound(self.right)
+        lb = "[" if self.closed in ("left", "both") and self.left is not None else "("
+        rb = "]" if self.closed in ("right", "both") and self.right is not None else ")"
+        return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+def _bound(x: float) -> str:
+    # Exact for integers (a seed bound 18446744073709551615, not 1.84467e+19); floats as the library writes them.
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def checked_number(*ranges: Range) -> Callable[[str], int | float]:
+    """An argparse type: parse an int (else a float) and accept it when one of ``ranges`` holds."""
 
     def convert(text: str) -> int | float:
         try:
@@ -26,22 +73,23 @@ def checked_number(constraints: list[Any]) -> Any:
                 value = float(text)
             except ValueError:
                 raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        try:
-            return check_scalar(value, "the value", constraints)
-        except InvalidParameterError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        if not any(r.holds(value) for r in ranges):
+            said = ", ".join(map(str, ranges[:-1])) + " or " + str(ranges[-1]) if len(ranges) > 1 else str(ranges[0])
+            raise argparse.ArgumentTypeError(f"must be {said}, got {value!r}")
+        return value
 
+    convert.ranges = ranges  # type: ignore[attr-defined]  # read by the parity test
     return convert
 
 
-positive_int = checked_number([Interval("int", 1, None, closed="left")])
-nonnegative_int = checked_number([Interval("int", 0, None, closed="left")])
-positive_float = checked_number([Interval("real", 0, None, closed="neither")])
-steps = checked_number([Interval("int", 2, None, closed="left")])
+positive_int = checked_number(Range("int", 1, None, closed="left"))
+nonnegative_int = checked_number(Range("int", 0, None, closed="left"))
+positive_float = checked_number(Range("real", 0, None, closed="neither"))
+steps = checked_number(Range("int", 2, None, closed="left"))
+#: ``--seed``: the seeds a ``torch.Generator`` takes (the models' ``random_state``).
+seed = checked_number(Range("int", 0, MAX_SEED, closed="both"))
 #: ``--n-components``: the models' constraint less its non-numeric options ('mle', None).
-components = checked_number(
-    [c for c in DualPPCA._parameter_constraints["n_components"] if isinstance(c, Interval)]
-)
+components = checked_number(Range("int", 1, None, closed="left"), Range("real_not_int", 0, 1, closed="neither"))
 
 
 def digit_list(text: str) -> list[int]:

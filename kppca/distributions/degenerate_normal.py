@@ -188,17 +188,38 @@ class DegenerateMultivariateNormal(TorchDistribution):
         a = torch.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + a @ self.scale_factor.T
 
-    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
-        """Log density on the support subspace; ``-inf`` off it. Shape ``sample/batch shape``."""
+    def support_tolerance(self, dtype: torch.dtype | None = None) -> float:
+        """Relative distance from the subspace beyond which a point is off the support.
+
+        ``support_rtol``, never below the rounding ``(n + m) eps`` of drawing ``loc + F a``
+        (``m`` terms per entry) and projecting it (``n`` terms).
+        """
+        n, m = self.scale_factor.shape
+        return max(self.support_rtol, (n + m) * torch.finfo(dtype or self.loc.dtype).eps)
+
+    def support_coordinates(self, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Coordinates ``U^T (value - loc)`` of ``value`` in :attr:`basis`, and whether it is off the support.
+
+        Returns
+        -------
+        z : Tensor of shape ``sample/batch shape + (r,)``
+        off_support : bool Tensor of shape ``sample/batch shape``
+            Residual ``||(I - U U^T)(value - loc)||`` above ``LEAK_QUANTILE * leak + rtol * size``
+            (see the class notes), with ``size = ||value|| + ||loc|| + max(basis_scale)``.
+        """
         U, s = self._basis
         y = value - self.loc
         z = y @ U
         residual = torch.linalg.vector_norm(y - z @ U.T, dim=-1)
-        size = torch.linalg.vector_norm(value, dim=-1) + torch.linalg.vector_norm(self.loc, dim=-1) + s.max()
-        n, m = self.scale_factor.shape
-        # Rounding of loc + F a (m terms per entry) and of the projection (n terms): relative (n + m) eps.
-        rtol = max(self.support_rtol, (n + m) * torch.finfo(value.dtype).eps)
-        off_support = residual > LEAK_QUANTILE * self._leak + rtol * size
+        size = torch.linalg.vector_norm(value, dim=-1) + torch.linalg.vector_norm(self.loc, dim=-1)
+        if s.numel():
+            size = size + s.max()
+        return z, residual > LEAK_QUANTILE * self._leak + self.support_tolerance(value.dtype) * size
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        """Log density on the support subspace; ``-inf`` off it. Shape ``sample/batch shape``."""
+        _, s = self._basis
+        z, off_support = self.support_coordinates(value)
         if self._validate_args and bool(off_support.any()):
             raise ValueError(
                 "value lies off the support of the DegenerateMultivariateNormal (the affine subspace "

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import pyro.distributions as dist
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
@@ -22,6 +21,9 @@ from .._validation import ArrayLike, as_tensor, check_feature_names, check_new_i
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
+
+if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
+    import pyro.distributions as dist
 
 
 class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
@@ -226,6 +228,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """
         self._check_fitted("latent_posterior")
         loc = self._principal_coordinates(self._input(X)) * self._gain
+        import pyro.distributions as dist
+
         return dist.MultivariateNormal(loc, scale_tril=torch.diag(self._posterior_std))
 
     def latent_prior(self) -> dist.MultivariateNormal:
@@ -233,6 +237,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._check_fitted("latent_prior")
         q = self.n_components_
         zeros = torch.zeros(q, dtype=self._dtype, device=self._device)
+        import pyro.distributions as dist
+
         return dist.MultivariateNormal(zeros, scale_tril=torch.eye(q, dtype=self._dtype, device=self._device))
 
     @property

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import torch
 
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, check_count, numpy_rng, torch_generator
-from ..distributions import DegenerateMultivariateNormal
 from ..io import OPTIONAL, TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
@@ -19,6 +18,9 @@ from ..kernels.registry import as_kernel
 from ._base import BasePPCA
 from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
+
+if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
+    from ..distributions import DegenerateMultivariateNormal
 
 _GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
@@ -266,6 +268,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         DegenerateMultivariateNormal
             Batch shape (M,), event shape (N,).
         """
+        from ..distributions import DegenerateMultivariateNormal
+
         self._check_fitted("kernel_conditional")
         h = self._latent(h)
         # K_c A = E_q diag(lam * a) because E_q are eigenvectors of K_c.
@@ -337,6 +341,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         DegenerateMultivariateNormal
             Batch shape (), event shape (N,).
         """
+        from ..distributions import DegenerateMultivariateNormal
+
         self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import Interval, dtype_from_spec, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
-from ..distributions import DegenerateMultivariateNormal
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
 from ._streaming import ScatterStats, dask_stats, is_dask_collection
 from .generation import PrimalGenerationMixin
+
+if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
+    from ..distributions import DegenerateMultivariateNormal
 
 _FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
@@ -393,6 +395,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
 
     # ------------------------------------------------------------------ distributions of phi
     def _subspace_distribution(self, loc: torch.Tensor, scales: torch.Tensor) -> DegenerateMultivariateNormal:
+        from ..distributions import DegenerateMultivariateNormal
+
         _, V = self._full_eigen()
         return DegenerateMultivariateNormal(loc, basis=V, basis_scale=scales)
 

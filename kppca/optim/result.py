@@ -74,7 +74,7 @@ class ProgressBar:
     def __init__(self, enabled: bool, total: int, desc: str):
         self._bar = None
         if enabled:
-            from tqdm.auto import tqdm
+            from .._progress import tqdm
 
             self._bar = tqdm(total=total, desc=desc, leave=False)
 

@@ -194,7 +194,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
         jobs = (delayed(_fit_one)(self._clone(template, seed), Xtr[s], ytr[s], k)
                 for k, (s, seed) in enumerate(zip(subsets, seeds)))
-        from tqdm import tqdm  # not tqdm.auto: no ipywidgets warning in notebooks
+        from .._progress import tqdm  # tqdm.auto only where ipywidgets can draw it
 
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
         self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,

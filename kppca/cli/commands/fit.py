@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..common import Stages, check_output, prepare, save_figure, save_model
-from ..parser import add_model_options, add_run_options
+from ..options import add_model_options, add_run_options
 
 NAME = "fit"
 STAGES = ["load data", "fit model", "save model", "plot spectrum"]
@@ -21,17 +21,14 @@ def add_parser(sub: Any) -> None:
     add_model_options(p, loadable=False)
     g = p.add_argument_group("output files")
     g.add_argument("--save", metavar="FILE",
-                   help="write the fitted model there (a torch pickle: load only files you trust)")
+                   help="write the fitted model there, e.g. model.kppca (a safetensors file with a JSON header: "
+                   "loading it runs no code; reuse it with --model FILE or kppca.load(FILE))")
     g.add_argument("--spectrum", metavar="FILE",
                    help="also plot the eigenvalue spectrum lambda_p/N with the sigma2 level there (PNG)")
     add_run_options(p)
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
-    import matplotlib.pyplot as plt
-
-    from ...plotting.spectrum import plot_spectrum
-
     if args.save:
         check_output(args.save, "model")
     if args.spectrum:
@@ -42,6 +39,10 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
         print(f"saved the model to {args.save}")
     if args.spectrum:
         def draw() -> None:
+            import matplotlib.pyplot as plt  # only for --spectrum (about a second to import)
+
+            from ...plotting.spectrum import plot_spectrum
+
             fig, ax = plt.subplots(figsize=(6, 4))
             plot_spectrum(model, ax=ax)
             save_figure(fig, args.spectrum)

@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ...models.generation import DEFAULT_PREIMAGE, LATENTS
-from ..common import Stages, UserError, check_output, image_shape, prepare, save_figure
-from ..parser import add_model_options, add_run_options, preimage_help
-from ..types import digit_class, latent_name, positive_int, preimage_name
+from ..common import OptionError, Stages, UserError, check_output, image_shape, prepare, save_figure
+from ..options import add_model_options, add_preimage_option, add_run_options
+from ..types import LATENTS, digit_class, latent_name, positive_int
 
 NAME = "sample"
 STAGES = ["load data", "fit model", "generate", "report", "write image", "write samples"]
@@ -40,8 +39,7 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--digit-class", type=digit_class, metavar="K",
                    help="generate only digits of class K (codes from that class's mixture, pre-images from its "
                    "training digits)")
-    g.add_argument("--preimage", type=preimage_name, default=DEFAULT_PREIMAGE, metavar="METHOD",
-                   help=preimage_help())
+    add_preimage_option(g)
     g.add_argument("--n-cols", type=positive_int, metavar="C",
                    help="images per row of the grid (default: ceil(sqrt(n-samples)))")
     g.add_argument("--out", action="append", metavar="FILE",
@@ -52,6 +50,14 @@ def add_parser(sub: Any) -> None:
                    help="print a quality report: classifier confidence, class histogram, distance to the "
                    "training digits, MMD to held-out digits (needs digits not used for training)")
     add_run_options(p)
+
+
+def check(args: argparse.Namespace) -> None:
+    """Option combinations that cannot work, found before any data is read."""
+    if args.digit_class is not None and args.digits is not None and args.digit_class not in args.digits \
+            and not args.model:
+        raise OptionError("--digit-class", f"class {args.digit_class} is not among --digits "
+                          f"{' '.join(map(str, args.digits))}; add it to --digits or choose one of those")
 
 
 def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -98,6 +104,10 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     if y is not None and "sample_classes_" not in model.__dict__:
         raise UserError("--digit-class needs a model fitted with labels; a model file saved without them cannot "
                         "do it (fit again without --model).")
+    if y is not None and y not in {int(c) for c in model.sample_classes_}:  # said in the option's words
+        known = ", ".join(str(int(c)) for c in model.sample_classes_)
+        raise UserError(f"--digit-class {y}: class not seen in fit; the model was fitted on digits {known} "
+                        "(choose one of them, or fit with --digits including it).")
     S = stages.run("generate", model.sample, args.n_samples, random_state=args.seed, preimage=args.preimage,
                    latent=args.latent, y=y)
     S = np.asarray(S)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...models.generation import DEFAULT_PREIMAGE
 from ..common import Stages, UserError, check_output, image_shape, prepare, save_figure
-from ..parser import add_model_options, add_run_options, preimage_help
-from ..types import ComponentsAction, nonnegative_int, positive_float, preimage_name, steps
+from ..options import add_model_options, add_preimage_option, add_run_options
+from ..types import ComponentsAction, nonnegative_int, positive_float, steps
 
 NAME = "traverse"
 STAGES = ["load data", "fit model", "generate", "write image"]
@@ -30,8 +29,7 @@ def add_parser(sub: Any) -> None:
                    help="values per component, at least 2 (default: 8)")
     g.add_argument("--extent", type=positive_float, default=2.0, metavar="E",
                    help="each component runs over [-E, E] prior standard deviations (default: 2; the paper uses 1)")
-    g.add_argument("--preimage", type=preimage_name, default=DEFAULT_PREIMAGE, metavar="METHOD",
-                   help=preimage_help())
+    add_preimage_option(g)
     g.add_argument("--out", default="kppca_traversal.png", metavar="FILE",
                    help="output image (default: kppca_traversal.png)")
     add_run_options(p)

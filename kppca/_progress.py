@@ -1,0 +1,22 @@
+"""Progress bars: tqdm's notebook widget where ipywidgets can draw it, its text bar elsewhere.
+
+``tqdm.auto`` picks the widget inside Jupyter, but without ipywidgets it warns
+("TqdmWarning: IProgress not found", with an absolute path into site-packages) and
+falls back to text anyway; choosing here keeps notebook outputs clean.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+__all__ = ["tqdm"]
+
+
+def tqdm(*args: Any, **kwargs: Any) -> Any:
+    """A tqdm progress bar (same arguments): ``tqdm.auto``'s when ipywidgets is installed, else ``tqdm.std``'s."""
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm as bar
+    else:
+        from tqdm.std import tqdm as bar
+    return bar(*args, **kwargs)

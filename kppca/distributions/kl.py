@@ -1,0 +1,100 @@
+r"""Kullback-Leibler divergences of :class:`DegenerateMultivariateNormal`, registered with torch.
+
+``torch.distributions.kl_divergence(p, q)`` (and Pyro's, the same registry) then works for
+``p, q`` both degenerate, or one of them a (full-rank) ``MultivariateNormal``.
+
+Two Gaussians on affine subspaces have a finite divergence only when their supports are the
+*same* subspace: if the support of ``p`` is not inside that of ``q``, ``p`` puts mass where
+``q`` has none; if it is a proper subset, ``q`` gives it measure zero (``q`` has a density
+with respect to the Lebesgue measure of its own, larger, subspace). In both cases
+``KL(p || q) = +inf``, and that is what is returned, element by element of the batch. On a
+common support of dimension ``r`` with orthonormal basis ``U`` (that of ``q``), in the
+coordinates ``z = U^T (x - loc_q)``::
+
+    KL = 1/2 [ ||A||_F^2 + ||mu||^2 - r - 2 log|det A| ],
+    A  = diag(1 / s_q) U^T U_p diag(s_p)          (r x r),
+    mu = diag(1 / s_q) U^T (loc_p - loc_q)        (r,),
+
+which is the usual ``1/2 [tr(S_q^+ S_p) + d^T S_q^+ d - r + log pdet S_q - log pdet S_p]``
+with ``S = F F^T`` and ``d = loc_p - loc_q`` (``A A^T`` is ``S_p`` whitened by ``S_q``).
+
+"Same subspace" is decided with the distributions' own support test
+(:meth:`DegenerateMultivariateNormal.support_coordinates`): equal ranks, the largest principal
+angle between the two ranges below the larger of the two support tolerances, and
+``loc_p`` on the support of ``q``. A ``MultivariateNormal`` counts as a degenerate normal of
+full rank ``n``: against a degenerate one of rank ``r < n`` the divergence is ``+inf`` both ways.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.distributions import MultivariateNormal, register_kl
+
+from .degenerate_normal import DegenerateMultivariateNormal
+
+__all__ = ["kl_degenerate_normals"]
+
+
+def _same_range(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> bool:
+    """Whether ``range(F_p) = range(F_q)``: equal ranks and ``sin(largest principal angle) <= tol``."""
+    Up, Uq = p.basis, q.basis
+    if Up.shape[1] != Uq.shape[1]:
+        return False
+    if Up.shape[1] == 0:
+        return True
+    # ||(I - Uq Uq^T) Up||_2 is the sine of the largest principal angle between the ranges.
+    sine = torch.linalg.matrix_norm(Up - Uq @ (Uq.T @ Up), ord=2)
+    return bool(sine <= max(p.support_tolerance(), q.support_tolerance()))
+
+
+def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
+    """``KL(p || q)`` of two degenerate normals of the same event shape (n,); ``+inf`` where supports differ.
+
+    Returns
+    -------
+    Tensor of shape ``broadcast(p.batch_shape, q.batch_shape)``
+    """
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"event shapes differ: {tuple(p.event_shape)} and {tuple(q.event_shape)}.")
+    batch = torch.broadcast_shapes(p.batch_shape, q.batch_shape)
+    if not _same_range(p, q):
+        return torch.full(batch, math.inf, dtype=q.loc.dtype, device=q.loc.device)
+    Up, sp = p._basis
+    Uq, sq = q._basis
+    # loc_p must lie on the support of q (the support test of q's log_prob).
+    mu, off_support = q.support_coordinates(p.loc.expand(batch + p.event_shape))
+    mu = mu / sq
+    A = (Uq.T @ Up) * sp / sq[:, None]
+    _, logabsdet = torch.linalg.slogdet(A)
+    r = sq.shape[0]
+    kl = 0.5 * (A.square().sum() + mu.square().sum(-1) - r) - logabsdet
+    return kl.masked_fill(off_support, math.inf)
+
+
+def _as_degenerate(mvn: MultivariateNormal) -> DegenerateMultivariateNormal:
+    """The same Gaussian as a degenerate normal of full rank (its Cholesky factor as ``F``)."""
+    L = mvn._unbroadcasted_scale_tril
+    if L.ndim != 2:
+        raise NotImplementedError(
+            "KL divergence between a DegenerateMultivariateNormal and a MultivariateNormal with a batch of "
+            f"covariance matrices (scale_tril of shape {tuple(L.shape)}) is not implemented; expand the "
+            "computation over the batch, one covariance at a time."
+        )
+    return DegenerateMultivariateNormal(mvn.loc, L)
+
+
+@register_kl(DegenerateMultivariateNormal, DegenerateMultivariateNormal)
+def _kl_degenerate_degenerate(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
+    return kl_degenerate_normals(p, q)
+
+
+@register_kl(DegenerateMultivariateNormal, MultivariateNormal)
+def _kl_degenerate_mvn(p: DegenerateMultivariateNormal, q: MultivariateNormal) -> torch.Tensor:
+    return kl_degenerate_normals(p, _as_degenerate(q))
+
+
+@register_kl(MultivariateNormal, DegenerateMultivariateNormal)
+def _kl_mvn_degenerate(p: MultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
+    return kl_degenerate_normals(_as_degenerate(p), q)
