@@ -313,11 +313,11 @@ def test_lazy_names_resolve_and_are_listed():
     for name in kppca.__all__:
         assert getattr(kppca, name) is not None
         assert name in dir(kppca)
-    from kppca import DualPPCA, load
+    from kppca import DualPPCA, load, save
+    from kppca.io import load as io_load, save as io_save
     from kppca.models import DualPPCA as same
-    from kppca.models._persistence import load_model
 
-    assert DualPPCA is same and load is load_model
+    assert DualPPCA is same and load is io_load and save is io_save
     assert kppca.rkm.__name__ == "kppca.rkm" and "rkm" in dir(kppca)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         kppca.nope  # noqa: B018
