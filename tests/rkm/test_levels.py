@@ -136,12 +136,14 @@ def test_a_registered_solver_plugs_in_without_editing_the_estimator():
 
     def fit_twice_passes(levels, X, Y, *, params, generator):
         calls.append(params["n_passes"])
-        return fit_levelwise(levels, X, Y, params={**params, "n_passes": 2 * params["n_passes"]}, generator=generator)
+        factor = params["solver_options"]["factor"]
+        return fit_levelwise(levels, X, Y, params={**params, "n_passes": factor * params["n_passes"]},
+                             generator=generator)
 
     register_solver("test-double-passes", fit_twice_passes)
     try:
         X, y = np.linspace(-2, 2, 20)[:, None], np.sin(np.linspace(-2, 2, 20))
-        a = DeepRKM(solver="test-double-passes", n_passes=2, random_state=0).fit(X, y)
+        a = DeepRKM(solver="test-double-passes", solver_options={"factor": 2}, n_passes=2, random_state=0).fit(X, y)
         b = DeepRKM(n_passes=4, random_state=0).fit(X, y)
         assert calls == [2] and a.objective_history_ == b.objective_history_
     finally:

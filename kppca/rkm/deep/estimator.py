@@ -78,6 +78,9 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`):
         ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
         level after the first) or ``"primal"`` (§5.2, reduced set, any kernels).
+    solver_options : dict, optional
+        Settings of a registered solver that are not parameters of the estimator; the solver
+        reads them from ``params["solver_options"]`` (so a new solver needs no new parameter here).
     n_prototypes : int >= 1, default 100
         ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
         subset of the training points drawn with ``random_state``.
@@ -142,6 +145,7 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         "eta_levels": [list, tuple],
         "n_passes": [Interval("int", 0, None, closed="left")],
         "solver": [str],
+        "solver_options": [dict, None],
         "n_prototypes": [Interval("int", 1, None, closed="left")],
         "c_stab": [Interval("real", 0, None, closed="left")],
         "max_iter": [Interval("int", 0, None, closed="left")],
@@ -159,7 +163,8 @@ class DeepRKM(RegressorMixin, KernelEstimator):
 
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
-                 n_passes: int = 10, solver: str = "levelwise", n_prototypes: int = 100, c_stab: float = 1.0,
+                 n_passes: int = 10, solver: str = "levelwise", solver_options: dict | None = None,
+                 n_prototypes: int = 100, c_stab: float = 1.0,
                  max_iter: int = 200, tol: float = 1e-10, progress: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self.levels = levels
@@ -170,6 +175,7 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         self.eta_levels = eta_levels
         self.n_passes = n_passes
         self.solver = solver
+        self.solver_options = solver_options
         self.n_prototypes = n_prototypes
         self.c_stab = c_stab
         self.max_iter = max_iter
