@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -297,3 +299,33 @@ def test_levelwise_at_extreme_y_scales_says_standardise(scale):
     X, y = _sine()
     with pytest.raises(ValueError, match=r"standardise y .*solver='primal'"):
         DeepRKM(random_state=0).fit(X, y * scale)
+
+
+SWEEP = [(scale, offset, kernel, n, solver) for scale in (1e-6, 1.0, 1e6) for offset in (0.0, 1e4)
+         for kernel in ("rbf", "linear", "poly") for n in (3, 30) for solver in ("levelwise", "primal")]
+
+
+@pytest.mark.parametrize("scale, offset, kernel, n, solver", SWEEP)
+def test_sweep_float32_fits_where_float64_does(scale, offset, kernel, n, solver):
+    """A bounded sweep (scales 1e-6..1e6, offsets, kernels, N, both solvers): only ValueErrors, finite outputs
+    after every successful fit, and float32 fitting wherever float64 does (float32 is solved in float64)."""
+    from kppca.kernels import Linear, Polynomial
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1]
+    k = {"rbf": "rbf", "linear": Linear(), "poly": Polynomial(2, 1)}[kernel]
+    outcome = {}
+    for dt in (np.float64, np.float32):
+        Xs = (scale * X + offset).astype(dt)
+        m = DeepRKM(kernel=k, solver=solver, max_iter=10, n_prototypes=20, random_state=0)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p = m.fit(Xs, y.astype(dt)).predict(Xs)
+        except ValueError:
+            outcome[dt] = "refused"
+            continue
+        assert p.dtype == dt and np.isfinite(p).all()
+        outcome[dt] = "fit"
+    assert outcome[np.float32] == outcome[np.float64]
