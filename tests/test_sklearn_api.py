@@ -260,3 +260,33 @@ def test_blockwise_evaluation_equals_one_shot(model_cls, X):
         np.testing.assert_allclose(got, ref, rtol=0, atol=X.shape[0] * eps * scale, err_msg=name)
     with pytest.raises(InvalidParameterError, match=r"'batch_size' parameter .* Got 0 instead"):
         model_cls(2, batch_size=0).fit(X)
+
+
+# ---------------------------------------------------------------------- the estimator scaffold
+def _scaffold_cases():
+    from kppca.rkm import KernelPCARKM, LSSVMClassifier, LSSVMRegressor, MultiViewKPCA, NARForecaster
+
+    return [
+        (DualPPCA(), "transform", "fit(X)"),
+        (PrimalPPCA(), "transform", "fit(X)"),
+        (LSSVMRegressor(), "predict", "fit(X, y)"),
+        (LSSVMClassifier(), "predict", "fit(X, y)"),
+        (KernelPCARKM(), "transform", "fit(X)"),
+        (MultiViewKPCA(), "transform", "fit(views)"),
+        (NARForecaster(), "forecast", "fit(series)"),
+    ]
+
+
+@pytest.mark.parametrize("model, method, call", _scaffold_cases(), ids=lambda v: getattr(v, "__name__", None))
+def test_one_not_fitted_message_on_every_estimator(model, method, call):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from kppca.base import KernelEstimator
+
+    assert isinstance(model, KernelEstimator)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    pattern = f"This {type(model).__name__} instance is not fitted yet; call {call} before {method}"
+    with pytest.raises(NotFittedError, match=pattern.replace("(", r"\(").replace(")", r"\)")):
+        getattr(model, method)(np.zeros((3, 2)) if method != "forecast" else 3)

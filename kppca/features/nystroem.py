@@ -49,7 +49,7 @@ class Nystroem(FeatureMap):
         n_landmarks = int(self.n_landmarks)
         if n_landmarks > n:
             raise ValueError(f"n_landmarks={n_landmarks} exceeds the {n} training points; lower it.")
-        self.kernel_ = as_kernel(self.kernel)
+        self.kernel_ = as_kernel(self.kernel).resolve(X)  # a data-derived width from the training set
         idx = numpy_rng(self.random_state).choice(n, size=n_landmarks, replace=False)
         self.landmarks_ = X[torch.as_tensor(idx, device=X.device)].clone()
         K_ll = self.kernel_.gram(self.landmarks_, self.landmarks_)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from itertools import combinations_with_replacement
-
 import torch
 
-from ..kernels.standard import check_polynomial_params
+from ..kernels.polynomial import apply_monomial_map, check_polynomial_params, monomial_map
 from .base import FeatureMap
 
 
@@ -16,7 +13,8 @@ class PolynomialFeatures(FeatureMap):
 
     Writing ``x~ = [sqrt(coef0), x]``, the kernel is ``(x~ . y~)^degree``; its
     expansion gives one feature per multiset ``alpha`` of ``degree`` indices of
-    ``x~``: ``sqrt(multinomial(alpha)) * prod_j x~_{alpha_j}``. The output
+    ``x~``: ``sqrt(multinomial(alpha)) * prod_j x~_{alpha_j}``
+    (:func:`kppca.kernels.polynomial.monomial_map`, shared with the kernel). The output
     dimension is ``C(D + degree, degree)``, so keep ``D`` and ``degree`` small.
 
     Parameters
@@ -40,24 +38,8 @@ class PolynomialFeatures(FeatureMap):
         check_polynomial_params(self.degree, self.coef0)
 
     def _fit(self, X: torch.Tensor) -> None:
-        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        self.coef0_ = coef0  # map() uses the fitted value, consistent with index_ and weights_
-        dim = X.shape[1] + 1
-        n_out = math.comb(dim + degree - 1, degree)
-        if n_out > 200_000:
-            raise ValueError(
-                f"the exact polynomial map would have {n_out} features; use the dual model with "
-                "kernels.Polynomial, or RandomFourierFeatures/Nystroem."
-            )
-        combos = list(combinations_with_replacement(range(dim), degree))
-        self.index_ = torch.tensor(combos, dtype=torch.long)  # (d, degree)
-        coef = []
-        for combo in combos:
-            counts = [combo.count(j) for j in set(combo)]
-            coef.append(math.factorial(degree) / math.prod(math.factorial(c) for c in counts))
-        self.weights_ = torch.tensor(coef, dtype=torch.float64).sqrt()
+        # map() uses the fitted coef0_, consistent with index_ and weights_.
+        self.index_, self.weights_, self.coef0_ = monomial_map(X.shape[1], self.degree, self.coef0)
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
-        lifted = torch.cat([torch.full_like(X[:, :1], math.sqrt(self.coef0_)), X], dim=1)
-        index = self.index_.to(X.device)
-        return lifted[:, index].prod(-1) * self.weights_.to(X.device, X.dtype)
+        return apply_monomial_map(X, self.index_, self.weights_, self.coef0_)

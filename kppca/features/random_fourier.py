@@ -51,7 +51,18 @@ class RandomFourierFeatures(FeatureMap):
         self.offset_ = torch.as_tensor(offset, dtype=torch.float64)
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
-        omega = self.omega_.to(X.device, X.dtype)
-        offset = self.offset_.to(X.device, X.dtype)
         # The fitted width, not the parameter: set_params after fit must not rescale a stale draw.
-        return torch.addmm(offset, X, omega).cos_().mul_(math.sqrt(2.0 / self.omega_.shape[1]))
+        proj = torch.addmm(self.offset_.to(X.device, X.dtype), X, self.omega_.to(X.device, X.dtype))
+        if not bool(torch.isfinite(proj).all()) and bool(torch.isfinite(X).all()):
+            # A tiny bandwidth: Omega ~ 1 / bandwidth overflows float32 (or X Omega overflows);
+            # cos of a huge but finite float64 phase is still defined.
+            proj = torch.addmm(self.offset_.to(X.device), X.to(torch.float64), self.omega_.to(X.device))
+            if not bool(torch.isfinite(proj).all()):
+                raise ValueError(
+                    f"RandomFourierFeatures: X / bandwidth overflows float64 (bandwidth={self.bandwidth!r} is "
+                    "far below the data's scale); use a larger bandwidth, e.g. the data's standard deviation."
+                )
+            proj = proj.cos_().to(X.dtype)
+        else:
+            proj = proj.cos_()
+        return proj.mul_(math.sqrt(2.0 / self.omega_.shape[1]))

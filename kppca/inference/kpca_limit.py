@@ -163,8 +163,8 @@ def kpca_limit_sweep(
         N = ml_model.n_samples_
         lam = ml_model.eigenvalues_.detach().cpu().numpy()
         # KPCA side, computed independently of kppca's eigen-solver.
-        K_train = kern.gram(ml_model.X_fit_, ml_model.X_fit_).detach().cpu().numpy()
-        K_eval = kern.gram(Xe, ml_model.X_fit_).detach().cpu().numpy()
+        K_train = ml_model.kernel_.gram(ml_model.X_fit_, ml_model.X_fit_)  # kernel_: the resolved width.detach().cpu().numpy()
+        K_eval = ml_model.kernel_.gram(Xe, ml_model.X_fit_).detach().cpu().numpy()
         z, kpca_projection = _kpca_reference(K_train, K_eval, q)
         h_limit = z * np.sqrt(N / lam)
 

@@ -1,15 +1,20 @@
 """Kernels (batched, torch-native) and the centering of Gram matrices.
 
 All kernels map ``(X (n, D), Y (m, D)) -> (n, m)``; they accept numpy arrays or
-tensors and compute in float64 by default.
+tensors and compute in float64 by default. The stationary kernels default to a width
+resolved from the training data (``bandwidth="scale"``/``"median"``): estimators call
+:meth:`Kernel.resolve` in ``fit``; see :mod:`kppca.kernels.bandwidth`.
 """
 
-from .base import CallableKernel, Kernel
+from .bandwidth import BANDWIDTH_RULES, median_heuristic_bandwidth, resolve_bandwidth
+from .base import CallableKernel, Kernel, ProductKernel, SumKernel
 from .centered_gram import CenteredGram
 from .centering import KernelCenterer
-from .composite import ColumnKernel, ProductKernel, SumKernel
+from .composite import ColumnKernel
+from .distances import squared_distances
+from .polynomial import Polynomial
 from .registry import KERNELS, as_kernel
-from .standard import RBF, Laplacian, Linear, Polynomial, squared_distances
+from .standard import RBF, Laplacian, Linear
 
 __all__ = [
     "Kernel",
@@ -26,4 +31,7 @@ __all__ = [
     "ProductKernel",
     "ColumnKernel",
     "squared_distances",
+    "BANDWIDTH_RULES",
+    "median_heuristic_bandwidth",
+    "resolve_bandwidth",
 ]

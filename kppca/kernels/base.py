@@ -6,10 +6,21 @@ work and ``DualPPCA(kernel=RBF()).set_params(kernel__bandwidth=2.0)`` or a grid
 search over ``kernel__bandwidth`` do what they say. Hyper-parameters are
 validated when the kernel is used (:meth:`Kernel._check_params`), not when it is
 built, because ``set_params`` bypasses ``__init__``.
+
+A kernel may hold a parameter resolved from the training data (``RBF(bandwidth="median")``,
+the default of the stationary kernels): :meth:`Kernel.resolve` returns the kernel with
+numbers in its place, and an estimator calls it on its training data in ``fit``.
+Evaluating an unresolved kernel raises a ``ValueError`` saying so.
+
+The kernel algebra (``k1 + k2``, ``k1 * k2``: :class:`SumKernel`, :class:`ProductKernel`)
+lives here with the operators that build it, so no module of ``kppca.kernels`` imports
+one that imports it back.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import torch
@@ -49,7 +60,32 @@ class Kernel(BaseEstimator):
 
         Called by :meth:`gram`, :meth:`__call__` and :meth:`diag` of every kernel
         (the parameters may have changed through ``set_params`` since ``__init__``).
+        A parameter still to be resolved from data (a rule such as ``"median"``) is valid
+        here; evaluating the kernel then raises (see :meth:`resolve`).
         """
+
+    @property
+    def is_resolved(self) -> bool:
+        """False while a parameter is a rule to be resolved from data (see :meth:`resolve`)."""
+        return True
+
+    def resolve(self, X: ArrayLike) -> "Kernel":
+        """This kernel with its data-derived parameters computed on the training data ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, D)
+            The training inputs (as the estimator's ``fit`` sees them).
+
+        Returns
+        -------
+        Kernel
+            ``self`` when nothing is to be resolved, else a new kernel of the same class
+            with numbers in place of the rules (``RBF("median").resolve(X)`` is
+            ``RBF(<median distance of X>)``); ``self`` is never modified.
+        """
+        self._check_params()
+        return self
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         """Kernel matrix between the rows of two tensors.
@@ -83,6 +119,7 @@ class Kernel(BaseEstimator):
         return torch.cat(parts) if parts else X.new_zeros(0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
+        """``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted); numpy in, numpy out."""
         self._check_params()
         numpy_out = is_numpy_like(X)
         dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
@@ -99,18 +136,14 @@ class Kernel(BaseEstimator):
         return f"{type(self).__name__}({params})"
 
     def __add__(self, other: Any) -> Kernel:
-        """``k1 + k2``: the :class:`~kppca.kernels.composite.SumKernel` (nested sums are flattened)."""
-        from .composite import SumKernel
-
+        """``k1 + k2``: the :class:`SumKernel` (nested sums are flattened)."""
         if not isinstance(other, Kernel):
             return NotImplemented
         parts = [*(self.kernels if type(self) is SumKernel else [self]), *(other.kernels if type(other) is SumKernel else [other])]
         return SumKernel(parts)
 
     def __mul__(self, other: Any) -> Kernel:
-        """``k1 * k2``: the elementwise :class:`~kppca.kernels.composite.ProductKernel` (flattened)."""
-        from .composite import ProductKernel
-
+        """``k1 * k2``: the elementwise :class:`ProductKernel` (flattened)."""
         if not isinstance(other, Kernel):
             return NotImplemented
         parts = [
@@ -157,12 +190,112 @@ class CallableKernel(Kernel):
         return f"CallableKernel({getattr(self.fn, '__name__', repr(self.fn))})"
 
 
-def __getattr__(name: str) -> Any:
-    # ``as_kernel`` moved to .registry (which imports the standard kernels); this lazy
-    # alias keeps ``from kppca.kernels.base import as_kernel`` working without the
-    # import cycle base <-> standard.
-    if name == "as_kernel":
-        from .registry import as_kernel
 
-        return as_kernel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class _Composite(Kernel):
+    """A kernel built from a list of kernels (the parts are resolved and checked together)."""
+
+    _symbol = "?"
+
+    def __init__(self, kernels: Sequence[Kernel]):
+        self.kernels = kernels
+
+    def _check_params(self) -> None:
+        if not isinstance(self.kernels, (list, tuple)) or len(self.kernels) < 1:
+            raise ValueError(f"{type(self).__name__} needs a non-empty list of kernels, got {self.kernels!r}.")
+        for i, k in enumerate(self.kernels):
+            if not isinstance(k, Kernel):
+                raise TypeError(f"{type(self).__name__}: kernels[{i}] must be a Kernel, got {type(k).__name__}.")
+            k._check_params()
+
+    @property
+    def is_resolved(self) -> bool:
+        return all(k.is_resolved for k in self.kernels)
+
+    def resolve(self, X: ArrayLike) -> Kernel:
+        self._check_params()
+        if self.is_resolved:
+            return self
+        return type(self)([k.resolve(X) for k in self.kernels])
+
+    def _parts(self, X: torch.Tensor, Y: torch.Tensor) -> list[torch.Tensor]:
+        self._check_params()
+        # Keep the ``Y is X`` identity: stationary kernels make the Gram diagonal exact with it.
+        return [k.gram(X, X if Y is X else Y) for k in self.kernels]
+
+    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
+        return "(" + f" {self._symbol} ".join(repr(k) for k in self.kernels) + ")"
+
+
+class SumKernel(_Composite):
+    """``k(x, y) = sum_j k_j(x, y)``; build it with ``k1 + k2``.
+
+    A sum of PSD kernels is PSD (its feature map is the concatenation of the maps).
+
+    Parameters
+    ----------
+    kernels : list of Kernel
+    """
+
+    _symbol = "+"
+
+    @property
+    def strictly_positive_definite(self) -> bool:
+        # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
+        return any(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        # The feature map of a sum is the concatenation of the maps (a dimension count alone would
+        # overstate the rank of k + k).
+        parts = [k.explicit_features(X) for k in self.kernels]
+        return None if any(P is None for P in parts) else torch.cat(parts, dim=1)
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        parts = self._parts(X, Y)
+        out = parts[0].clone()
+        for P in parts[1:]:
+            out += P
+        return out
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return torch.stack([k.diag(X) for k in self.kernels]).sum(0)
+
+
+class ProductKernel(_Composite):
+    """``k(x, y) = prod_j k_j(x, y)`` (elementwise); build it with ``k1 * k2``.
+
+    PSD by the Schur product theorem (the feature map is the tensor product of the maps).
+
+    Parameters
+    ----------
+    kernels : list of Kernel
+    """
+
+    _symbol = "*"
+
+    @property
+    def strictly_positive_definite(self) -> bool:
+        # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
+        return all(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
+        # used while it stays small; beyond that the rank is counted numerically.
+        parts = [k.explicit_features(X) for k in self.kernels]
+        if any(P is None for P in parts) or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
+            return None
+        out = parts[0]
+        for P in parts[1:]:
+            out = (out[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
+        return out
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        parts = self._parts(X, Y)
+        out = parts[0].clone()
+        for P in parts[1:]:
+            out *= P
+        return out
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return torch.stack([k.diag(X) for k in self.kernels]).prod(0)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import CallableKernel, Kernel
-from .standard import RBF, Laplacian, Linear, Polynomial
+from .polynomial import Polynomial
+from .standard import RBF, Laplacian, Linear
 
 #: Name -> kernel class, for ``kernel="name"`` and for model files.
 KERNELS: dict[str, type[Kernel]] = {"linear": Linear, "rbf": RBF, "laplacian": Laplacian, "polynomial": Polynomial}
@@ -31,7 +32,8 @@ def as_kernel(kernel: Kernel | Callable | str | None) -> Kernel:
     ----------
     kernel : Kernel, callable ``fn(X, Y)``, str or None
         A :class:`Kernel` is returned as is; a name of :data:`KERNELS`
-        (case-insensitive) gives that kernel with default parameters; None
+        (case-insensitive) gives that kernel with default parameters (``"rbf"`` and
+        ``"laplacian"``: a width to resolve from the data, see :meth:`Kernel.resolve`); None
         gives :class:`Linear`; any other callable is wrapped in :class:`CallableKernel`.
 
     Returns

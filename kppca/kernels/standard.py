@@ -1,105 +1,143 @@
-"""The standard kernels: linear, RBF (Gaussian), polynomial and Laplacian."""
+"""The standard kernels: linear, RBF (Gaussian) and Laplacian (the polynomial kernel: :mod:`.polynomial`).
+
+The stationary kernels take a width ``bandwidth``: a positive finite number, or a rule
+(``"scale"``, the RBF default; ``"median"``, the Laplacian default) resolved from the training data by :meth:`Kernel.resolve`
+(see :mod:`kppca.kernels.bandwidth`). Every positive finite width works: distances and
+the exponent are formed in a scaled form (:mod:`kppca.kernels.distances`), so widths
+far below or above the data's scale give the kernel's limits, not an overflow.
+"""
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 
-from .._validation import check_positive
-from .base import MAX_EXPLICIT_FEATURES, Kernel
+from .._validation import ArrayLike
+from .base import Kernel
+from .bandwidth import check_bandwidth, resolve_bandwidth
+from .distances import exp_neg_scaled, pairwise_distances, scaled_squared_distances, squared_distances
+
+__all__ = ["Linear", "RBF", "Laplacian", "squared_distances", "inner_product_may_overflow", "raise_if_overflowed"]
 
 
-def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """Pairwise squared Euclidean distances, shape (n, m), clipped at 0.
-
-    Uses the expansion ``|x - c|^2 + |y - c|^2 - 2 (x - c).(y - c)`` with ``c``
-    the mean of ``Y`` (one matrix product, the dominant cost). Centering first
-    makes the result translation invariant: the expansion of raw coordinates
-    loses ``eps * |x|^2`` to cancellation, i.e. everything for data far from
-    the origin (``Y + 1000``), while after centering the error is
-    ``~ D eps (|x - c|^2 + |y - c|^2)``, relative to the spread of the data.
-    ``c`` depends on ``Y`` only, so row blocks of ``X`` (against the same
-    training set ``Y``) give the same numbers as one call. When ``Y is X`` the
-    diagonal is set to exactly 0 (``k(x, x) = 1`` for the RBF kernel at any
-    scale); rounding can make other entries slightly negative, hence the clip.
-
-    Parameters
-    ----------
-    X : Tensor of shape (n, D)
-    Y : Tensor of shape (m, D)
-        Usually the training set; pass ``X`` itself for a self-distance matrix.
-
-    Returns
-    -------
-    Tensor of shape (n, m)
-    """
-    same = Y is X
-    # c is a tiny (1, D) row; the centered copies are the size of the inputs, not (n, m, D).
-    c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
-    Xc = X - c
-    Yc = Xc if same else Y - c
-    xx = (Xc * Xc).sum(1)
-    yy = xx if same else (Yc * Yc).sum(1)
-    # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
-    D = torch.addmm(xx[:, None], Xc, Yc.T, alpha=-2.0).add_(yy[None, :])
-    if same:
-        D.diagonal().zero_()
-    return D.clamp_(min=0.0)
+def inner_product_may_overflow(X: torch.Tensor, Y: torch.Tensor, offset: float = 0.0, power: int = 1) -> bool:
+    """Whether ``(x . y + offset)^power`` can exceed the dtype's range, by the bound ``|x . y| <= D max|x| max|y|``."""
+    if X.numel() == 0 or Y.numel() == 0:
+        return False
+    bound = X.shape[1] * float(X.abs().amax()) * float(Y.abs().amax()) + offset
+    if not math.isfinite(bound):
+        return True
+    return bound > 0 and power * math.log(bound) >= math.log(torch.finfo(X.dtype).max)
 
 
-def _check_bandwidth(bandwidth: object) -> float:
-    return float(check_positive(bandwidth, "bandwidth"))
+def raise_if_overflowed(values: torch.Tensor, what: str, advice: str = "") -> None:
+    """Raise ``ValueError`` when ``values`` (a kernel's output on finite inputs) holds inf or NaN."""
+    if not bool(torch.isfinite(values).all()):
+        dtype = str(values.dtype).replace("torch.", "")
+        wider = "" if values.dtype == torch.float64 else " or use dtype='float64'"
+        raise ValueError(
+            f"{what} has non-finite values on these inputs (they overflow {dtype}); {advice}rescale X "
+            f"(e.g. standardise it){wider}."
+        )
 
 
 class Linear(Kernel):
-    """``k(x, y) = x . y``; the feature map is the identity."""
+    """``k(x, y) = x . y``; the feature map is the identity.
+
+    Raises ``ValueError`` on use when ``x . y`` overflows the dtype.
+    """
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor:
         return X
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        return X @ Y.T
+        out = X @ Y.T
+        if inner_product_may_overflow(X, Y):
+            raise_if_overflowed(out, "the linear kernel")
+        return out
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
-        return (X * X).sum(1)
+        out = (X * X).sum(1)
+        if inner_product_may_overflow(X, X):
+            raise_if_overflowed(out, "the linear kernel")
+        return out
 
 
-class RBF(Kernel):
+class _Stationary(Kernel):
+    """A kernel ``exp(-(distance / bandwidth)^p / p)`` with a numeric or data-resolved ``bandwidth``."""
+
+    _metric = "l2"
+
+    def __init__(self, bandwidth: float | str = "median"):
+        self.bandwidth = bandwidth
+
+    def _check_params(self) -> None:
+        check_bandwidth(self.bandwidth, self._metric)
+
+    @property
+    def is_resolved(self) -> bool:
+        return not isinstance(check_bandwidth(self.bandwidth, self._metric), str)
+
+    def resolve(self, X: ArrayLike) -> Kernel:
+        """A new kernel with ``bandwidth`` computed on ``X`` (n, D) by its rule; ``self`` when it is a number."""
+        if self.is_resolved:
+            return self
+        return type(self)(resolve_bandwidth(self.bandwidth, X, self._metric))
+
+    def _width(self) -> float:
+        """The numeric bandwidth; a clear error while it is still a rule."""
+        value = check_bandwidth(self.bandwidth, self._metric)
+        if isinstance(value, str):
+            name = type(self).__name__
+            raise ValueError(
+                f"{name}(bandwidth={value!r}) takes its width from the training data: call "
+                f"kernel.resolve(X_train) first (estimators do this in fit), or pass a number, e.g. {name}(1.0)."
+            )
+        return value
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._width()
+        return torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
+
+
+class RBF(_Stationary):
     """Gaussian kernel ``k(x, y) = exp(-||x - y||^2 / (2 bandwidth^2))``.
 
-    Translation invariant to rounding (see :func:`squared_distances`).
+    Translation invariant to rounding; identical rows give exactly 1 (see
+    :func:`~kppca.kernels.distances.scaled_squared_distances`).
 
     Parameters
     ----------
-    bandwidth : float, default 1.0
+    bandwidth : float or {"scale", "median"}, default "scale"
         The length scale sigma of the paper (not scikit-learn's ``gamma``;
-        ``gamma = 1 / (2 bandwidth^2)``). Must be positive and finite (checked on use).
+        ``gamma = 1 / (2 bandwidth^2)``), positive and finite; or a rule resolved
+        from the training data by :meth:`resolve` (``"scale"``: scikit-learn's
+        ``gamma="scale"``, ``bandwidth = sqrt(D Var(X) / 2)``; ``"median"``: the median
+        distance between training points, about twice as wide on Gaussian data).
+        "scale" is the default because it gave the lower held-out error in
+        ``benchmarks/kernel_width_rules.py`` (LS-SVM on 2,000 bundled MNIST digits:
+        4.6 % against 5.3 % for "median" and 82 % for the old fixed 1.0; two moons
+        2.8 % / 4.5 %; a noisy sine regression R^2 0.97 / 0.87). Checked on use.
     """
 
     strictly_positive_definite = True  # Gaussian kernels have full-rank Gram matrices on distinct points
 
-    def __init__(self, bandwidth: float = 1.0):
+    def __init__(self, bandwidth: float | str = "scale"):
         self.bandwidth = bandwidth
-
-    def _check_params(self) -> None:
-        _check_bandwidth(self.bandwidth)
 
     @property
     def gamma(self) -> float:
-        """scikit-learn's parameterisation, ``1 / (2 bandwidth^2)``."""
-        return 1.0 / (2.0 * _check_bandwidth(self.bandwidth) ** 2)
+        """scikit-learn's parameterisation, ``1 / (2 bandwidth^2)`` (``inf``/0 beyond the float range)."""
+        return 0.5 / self._width() / self._width()
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        return squared_distances(X, Y).mul_(-self.gamma).exp_()
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
+        width = self._width()
+        D, s = scaled_squared_distances(X, Y)
+        return exp_neg_scaled(D, s, width, 2)
 
 
-class Laplacian(Kernel):
+class Laplacian(_Stationary):
     """Laplacian kernel ``k(x, y) = exp(-||x - y||_1 / bandwidth)`` (L1 distance, as scikit-learn).
 
     ``torch.cdist(p=1)`` sums ``|x_i - y_i|`` directly (no expansion), so the
@@ -107,77 +145,17 @@ class Laplacian(Kernel):
 
     Parameters
     ----------
-    bandwidth : float, default 1.0
-        Length scale; scikit-learn's ``gamma = 1 / bandwidth``. Positive and finite (checked on use).
+    bandwidth : float or "median", default "median"
+        Length scale (scikit-learn's ``gamma = 1 / bandwidth``), positive and finite;
+        or ``"median"``, the median L1 distance between training points, resolved by
+        :meth:`resolve`. Checked on use.
     """
 
     strictly_positive_definite = True  # exp(-|t|) has a positive Fourier transform (Bochner)
-
-    def __init__(self, bandwidth: float = 1.0):
-        self.bandwidth = bandwidth
-
-    def _check_params(self) -> None:
-        _check_bandwidth(self.bandwidth)
+    _metric = "l1"
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        bandwidth = _check_bandwidth(self.bandwidth)
-        return torch.cdist(X, Y, p=1.0).div_(-bandwidth).exp_()
+        width = self._width()
+        d, s = pairwise_distances(X, Y, "l1")
+        return exp_neg_scaled(d, s, width, 1)
 
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.ones(X.shape[0], dtype=X.dtype, device=X.device)
-
-
-def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
-    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``."""
-    degree = int(check_positive(degree, "degree", integer=True))
-    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real):
-        raise TypeError(f"coef0 must be a real number, got {coef0!r}.")
-    if not coef0 >= 0 or coef0 == float("inf"):  # `not >=` also catches NaN
-        raise ValueError(f"coef0 must be >= 0 (and finite) for a positive semi-definite kernel, got {coef0}.")
-    return degree, float(coef0)
-
-
-class Polynomial(Kernel):
-    """Polynomial kernel ``k(x, y) = (x . y + coef0)^degree``.
-
-    Parameters
-    ----------
-    degree : int, default 2
-        Positive integer (checked on use).
-    coef0 : float, default 1.0
-        Must be non-negative so that the kernel is positive semi-definite.
-    """
-
-    def __init__(self, degree: int = 2, coef0: float = 1.0):
-        self.degree = degree
-        self.coef0 = coef0
-
-    def _check_params(self) -> None:
-        check_polynomial_params(self.degree, self.coef0)
-
-    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
-        """The exact map (:class:`~kppca.features.PolynomialFeatures`) while it has at most
-        :data:`~kppca.kernels.base.MAX_EXPLICIT_FEATURES` features, else None.
-
-        Its dimension is ``C(D + degree, degree)`` (``C(D + degree - 1, degree)`` when
-        ``coef0 = 0``); that only bounds the rank, which the features give exactly (the
-        constant feature of ``coef0 > 0`` disappears on centering, points on a curve
-        satisfy polynomial relations).
-        """
-        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        D = X.shape[1]
-        n_features = math.comb(D + degree, degree) if coef0 > 0 else math.comb(D + degree - 1, degree)
-        if n_features > MAX_EXPLICIT_FEATURES:
-            return None
-        from ..features.polynomial import PolynomialFeatures  # features build on kernels: imported late
-
-        return PolynomialFeatures(degree, coef0).fit(X).map(X)
-
-    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        return (X @ Y.T).add_(coef0).pow_(degree)
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        return ((X * X).sum(1) + coef0) ** degree

@@ -137,7 +137,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         X = self._setup(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
-        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width ("scale") from X
         N = X.shape[0]
         solver = self._resolve_solver(N)
         gram = CenteredGram(

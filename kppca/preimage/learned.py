@@ -13,28 +13,11 @@ from typing import Any
 import torch
 
 from .._validation import ArrayLike, as_tensor, check_positive, is_numpy_like, to_output
-from ..kernels import RBF, squared_distances
+from ..kernels import RBF
+from ..kernels.bandwidth import median_heuristic_bandwidth
 from ._common import dtype_device
 
 __all__ = ["LearnedPreimage", "median_heuristic_bandwidth"]
-
-# The median heuristic looks at most this many points (evenly spaced rows) to stay O(n^2) cheap.
-_MEDIAN_MAX_POINTS = 2000
-
-
-def median_heuristic_bandwidth(Z: torch.Tensor) -> float:
-    """Median pairwise Euclidean distance between distinct rows of ``Z`` (N, p).
-
-    Uses at most 2000 evenly spaced rows. Raises ``ValueError`` when all rows coincide.
-    """
-    if Z.shape[0] > _MEDIAN_MAX_POINTS:
-        Z = Z[torch.linspace(0, Z.shape[0] - 1, _MEDIAN_MAX_POINTS, device=Z.device).long()]
-    iu = torch.triu_indices(Z.shape[0], Z.shape[0], offset=1, device=Z.device)
-    d = squared_distances(Z, Z)[iu[0], iu[1]].sqrt()
-    d = d[d > 0]
-    if d.numel() == 0:
-        raise ValueError("the median heuristic needs at least two distinct rows of Z; pass bandwidth explicitly.")
-    return float(d.median())
 
 
 class LearnedPreimage:

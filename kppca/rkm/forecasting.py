@@ -9,26 +9,20 @@ forecast at once (one row each).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
 
-from .._param_validation import Interval, Options, fit_context
-from .._validation import (
-    ArrayLike,
-    as_tensor,
-    is_numpy_like,
-    resolve_device,
-    resolve_dtype,
-    to_output,
-)
+from .._param_validation import Interval, Options, check_scalar, fit_context
+from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, rounding_tolerance, to_output
+from ..base import KernelEstimator
 from ..features import FeatureMap
 from .multiview import MultiViewKPCA
 from ..optim import STIEFEL_METHODS
 
-__all__ = ["NARForecaster", "lag_windows", "plot_forecasts"]
+__all__ = ["NARForecaster", "lag_windows", "plot_forecasts", "stable_mean_std"]
 
 
 def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
@@ -66,7 +60,36 @@ def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
     return to_output(X, numpy_out), to_output(y, numpy_out)
 
 
-class NARForecaster(BaseEstimator):
+def stable_mean_std(S: torch.Tensor) -> tuple[float, float]:
+    """Mean and standard deviation (ddof 1) of all entries of ``S``, free of under- and overflow.
+
+    The values are first divided by their largest magnitude ``m``, so the variance is
+    computed on numbers of order one (``S * 1e-300`` does not underflow to a zero
+    variance, ``S * 1e300`` does not overflow it), then scaled back by ``m``.
+
+    Parameters
+    ----------
+    S : Tensor of any shape, finite, at least two entries
+
+    Returns
+    -------
+    mean, std : float
+        ``std`` is 0.0 when the series is constant to the rounding level of its
+        dtype (a spread below ``n eps m``, see :func:`kppca._validation.rounding_tolerance`).
+    """
+    flat = S.reshape(-1)
+    m = float(flat.abs().max())
+    if m == 0.0:
+        return 0.0, 0.0
+    Z = flat / m
+    mean_z = float(Z.mean())
+    std_z = float(Z.std(correction=1))
+    if not std_z > rounding_tolerance(S.dtype, 1, 1.0) * max(abs(mean_z), 1.0):
+        return mean_z * m, 0.0  # a spread at rounding level: constant in this dtype
+    return mean_z * m, std_z * m
+
+
+class NARForecaster(KernelEstimator):
     """Recursive multi-step forecasting with a two-view kernel PCA (non-linear auto-regression).
 
     Parameters
@@ -77,7 +100,8 @@ class NARForecaster(BaseEstimator):
         Hidden features ``s`` of the two-view model.
     kernel_x : Kernel, str, FeatureMap or None, default None (linear)
         Kernel of the window view, or an explicit :class:`~kppca.features.FeatureMap`
-        (e.g. random Fourier features) for the primal form.
+        (e.g. random Fourier features) for the primal form. A map on one view and a
+        kernel on the other is solved in the dual (the map is fitted on its view).
     kernel_y : Kernel, str, FeatureMap or None, default None (linear)
         Kernel of the next-value view. Non-linear choices are mapped back with the
         kernel smoother.
@@ -86,8 +110,8 @@ class NARForecaster(BaseEstimator):
     rotate, rescale : bool, default True
         As in :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
     standardize : bool, default True
-        Fit on ``(series - mean) / std`` (training mean and std, ddof 1); forecasts are
-        returned on the original scale.
+        Fit on ``(series - mean) / std`` (training mean and std, ddof 1, computed without
+        under/overflow by :func:`stable_mean_std`); forecasts are returned on the original scale.
     stiefel_method, max_iter, tol, progress, random_state, dtype, device
         Passed to :class:`MultiViewKPCA`.
 
@@ -101,6 +125,9 @@ class NARForecaster(BaseEstimator):
         Length ``T`` of the training series (scikit-learn's name for the columns of the input).
     last_window_ : Tensor of shape (n_series, p + 1)
         The end of each training series (the default forecast start), on the original scale.
+    training_range_ : tuple of float
+        ``(min, max)`` of the training series: :meth:`forecast` warns when a forecast leaves
+        it by more than its width (a recursion running away).
     """
 
     _parameter_constraints = {
@@ -121,6 +148,8 @@ class NARForecaster(BaseEstimator):
         "dtype": ["dtype"],
         "device": ["device"],
     }
+    _fitted_marker = "model_"
+    _fit_call = "fit(series)"
 
     def __init__(
         self,
@@ -161,31 +190,35 @@ class NARForecaster(BaseEstimator):
 
     def _model(self) -> MultiViewKPCA:
         specs = [self.kernel_x, self.kernel_y]
-        explicit = [isinstance(k, FeatureMap) for k in specs]
         common = dict(
             form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
             stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
             random_state=self.random_state, dtype=self.dtype, device=self.device,
         )
-        if all(explicit) or (any(explicit) and all(k is None or isinstance(k, FeatureMap) for k in specs)):
+        if any(isinstance(k, FeatureMap) for k in specs) and all(k is None or isinstance(k, FeatureMap) for k in specs):
             return MultiViewKPCA(self.n_components, feature_maps=specs, **common)
-        if any(explicit):
-            # A map on one view and a kernel on the other: use the map's induced kernel (dual or auto).
-            specs = [k.as_kernel() if isinstance(k, FeatureMap) else k for k in specs]
+        # Kernels (a FeatureMap among them is fitted on its view by MultiViewKPCA).
         return MultiViewKPCA(self.n_components, kernels=specs, **common)
 
     @fit_context
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
+        self._drop_caches()
+        self._resolve_dtype_device(series)
         self._numpy_fit_ = is_numpy_like(series)
-        dtype = resolve_dtype(self.dtype, series)
-        device = resolve_device(self.device)
-        S = as_tensor(series, "series", ndim=(1, 2), dtype=dtype, device=device)
+        S = as_tensor(series, "series", ndim=(1, 2), dtype=self._dtype, device=self._device)
         S = S[None] if S.ndim == 1 else S
         p = int(self.lags)
+        n_windows = S.shape[0] * (S.shape[1] - p - 1)
+        if n_windows < 2:
+            raise ValueError(
+                f"series has {S.shape[1]} values per series (n_features = {S.shape[1]}, {S.shape[0]} series): "
+                f"lag order lags={p} makes "
+                f"{max(n_windows, 0)} window(s) of p + 1 = {p + 1} values with their next value, and the model "
+                f"needs at least 2; pass at least lags + 3 = {p + 3} values, or lower lags."
+            )
         if self.standardize:
-            self.mean_ = float(S.mean())
-            self.scale_ = float(S.reshape(-1).std(correction=1))
+            self.mean_, self.scale_ = stable_mean_std(S)
             if not self.scale_ > 0:
                 raise ValueError("series is constant: it cannot be standardized; pass standardize=False or a varying series.")
         else:
@@ -197,6 +230,7 @@ class NARForecaster(BaseEstimator):
         self.last_window_ = S[:, S.shape[1] - p - 1 :].clone()
         self.n_lags_ = p
         self.n_features_in_ = S.shape[1]  # series length: the columns of a 2-D (n_series, T) input
+        self.training_range_ = (float(S.min()), float(S.max()))
         return self
 
     def forecast(self, n_steps: int, history: ArrayLike | None = None, *, standardized: bool = False) -> Any:
@@ -215,12 +249,9 @@ class NARForecaster(BaseEstimator):
         -------
         ndarray or Tensor of shape (n_steps,) for one series, (m, n_steps) for several
         """
-        if not hasattr(self, "model_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("This NARForecaster instance is not fitted yet; call fit(series) first.")
-        if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
-            raise ValueError(f"n_steps must be a positive int, got {n_steps!r}.")
+        self._check_fitted("forecast")
+        n_steps = check_count(n_steps, "n_steps")
+        check_scalar(standardized, "standardized", ["boolean"])
         p = self.n_lags_
         H = self.model_.hidden_features_
         if history is None:
@@ -239,10 +270,30 @@ class NARForecaster(BaseEstimator):
             nxt = self.model_.predict_view([window, None], 1)[:, 0]
             out[:, step] = nxt
             window = torch.cat([window[:, 1:], nxt[:, None]], dim=1)
+        self._warn_runaway(out * self.scale_ + self.mean_)
         if not standardized:
             out = out * self.scale_ + self.mean_
         out = out[0] if single else out
         return to_output(out, numpy_out)
+
+
+    def _warn_runaway(self, out: torch.Tensor) -> None:
+        """Warn when a forecast (original scale) leaves the training range by more than its width."""
+        lo, hi = self.training_range_
+        width = hi - lo
+        below, above = float(out.min()), float(out.max())
+        if below < lo - width or above > hi + width:
+            far = below if lo - below > above - hi else above
+            steps = ((out < lo - width) | (out > hi + width)).any(0).nonzero()
+            first = int(steps[0]) + 1 if steps.numel() else 1
+            warnings.warn(
+                f"the forecast leaves the training range [{lo:.3g}, {hi:.3g}] by more than its width "
+                f"(from step {first}; it reaches {far:.3g}): the recursion is running away from the data. "
+                "Use a kernel whose scale matches the standardized windows (e.g. an RBF bandwidth near 1-10), "
+                "more training data or lags, fewer components, or fewer steps.",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def plot_forecasts(

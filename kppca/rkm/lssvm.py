@@ -22,12 +22,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin, clone
 
 from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
-from ..base import KernelEstimator
-from ..base.estimator import detach_target
+from ..base import KernelEstimator, detach_target
 from ..features import FeatureMap
-from ..kernels import Kernel, Linear
+from ..kernels import CenteredGram, Kernel, Linear
 from ..kernels.registry import as_kernel
-from ._gram import resolve_kernel, training_gram
+from ._gram import resolve_kernel
 from .lssvm_solvers import LSSVMSolution, solve_lssvm_dual, solve_lssvm_primal
 
 __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
@@ -104,7 +103,8 @@ class _LSSVMBase(KernelEstimator):
             self.__dict__.pop("hidden_features_", None)
             self.__dict__.pop("X_fit_", None)
         else:
-            K, _ = training_gram(self.kernel_, X)
+            # The raw K (center=False): the bordered system's intercept absorbs the centering.
+            K = CenteredGram(self.kernel_, X, center=False, what="Gram matrix of `kernel` on X").matrix
             sol = solve_lssvm_dual(K, Y, ridge, eta)
             self.hidden_features_ = sol.coef
             self.X_fit_ = X
@@ -133,9 +133,10 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     kernel : Kernel, str, callable or None, default "rbf"
         Kernel of the dual system (ignored when ``feature_map`` is given: the
         map's own kernel ``<phi(x), phi(y)>`` is used so both systems agree).
-        The default ``"rbf"`` takes its bandwidth from the data at fit (the median
-        distance between training points, as scikit-learn's ``gamma="scale"``);
-        the resolved kernel is ``kernel_``. An ``RBF(b)`` object keeps ``b``.
+        The default ``"rbf"`` (``RBF()``) takes its bandwidth from the data at fit
+        (``bandwidth="scale"``, scikit-learn's ``gamma="scale"``, see
+        :mod:`kppca.kernels.bandwidth`); the resolved kernel is ``kernel_``. ``RBF(b)``
+        with a number keeps ``b``.
     feature_map : kppca.features.FeatureMap or None, default None
         Explicit features for the primal system (fitted on ``X`` in ``fit``).
         With ``kernel="linear"`` and no map, the identity features are used.

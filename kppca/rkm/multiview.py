@@ -47,9 +47,10 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     ----------
     n_components : int, default 2
         Number of hidden features ``s``.
-    kernels : list of (Kernel, str, callable or None), optional
-        One kernel per view (None: linear; ``"rbf"`` takes its bandwidth from the view's
-        data at fit, the median distance between its rows; see ``views_[v].kernel_``). A linear kernel or a
+    kernels : list of (Kernel, str, callable, FeatureMap or None), optional
+        One kernel per view (None: linear; a data-derived width such as ``RBF()`` is
+        resolved on that view's training data, see ``views_[v].kernel_``; a
+        :class:`~kppca.features.FeatureMap` is fitted on its view). A linear kernel or a
         :class:`~kppca.features.FeatureMapKernel` has an explicit map, so it also works
         in the primal. Give either ``kernels`` or ``feature_maps``.
     feature_maps : list of (FeatureMap or None), optional

@@ -28,8 +28,8 @@ from .._linalg import eigh_descending, rank_tolerance
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, resolve_dtype
 from ..base import KernelEstimator, KernelTransformerMixin
-from ..kernels import Kernel, KernelCenterer
-from ._gram import resolve_kernel, top_spectrum, training_gram
+from ..kernels import CenteredGram, Kernel
+from ._gram import gram_top_spectrum, resolve_kernel
 
 __all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
 
@@ -42,8 +42,8 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     n_components : int >= 1, default 2
         Number of hidden features ``s`` (at most the rank of the centred Gram matrix).
     kernel : Kernel, str, callable or None, default "rbf"
-        The default ``"rbf"`` takes its bandwidth from the data at fit (the median
-        distance between training points); the resolved kernel is ``kernel_``.
+        The default ``"rbf"`` (``RBF()``) takes its bandwidth from the data at fit
+        (``bandwidth="scale"``, see :mod:`kppca.kernels.bandwidth`); the resolved kernel is ``kernel_``.
     eta : float > 0, default 1.0
         Scale of the eigenvalues: ``lambda_k = (eigenvalue k of K_c) / eta``.
     center : bool, default True
@@ -96,11 +96,11 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         Xt, _ = self._validate_fit_input(X)
         N = Xt.shape[0]
         self.kernel_ = resolve_kernel(self.kernel, Xt)
-        K, scale = training_gram(self.kernel_, Xt)
-        self.centerer_ = KernelCenterer(self.center)
-        K = self.centerer_.fit_center_(K)
+        G = CenteredGram(self.kernel_, Xt, center=self.center, what="Gram matrix of `kernel` on X")
         s = int(self.n_components)
-        spec = top_spectrum(K, s, what="centered Gram matrix", max_rank=N - int(self.center), scale=scale)
+        spec = gram_top_spectrum(G, s)
+        self.centerer_ = G.centerer
+        G.release()  # transform needs the centering statistics and H only
         self.hidden_features_ = spec.vectors
         self.eigenvalues_ = spec.values / float(self.eta)
         self.X_fit_ = Xt

@@ -19,8 +19,7 @@ from sklearn.base import clone
 
 from .._validation import ArrayLike, as_tensor
 from ..features import FeatureMap, FeatureMapKernel, Identity
-from ..kernels import Kernel, KernelCenterer, Linear, as_kernel
-from ._gram import training_gram
+from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
 
 __all__ = ["FittedView", "split_views"]
 
@@ -138,9 +137,12 @@ class FittedView:
             # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
             self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
+        G = CenteredGram(self.kernel_, self.X_fit_, center=self.center, what="Gram matrix of the view's kernel")
+        K_c = G.matrix
+        self.centerer_ = G.centerer
         # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
-        K, self.raw_scale_ = training_gram(self.kernel_, self.X_fit_, what="Gram matrix of the view's kernel")
-        return self.centerer_.fit_center_(K)
+        self.raw_scale_ = G.scale
+        return K_c
 
     def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
         """Store the ``n x s`` (or smaller) quantities that inference and generation need (see Attributes).
@@ -200,14 +202,14 @@ def resolve_view_specs(
         raise ValueError(f"{what} has {len(specs)} entries but there are {n_views} views; give one per view.")
     out: list[tuple[Kernel | None, FeatureMap | None]] = []
     for i, spec in enumerate(specs):
-        if isinstance(spec, str) and spec.lower() == "rbf" and what == "kernels":
-            out.append(("rbf", None))  # resolved on the view's data at fit (data-derived bandwidth)
-            continue
         if what == "feature_maps":
             fmap = Identity() if spec is None else spec
             if not isinstance(fmap, FeatureMap):
                 raise TypeError(f"feature_maps[{i}] must be a kppca.features.FeatureMap or None, got {type(spec).__name__}.")
             out.append((None, clone(fmap)))
+            continue
+        if isinstance(spec, FeatureMap):  # an explicit map among kernels: fitted on its view
+            out.append((None, clone(spec)))
             continue
         kernel = as_kernel(spec)
         if type(kernel) is Linear:

@@ -182,3 +182,22 @@ def test_inputs_never_modified():
     Xc = X.copy()
     _Toy().fit(Xc).transform(Xc)
     assert np.array_equal(Xc, X)
+
+
+def test_detach_target_for_score_mixins():
+    from kppca.base import detach_target
+
+    y = torch.arange(3.0, requires_grad=True)
+    Xn, yn = detach_target(torch.ones(3, 2), y)
+    assert isinstance(Xn, np.ndarray) and isinstance(yn, np.ndarray) and yn.tolist() == [0.0, 1.0, 2.0]
+    lst = [1, 2]
+    assert detach_target(lst, lst) == (lst, lst)  # non-tensors pass through untouched
+
+
+def test_rounding_tolerance_is_n_eps_scale():
+    from kppca._validation import rounding_tolerance
+
+    assert rounding_tolerance(torch.float64, 10, 3.0) == 10 * np.finfo(np.float64).eps * 3.0
+    assert rounding_tolerance(torch.float32, 10, 3.0) == pytest.approx(10 * np.finfo(np.float32).eps * 3.0, rel=1e-15)
+    # float32's level is 2^29 times float64's: the ratio of the two machine epsilons.
+    assert rounding_tolerance(torch.float32, 7, 1.0) / rounding_tolerance(torch.float64, 7, 1.0) == 2.0**29

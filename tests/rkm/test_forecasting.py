@@ -121,3 +121,93 @@ def test_primal_dual_forecasts_agree_with_linear_kernels(sines, n_components):
     bound = n_steps * np.abs(fd).max() * n * np.finfo(float).eps * lam[0] / (lam[-2] - lam[-1])
     assert bound < 1e-8
     np.testing.assert_allclose(fp, fd, rtol=0, atol=1e-8)
+
+
+# ---------------------------------------------------------------------- issue 18 regressions
+def _noisy_sine(T=100, period=20, seed=0):
+    t = np.arange(T)
+    return 1.2 * np.sin(2 * np.pi * t / period) + 0.05 * np.random.default_rng(seed).normal(size=T)
+
+
+def test_feature_map_window_view_with_kernel_target_view():
+    """Item 8: a map on the window view and a kernel on the next-value view (fitted on its view, dual)."""
+    S = _noisy_sine()
+    m = NARForecaster(4, 3, kernel_x=RandomFourierFeatures(1.0, 20, random_state=0), kernel_y=RBF(1.0)).fit(S)
+    assert m.form_ == "dual"
+    f = m.forecast(3)
+    assert f.shape == (3,) and np.isfinite(f).all()
+    # The window view is the map's kernel on the fitted map: same hidden features as passing that kernel.
+    fmap = m.model_.views_[0].feature_map_
+    ref = NARForecaster(4, 3, kernel_x=fmap.as_kernel(), kernel_y=RBF(1.0)).fit(S)
+    np.testing.assert_allclose(ref.forecast(3), f, rtol=0, atol=1e-9)
+
+
+def test_runaway_forecast_warns():
+    """Item 9: RBF(1000) on standardized windows runs away (to ~17 in 5 steps on a +-1.2 sine)."""
+    S = _noisy_sine()
+    m = NARForecaster(kernel_x=RBF(1000.0)).fit(S)
+    with pytest.warns(UserWarning, match=r"leaves the training range .* by more than its width"):
+        f = m.forecast(5)
+    lo, hi = S.min(), S.max()
+    assert f.max() > hi + (hi - lo)  # the warning is about a real excursion
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        NARForecaster().fit(S).forecast(20)  # a forecast inside the range does not warn
+
+
+@pytest.mark.parametrize("factor", [1e-300, 1e300])
+def test_standardisation_is_scale_free(factor):
+    """Item 12: 1e-300 was 'constant' (variance underflow), 1e300 rank 0 (std overflow)."""
+    S = _noisy_sine()
+    ref = NARForecaster().fit(S)
+    m = NARForecaster().fit(S * factor)
+    # Standardising divides by max|S| first: the standardized problem is the same up to rounding
+    # of the two scalings (a few eps relative).
+    assert m.scale_ == pytest.approx(ref.scale_ * factor, rel=1e-13)
+    np.testing.assert_allclose(m.forecast(5) / factor, ref.forecast(5), rtol=0, atol=1e-10)
+
+
+def test_stable_mean_std_against_numpy():
+    from kppca.rkm.forecasting import stable_mean_std
+
+    x = np.random.default_rng(0).normal(size=50) * 3 + 7
+    mean, std = stable_mean_std(torch.as_tensor(x))
+    assert mean == pytest.approx(x.mean(), rel=1e-14) and std == pytest.approx(x.std(ddof=1), rel=1e-13)
+    assert stable_mean_std(torch.zeros(5)) == (0.0, 0.0)
+    assert stable_mean_std(torch.full((5,), 3.0))[1] == 0.0
+
+
+def test_rank_zero_does_not_advise_zero_components():
+    with pytest.raises(ValueError, match="rank 0") as info:
+        NARForecaster(standardize=False, n_components=1).fit(np.zeros(30))
+    assert "n_components <= 0" not in str(info.value)
+
+
+def test_too_short_series_names_series_and_lags():
+    """Item 14: lags + 2 values made one window and spoke of 'views[0] has 1 sample'."""
+    with pytest.raises(ValueError, match=r"series has 5 values .* lags=3 .* at least lags \+ 3 = 6"):
+        NARForecaster(lags=3).fit(np.arange(5.0))
+    NARForecaster(lags=3, n_components=1).fit(np.arange(6.0) ** 2)  # two windows: enough
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_forecast_standardized_must_be_bool(bad):
+    m = NARForecaster(lags=3, n_components=1).fit(_noisy_sine())
+    with pytest.raises(ValueError, match="standardized must be"):
+        m.forecast(3, standardized=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+def test_forecast_n_steps_checked(bad):
+    m = NARForecaster(lags=3, n_components=1).fit(_noisy_sine())
+    with pytest.raises(ValueError, match="n_steps must be an int"):
+        m.forecast(bad)
+
+
+def test_forecast_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match=r"call fit\(series\) before forecast\(\)"):
+        NARForecaster().forecast(3)

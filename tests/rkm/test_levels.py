@@ -99,9 +99,9 @@ def test_resolved_validates_and_copies_the_kernel():
     lev = KPCALevel(2, kernel=k).resolved(0, 10)
     assert isinstance(lev.kernel, Kernel) and lev.kernel is not k
     rbf = LSSVMLevel("rbf").resolved(0, 10)
-    assert rbf.kernel == "rbf"  # the width comes from the level's inputs, at fit
-    Z = torch.tensor([[0.0], [1.0], [3.0]], **dd)
-    assert isinstance(rbf.fit_kernel(Z).kernel, RBF) and rbf.fit_kernel(Z).kernel.bandwidth == 2.0  # median of 1, 2, 3
+    Z = torch.tensor([[0.0], [1.0], [5.0]], **dd)  # Var = 14/3 (ddof 0), D = 1
+    fitted = rbf.fit_kernel(Z).kernel
+    assert isinstance(fitted, RBF) and np.isclose(fitted.bandwidth, np.sqrt(14 / 3 / 2), rtol=1e-14)
     assert rbf.levelwise_ready(1) is not None and rbf.levelwise_ready(0) is None
     with pytest.raises(ValueError, match=r"levels\[1\].eta must be a positive finite float, got inf"):
         KPCALevel(2, eta=float("inf")).resolved(1, 10)

@@ -141,3 +141,93 @@ def test_classifier_binary_decision_sign():
 def test_single_class_is_refused():
     with pytest.raises(ValueError, match="1 class"):
         LSSVMClassifier().fit(np.zeros((5, 2)) + np.arange(5)[:, None], np.ones(5))
+
+
+# ---------------------------------------------------------------------- issue 18, item 2: float32
+def test_float32_primal_fits_where_float64_does():
+    """3 points in 3-D scaled by 1e4: Phi_c^T Phi_c + ridge eta I has eigenvalues ~1e8 and 0.1 (rank 2 + ridge),
+    so the normal equations were singular in float32 (cond ~1e9 > 1/eps32); the QR of the ridge-augmented
+    features (cond ~3e4) is not, and agrees with float64 at float32's rounding level."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 3)) * 1e4
+    y = np.sin(X[:, 0] / 1e4) + 0.1 * X[:, 1] / 1e4
+    m64 = LSSVMRegressor(kernel="linear", solver="primal").fit(X, y)
+    m32 = LSSVMRegressor(kernel="linear", solver="primal", dtype="float32").fit(X.astype(np.float32), y)
+    assert m32.coef_.dtype == torch.float32
+    # Least squares by QR: relative error ~ cond(M) eps32 (M = [Phi_c; sqrt(ridge eta) I]), times the
+    # magnitude of the fitted values.
+    Pc = X - X.mean(0)
+    M = np.vstack([Pc, np.sqrt(0.1) * np.eye(3)])
+    assert np.linalg.cond(M.T @ M) > 1 / np.finfo(np.float32).eps  # the case the normal equations lose
+    bound = 10 * np.linalg.cond(M) * np.finfo(np.float32).eps * (np.abs(y).max() + 1)
+    np.testing.assert_allclose(m32.predict(X), m64.predict(X), rtol=0, atol=bound)
+
+
+def test_float32_dual_beyond_precision_says_float64():
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(30, 3)) * 1e6).astype(np.float32)
+    y = rng.normal(size=30)
+    LSSVMRegressor(kernel="linear", solver="dual").fit(X.astype(np.float64), y)  # fine in float64
+    with pytest.raises(ValueError, match=r"singular to float32 precision.*beyond float32: use dtype='float64'"):
+        LSSVMRegressor(kernel="linear", solver="dual").fit(X, y)
+
+
+def test_float32_dual_non_psd_kernel_is_named():
+    """Above the rounding level a failed Cholesky means the kernel is not PSD (not a precision problem)."""
+    K = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float32)  # eigenvalues 3, -1
+    with pytest.raises(ValueError, match="kernel is not positive semi-definite"):
+        solve_lssvm_dual(K, torch.ones(2, 1, dtype=torch.float32), 0.1, 1.0)
+
+
+def test_float32_dual_matches_float64_on_issue_example():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1]
+    m64 = LSSVMRegressor().fit(X, y)
+    m32 = LSSVMRegressor().fit(X.astype(np.float32), y)
+    K = m64.kernel_.gram(torch.as_tensor(X), torch.as_tensor(X)).numpy()
+    cond = np.linalg.cond(K + 0.1 * np.eye(30))
+    np.testing.assert_allclose(m32.predict(X), m64.predict(X), rtol=0,
+                               atol=30 * cond * np.finfo(np.float32).eps * np.abs(y).max())
+
+
+# ---------------------------------------------------------------------- issue 18, item 7: data-scaled RBF
+def test_default_rbf_width_comes_from_the_data():
+    X, Y = _data()
+    for scale in (1e-3, 1.0, 1e3):
+        m = LSSVMRegressor().fit(X * scale, Y)
+        # "scale" rule: bandwidth = sqrt(D Var(X) / 2), Var over all entries (scikit-learn's gamma="scale").
+        expected = np.sqrt(X.shape[1] * (X * scale).var() / 2)
+        assert isinstance(m.kernel_, RBF) and m.kernel_.bandwidth == pytest.approx(expected, rel=1e-12)
+        # The fit is scale-free: predictions of the scaled problem are those of the unscaled one.
+        np.testing.assert_allclose(m.predict(X * scale), LSSVMRegressor().fit(X, Y).predict(X), atol=1e-8)
+    assert LSSVMRegressor().kernel == "rbf"  # the parameter stays as passed
+    assert LSSVMRegressor(RBF(1.0)).fit(X, Y).kernel_.bandwidth == 1.0  # an explicit width is kept
+    assert LSSVMClassifier(RBF()).fit(X, Y[:, 0] > 0).kernel_.bandwidth == pytest.approx(
+        np.sqrt(X.shape[1] * X.var() / 2), rel=1e-12)
+
+
+# ---------------------------------------------------------------------- issue 18, item 14
+def test_nan_labels_name_y():
+    X, _ = _data()
+    y = np.where(X[:, 0] > 0, 1.0, 0.0)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match=r"^y \(the class labels\) contains NaN"):
+        LSSVMClassifier().fit(X, y)
+
+
+def test_score_with_requires_grad_tensor_y():
+    X, Y = _data()
+    y = torch.tensor(Y[:, 0], requires_grad=True)
+    reg = LSSVMRegressor().fit(X, y)
+    assert reg.score(torch.as_tensor(X), y) == pytest.approx(reg.score(X, Y[:, 0]), abs=1e-12)
+    labels = torch.tensor((X[:, 0] > 0).astype(float), requires_grad=True)
+    clf = LSSVMClassifier().fit(X, labels)
+    assert clf.score(X, labels) == pytest.approx(float(np.mean(clf.predict(X) == labels.detach().numpy())))
+
+
+def test_not_fitted_message():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match=r"LSSVMRegressor instance is not fitted yet; call fit\(X, y\) before predict"):
+        LSSVMRegressor().predict(np.zeros((1, 2)))

@@ -128,3 +128,62 @@ def test_stiefel_non_convergence_warns(views, method):
         assert MultiViewKPCA(2, form="dual", solver="stiefel", stiefel_method="cg", random_state=0).fit(
             views
         ).solver_result_.converged
+
+
+# ---------------------------------------------------------------------- issue 18, item 10
+@pytest.fixture
+def rbf_model(views):
+    return MultiViewKPCA(2, kernels=[RBF(2.0), RBF(2.0)]).fit(views)
+
+
+@pytest.mark.parametrize("bad", [2.5, True, "3", -1, 0])
+def test_sample_n_samples_checked(rbf_model, bad):
+    with pytest.raises(ValueError, match="n_samples must be an int in the range"):
+        rbf_model.sample(bad)
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf")])
+def test_sample_scale_checked(rbf_model, bad):
+    with pytest.raises(ValueError, match="scale must be a float in the range"):
+        rbf_model.sample(3, latent="mixture", scale=bad)
+
+
+def test_sample_latent_and_neighbors_checked(rbf_model):
+    with pytest.raises(ValueError, match="latent must be"):
+        rbf_model.sample(3, latent="posterior")
+    with pytest.raises(ValueError, match="n_neighbors must be"):
+        rbf_model.sample(3, n_neighbors=0)
+
+
+def test_predict_view_target_bool_refused(rbf_model, views):
+    with pytest.raises(ValueError, match="target must be a view index"):
+        rbf_model.predict_view([views[0], None], target=True)
+
+
+def test_polynomial_sample_on_scaled_data_falls_back_to_nearest_point():
+    """Generated polynomial-kernel weights can all be <= 0; the smoother then has no mean, and the
+    pre-image is the training point with the largest weight (it used to advise 'epsilon > 0')."""
+    from kppca.kernels import Polynomial
+    from kppca.rkm.multiview_inference import _smoother_weights
+
+    X = np.random.default_rng(0).normal(size=(40, 2)) * 1000
+    m = MultiViewKPCA(2, kernels=[Polynomial(2, 1), Polynomial(2, 1)]).fit([X, X[:, :1]])
+    out = m.sample(5, random_state=0)
+    assert all(np.isfinite(o).all() for o in out)
+    W = torch.tensor([[-1.0, -3.0, -2.0], [0.5, 0.25, -1.0]], dtype=torch.float64)
+    fixed = _smoother_weights(W)
+    assert torch.equal(fixed[0], torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64))  # argmax of row 0
+    assert torch.equal(fixed[1], W[1])  # a row with positive mass is unchanged
+
+
+def test_rank_zero_views_do_not_advise_zero_components():
+    with pytest.raises(ValueError, match="rank 0") as info:
+        MultiViewKPCA(1, kernels=[RBF(1.0), RBF(1.0)]).fit([np.ones((6, 3)), np.ones((6, 2))])
+    assert "n_components <= 0" not in str(info.value)
+
+
+def test_not_fitted_message_names_method():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match=r"call fit\(views\) before sample\(\)"):
+        MultiViewKPCA().sample(2)

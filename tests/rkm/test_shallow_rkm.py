@@ -62,3 +62,20 @@ def test_kpca_rkm_too_many_components():
     X = np.random.default_rng(0).normal(size=(4, 2))
     with pytest.raises(ValueError, match="n_components"):
         KernelPCARKM(5, kernel="linear").fit(X)
+
+
+def test_kpca_rkm_rank_zero_does_not_advise_zero_components():
+    for kernel in ("linear", RBF(1.0)):
+        with pytest.raises(ValueError, match="rank 0") as info:
+            KernelPCARKM(1, kernel=kernel).fit(np.ones((5, 3)))
+        assert "n_components <= 0" not in str(info.value)
+
+
+def test_kpca_rkm_default_rbf_width_from_data():
+    X = np.random.default_rng(0).normal(size=(30, 3)) * 50
+    m = KernelPCARKM(2).fit(X)
+    assert isinstance(m.kernel_, RBF)
+    assert m.kernel_.bandwidth == pytest.approx(np.sqrt(X.shape[1] * X.var() / 2), rel=1e-12)  # "scale" rule
+    # Same as passing that width explicitly (bitwise: the same kernel object state).
+    ref = KernelPCARKM(2, kernel=RBF(m.kernel_.bandwidth)).fit(X)
+    assert torch.equal(m.hidden_features_, ref.hidden_features_)

@@ -58,9 +58,9 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
         KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
     kernel : Kernel, str or callable, default "rbf"
-        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) means an RBF kernel
-        whose bandwidth is the median distance between the level's training inputs (scikit-learn's
-        ``gamma="scale"`` idea), recorded in ``levels_`` and ``kernel_``.
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
+        is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
+        scikit-learn's ``gamma="scale"``) and recorded in ``levels_`` and ``kernel_``.
     n_components : (int, int) or int, default (1, 1)
         ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
     ridge : float > 0, default 0.01
@@ -225,7 +225,16 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         levels = self._resolve_levels(Xt.shape[0])
         work = working_dtype(self._dtype)
         Xw = Xt.to(work)
-        levels[0] = levels[0].fit_kernel(Xw)
+        try:
+            levels[0] = levels[0].fit_kernel(Xw)
+        except ValueError as exc:
+            if not bool((Xw == Xw[:1]).all()):
+                raise
+            name = str(self._dtype).replace("torch.", "")
+            hint = "" if self._dtype == torch.float64 else (
+                f", or float64 data ({name} keeps fewer significant digits than the variation of X may need)")
+            raise ValueError("X has no two distinct rows, so a kernel width cannot be taken from its spread; pass "
+                             f"a kernel with a numeric width (e.g. kernel=RBF(1.0)){hint}.") from exc
         params = self.get_params(deep=False)
         if solver.check is not None:
             solver.check(levels, params)

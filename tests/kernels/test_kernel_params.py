@@ -98,7 +98,7 @@ def test_nested_model_parameters():
 
 def test_grid_search_over_kernel_bandwidth(rng):
     X = rng.normal(size=(60, 3))
-    search = GridSearchCV(DualPPCA(2, kernel=RBF()), {"kernel__bandwidth": [0.3, 1.0, 3.0]}, cv=3).fit(X)
+    search = GridSearchCV(DualPPCA(2, kernel=RBF(1.0)), {"kernel__bandwidth": [0.3, 1.0, 3.0]}, cv=3).fit(X)
     scores = search.cv_results_["mean_test_score"]
     assert np.all(np.isfinite(scores)) and len(set(np.round(scores, 12))) == 3  # the bandwidth really changed
     assert search.best_estimator_.kernel_.bandwidth == search.best_params_["kernel__bandwidth"]
