@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
-from ...kernels import CenteredGram, Kernel
+from ...kernels import CenteredGram
 from ...kernels.registry import as_kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
