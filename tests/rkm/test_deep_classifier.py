@@ -153,3 +153,17 @@ def test_warns_when_stopped_early(blobs):
     X, y = blobs
     with pytest.warns(ConvergenceWarning, match="stopped before convergence"):
         DeepRKMClassifier((2,), max_iter=1, tol=0.0, random_state=0).fit(X, y)
+
+
+def test_plot_history_draws_one_curve_per_model(fitted):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    out = fitted.plot_history(ax=ax)
+    assert out is ax and len(ax.lines) == len(fitted.models_)
+    for line, m in zip(ax.lines, fitted.models_):
+        assert np.array_equal(line.get_ydata(), np.asarray(m.history))
+    plt.close(fig)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -272,12 +274,11 @@ def test_not_fitted_message():
         DeepRKM().predict(np.zeros((2, 1)))
 
 
-def test_default_rbf_width_is_the_median_distance():
-    """Item 7: kernel="rbf" takes the median pairwise distance of the training inputs (numpy, independent)."""
+def test_default_rbf_width_follows_the_data():
+    """Item 7: kernel="rbf" takes scikit-learn's gamma="scale" width sqrt(D Var(X) / 2) (numpy, independent)."""
     X, y = _sine()
     m = DeepRKM(random_state=0).fit(X * 1e3, y)
-    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)] * 1e3
-    assert np.isclose(m.kernel_.bandwidth, np.median(d), rtol=1e-12)
+    assert np.isclose(m.kernel_.bandwidth, np.sqrt(X.shape[1] * (X * 1e3).var() / 2), rtol=1e-12)
     assert m.score(X * 1e3, y) > 0.99  # scale-free: the same fit as on X
 
 
@@ -297,3 +298,45 @@ def test_levelwise_at_extreme_y_scales_says_standardise(scale):
     X, y = _sine()
     with pytest.raises(ValueError, match=r"standardise y .*solver='primal'"):
         DeepRKM(random_state=0).fit(X, y * scale)
+
+
+SWEEP = [(scale, offset, kernel, n, solver) for scale in (1e-6, 1.0, 1e6) for offset in (0.0, 1e4)
+         for kernel in ("rbf", "linear", "poly") for n in (3, 30) for solver in ("levelwise", "primal")]
+
+
+@pytest.mark.parametrize("scale, offset, kernel, n, solver", SWEEP)
+def test_sweep_float32_fits_where_float64_does(scale, offset, kernel, n, solver):
+    """A bounded sweep (scales 1e-6..1e6, offsets, kernels, N, both solvers): only ValueErrors, finite outputs
+    after every successful fit, and float32 fitting wherever float64 does (float32 is solved in float64) unless
+    its message says to use float64 (1e4 + 1e-6 x is constant in float32)."""
+    from kppca.kernels import Linear, Polynomial
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1]
+    k = {"rbf": "rbf", "linear": Linear(), "poly": Polynomial(2, 1)}[kernel]
+    outcome = {}
+    for dt in (np.float64, np.float32):
+        Xs = (scale * X + offset).astype(dt)
+        m = DeepRKM(kernel=k, solver=solver, max_iter=10, n_prototypes=20, random_state=0)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p = m.fit(Xs, y.astype(dt)).predict(Xs)
+        except ValueError as exc:
+            # float32 may refuse only where its rounding loses the data, and then it says to use float64
+            outcome[dt] = "refused, use float64" if "float64 data" in str(exc) else "refused"
+            continue
+        assert p.dtype == dt and np.isfinite(p).all()
+        outcome[dt] = "fit"
+    assert outcome[np.float32] == outcome[np.float64] or outcome[np.float32] == "refused, use float64"
+
+
+def test_constant_X_with_the_data_scaled_default_says_what_to_pass():
+    X, y = _sine()
+    with pytest.raises(ValueError, match=r"no two distinct rows.*kernel=RBF\(1.0\)") as info:
+        DeepRKM().fit(np.ones_like(X), y)
+    assert "float64 data" not in str(info.value)
+    with pytest.raises(ValueError, match="float64 data"):
+        DeepRKM().fit((1e4 + 1e-6 * X).astype(np.float32), y.astype(np.float32))
+    assert np.isfinite(DeepRKM(kernel=RBF(1.0)).fit(np.ones_like(X), y).predict(X)).all()

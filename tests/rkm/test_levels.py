@@ -99,9 +99,9 @@ def test_resolved_validates_and_copies_the_kernel():
     lev = KPCALevel(2, kernel=k).resolved(0, 10)
     assert isinstance(lev.kernel, Kernel) and lev.kernel is not k
     rbf = LSSVMLevel("rbf").resolved(0, 10)
-    assert rbf.kernel == "rbf"  # the width comes from the level's inputs, at fit
-    Z = torch.tensor([[0.0], [1.0], [3.0]], **dd)
-    assert isinstance(rbf.fit_kernel(Z).kernel, RBF) and rbf.fit_kernel(Z).kernel.bandwidth == 2.0  # median of 1, 2, 3
+    Z = torch.tensor([[0.0], [1.0], [5.0]], **dd)  # Var = 14/3 (ddof 0), D = 1
+    fitted = rbf.fit_kernel(Z).kernel
+    assert isinstance(fitted, RBF) and np.isclose(fitted.bandwidth, np.sqrt(14 / 3 / 2), rtol=1e-14)
     assert rbf.levelwise_ready(1) is not None and rbf.levelwise_ready(0) is None
     with pytest.raises(ValueError, match=r"levels\[1\].eta must be a positive finite float, got inf"):
         KPCALevel(2, eta=float("inf")).resolved(1, 10)
@@ -136,12 +136,14 @@ def test_a_registered_solver_plugs_in_without_editing_the_estimator():
 
     def fit_twice_passes(levels, X, Y, *, params, generator):
         calls.append(params["n_passes"])
-        return fit_levelwise(levels, X, Y, params={**params, "n_passes": 2 * params["n_passes"]}, generator=generator)
+        factor = params["solver_options"]["factor"]
+        return fit_levelwise(levels, X, Y, params={**params, "n_passes": factor * params["n_passes"]},
+                             generator=generator)
 
     register_solver("test-double-passes", fit_twice_passes)
     try:
         X, y = np.linspace(-2, 2, 20)[:, None], np.sin(np.linspace(-2, 2, 20))
-        a = DeepRKM(solver="test-double-passes", n_passes=2, random_state=0).fit(X, y)
+        a = DeepRKM(solver="test-double-passes", solver_options={"factor": 2}, n_passes=2, random_state=0).fit(X, y)
         b = DeepRKM(n_passes=4, random_state=0).fit(X, y)
         assert calls == [2] and a.objective_history_ == b.objective_history_
     finally:

@@ -119,8 +119,8 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     n_components : sequence of int or int, default (3, 3)
         ``[s_1, ..., s_L]``, components per KPCA level (L = its length); an int is one level.
     kernel : Kernel, str, callable or None, default "rbf"
-        Input kernel of level 1. "rbf" means an RBF kernel whose bandwidth is the median
-        pairwise distance of the training inputs (stored in ``kernel_``).
+        Input kernel of level 1. "rbf" is ``RBF()``, whose width is resolved on the training
+        inputs (``bandwidth="scale"``, scikit-learn's ``gamma="scale"``; stored in ``kernel_``).
     level_kernel : {"rbf", "linear"} or Kernel, default "rbf"
         Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" uses the
         bandwidth ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix
@@ -234,7 +234,8 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
             if bool((X == X[:1]).all()):  # no distance to take the width from
                 raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
-                                 "separate the classes; check X.")
+                                 f"separate the classes; check X (in {str(X.dtype).replace('torch.', '')} a "
+                                 "variation below its rounding level is lost: pass float64 data).")
         return resolve_kernel(self.kernel, X)
 
     def _minimize(self, objective, H0: torch.Tensor, desc: str):

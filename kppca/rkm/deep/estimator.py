@@ -59,9 +59,9 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
         KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
     kernel : Kernel, str or callable, default "rbf"
-        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) means an RBF kernel
-        whose bandwidth is the median distance between the level's training inputs (scikit-learn's
-        ``gamma="scale"`` idea), recorded in ``levels_`` and ``kernel_``.
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
+        is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
+        scikit-learn's ``gamma="scale"``) and recorded in ``levels_`` and ``kernel_``.
     n_components : (int, int) or int, default (1, 1)
         ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
     ridge : float > 0, default 0.01
@@ -80,6 +80,9 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
         level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
         ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
+    solver_options : dict, optional
+        Settings of a registered solver that are not parameters of the estimator; the solver
+        reads them from ``params["solver_options"]`` (so a new solver needs no new parameter here).
     n_prototypes : int >= 1, default 100
         ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
         subset of the training points drawn with ``random_state``.
@@ -149,6 +152,7 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         "eta_levels": [list, tuple],
         "n_passes": [Interval("int", 0, None, closed="left")],
         "solver": [str],
+        "solver_options": [dict, None],
         "n_prototypes": [Interval("int", 1, None, closed="left")],
         "c_stab": [Interval("real", 0, None, closed="left")],
         "max_iter": [Interval("int", 0, None, closed="left")],
@@ -168,9 +172,10 @@ class DeepRKM(RegressorMixin, KernelEstimator):
 
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
-                 n_passes: int = 10, solver: str = "levelwise", n_prototypes: int = 100, c_stab: float = 1.0,
-                 max_iter: int = 200, tol: float = 1e-10, progress: bool = False, hidden_units: Any = None,
-                 toeplitz: bool = False, random_state: Any = None, dtype: Any = None, device: Any = None):
+                 n_passes: int = 10, solver: str = "levelwise", solver_options: dict | None = None,
+                 n_prototypes: int = 100, c_stab: float = 1.0, max_iter: int = 200, tol: float = 1e-10,
+                 progress: bool = False, hidden_units: Any = None, toeplitz: bool = False, random_state: Any = None,
+                 dtype: Any = None, device: Any = None):
         self.levels = levels
         self.kernel = kernel
         self.n_components = n_components
@@ -179,6 +184,7 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         self.eta_levels = eta_levels
         self.n_passes = n_passes
         self.solver = solver
+        self.solver_options = solver_options
         self.n_prototypes = n_prototypes
         self.c_stab = c_stab
         self.max_iter = max_iter
@@ -230,7 +236,16 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         levels = self._resolve_levels(Xt.shape[0])
         work = working_dtype(self._dtype)
         Xw = Xt.to(work)
-        levels[0] = levels[0].fit_kernel(Xw)
+        try:
+            levels[0] = levels[0].fit_kernel(Xw)
+        except ValueError as exc:
+            if not bool((Xw == Xw[:1]).all()):
+                raise
+            name = str(self._dtype).replace("torch.", "")
+            hint = "" if self._dtype == torch.float64 else (
+                f", or float64 data ({name} keeps fewer significant digits than the variation of X may need)")
+            raise ValueError("X has no two distinct rows, so a kernel width cannot be taken from its spread; pass "
+                             f"a kernel with a numeric width (e.g. kernel=RBF(1.0)){hint}.") from exc
         params = self.get_params(deep=False)
         if solver.check is not None:
             solver.check(levels, params)

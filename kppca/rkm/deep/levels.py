@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
-from ...kernels import CenteredGram, Kernel
+from ...kernels import CenteredGram
 from ...kernels.registry import as_kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
@@ -28,11 +28,6 @@ from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
-
-
-def _data_scaled(kernel: Any) -> bool:
-    """The default ``"rbf"`` whose width comes from the data at fit."""
-    return isinstance(kernel, str) and kernel.lower() == "rbf"
 
 
 def check_positive_finite(value: Any, name: str) -> float:
@@ -69,18 +64,15 @@ class Level:
 
     # ---------------------------------------------------------------- specification
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy).
-
-        The string ``"rbf"`` stays a string until :meth:`fit_kernel` sees the level's inputs.
-        """
+        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy); data-derived widths
+        are resolved by :meth:`fit_kernel` once the level's inputs are known."""
         check_positive_finite(self.eta, f"levels[{index}].eta")
-        if _data_scaled(self.kernel):
-            return replace(self)
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
-        """A copy whose kernel is fitted to the level's inputs ``Z``: ``"rbf"`` gets the median-heuristic width
-        (:func:`kppca.rkm._gram.resolve_kernel`, as scikit-learn's ``gamma="scale"``); a Kernel is copied."""
+        """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``
+        (:func:`kppca.rkm._gram.resolve_kernel`: ``"rbf"`` = ``RBF(bandwidth="scale")``, as scikit-learn's
+        ``gamma="scale"``); a kernel with numeric parameters is copied unchanged."""
         return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:
@@ -89,7 +81,7 @@ class Level:
 
     def levelwise_ready(self, index: int) -> str | None:
         """Why this level cannot be solved level-wise at position ``index`` (None when it can)."""
-        if index > 0 and (_data_scaled(self.kernel) or type(self.kernel) is not Linear):
+        if index > 0 and type(self.kernel) is not Linear:
             return "not linear"
         return None
 

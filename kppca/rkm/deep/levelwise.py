@@ -93,13 +93,19 @@ def fit_levelwise(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, para
             H[l], b = state.solve(l, H, b)
         history.append((f"backward {k}", state.objective(H)))
         residuals.append(state.residuals(H, b))
+    advice = _RANGE_ADVICE.format(y=float(Y.abs().max()))
+    if not all(bool(torch.isfinite(t).all()) for t in H + [b]):
+        raise ValueError(advice)
     scales: list = [None] * L
     for l, lev in enumerate(levels):  # calibrate Lam_l level by level along the chain
         if not lev.is_output:
-            _, es = run_chain(levels, X, X, H[: l + 1], b, scales[: l + 1], Y)
+            try:
+                _, es = run_chain(levels, X, X, H[: l + 1], b, scales[: l + 1], Y)
+            except ValueError as exc:  # a level kernel overflowed on the chain: the same range problem
+                raise ValueError(advice) from exc
             scales[l] = lev.calibrate_scale(es[l], H[l])
-    if not all(bool(torch.isfinite(t).all()) for t in H + [b] + [s for s in scales if s is not None]):
-        raise ValueError(_RANGE_ADVICE.format(y=float(Y.abs().max())))
+            if not bool(torch.isfinite(scales[l]).all()):
+                raise ValueError(advice)
     return DeepFit(H, b, scales, X, torch.arange(N, device=X.device), history, residuals, n_passes)
 
 

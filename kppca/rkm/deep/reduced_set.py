@@ -48,11 +48,16 @@ def _objective(levels: list[Level], prototypes: torch.Tensor, Y: torch.Tensor, g
         L = len(levels)
         H, b, logs = list(flat[:L]), flat[L], iter(flat[L + 1:])
         lam = [None if lev.is_output else torch.exp(next(logs)) for lev in levels]
-        _, es = run_chain(levels, None, prototypes, H, b, lam, Y, gram0=grams0[0])
-        total = Y.new_zeros(())
-        for l, lev in enumerate(levels):
-            G = grams0[1] if l == 0 else lev.kernel.gram(H[l - 1], H[l - 1])
-            total = total + lev.primal_term(G, H[l], es[l], lam[l], Y, c_stab)
+        try:
+            _, es = run_chain(levels, None, prototypes, H, b, lam, Y, gram0=grams0[0])
+            total = Y.new_zeros(())
+            for l, lev in enumerate(levels):
+                G = grams0[1] if l == 0 else lev.kernel.gram(H[l - 1], H[l - 1])
+                total = total + lev.primal_term(G, H[l], es[l], lam[l], Y, c_stab)
+        except ValueError:
+            # A kernel refuses a trial point of the line search that overflows it: a NaN value (with a graph,
+            # so the search can continue) marks the step as no descent; lbfgs rejects such an iterate.
+            return sum((t * float("nan")).sum() for t in flat)
         return total
 
     return J
