@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from .._validation import check_positive, numpy_rng
@@ -45,7 +46,13 @@ class RandomFourierFeatures(FeatureMap):
         # Draw with numpy so the map depends only on random_state, not on the device.
         rng = numpy_rng(self.random_state)
         n_features = int(self.n_features)
-        omega = rng.standard_normal((X.shape[1], n_features)) / float(self.bandwidth)
+        with np.errstate(over="ignore"):
+            omega = rng.standard_normal((X.shape[1], n_features)) / float(self.bandwidth)
+        if not np.isfinite(omega).all():
+            raise ValueError(
+                f"RandomFourierFeatures: the frequencies 1 / bandwidth overflow float64 (bandwidth={self.bandwidth!r}); "
+                "use a larger bandwidth, e.g. the data's standard deviation."
+            )
         offset = rng.uniform(0.0, 2.0 * math.pi, n_features)
         self.omega_ = torch.as_tensor(omega, dtype=torch.float64)
         self.offset_ = torch.as_tensor(offset, dtype=torch.float64)

@@ -68,8 +68,11 @@ def test_random_fourier_features_at_extreme_widths(dtype, rng):
     assert torch.equal(Z, Z[:1].expand_as(Z))
     narrow = RandomFourierFeatures(1e-300, n_features=16, random_state=0).fit(X)
     assert torch.isfinite(narrow.transform(X)).all() and narrow.transform(X).dtype == X.dtype
-    with pytest.raises(ValueError, match="bandwidth=5e-324.*larger bandwidth"):
-        RandomFourierFeatures(5e-324, n_features=16, random_state=0).fit(X).transform(X)
+    with pytest.raises(ValueError, match=r"1 / bandwidth overflow float64 \(bandwidth=5e-324\).*larger bandwidth"):
+        RandomFourierFeatures(5e-324, n_features=16, random_state=0).fit(X)
+    # finite frequencies, but X / bandwidth beyond float64: named at transform
+    with pytest.raises(ValueError, match=r"X / bandwidth overflows float64 \(bandwidth=1e-300"):
+        narrow.transform(X * 1e10)
 
 
 @pytest.mark.parametrize("bandwidth", [1e-300, 1e300])
