@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from .._validation import check_positive, numpy_rng
+from ..kernels.bandwidth import check_bandwidth, resolve_bandwidth
 from .base import FeatureMap
 
 
@@ -20,8 +21,9 @@ class RandomFourierFeatures(FeatureMap):
 
     Parameters
     ----------
-    bandwidth : float, default 1.0
-        Positive and finite (checked by ``fit``).
+    bandwidth : float or {"scale", "median"}, default 1.0
+        Positive and finite, or a rule resolved from the data by ``fit`` as for
+        :class:`kppca.kernels.RBF` (checked by ``fit``).
     n_features : int, default 500
         Output dimension ``d``.
     random_state : int, numpy Generator or None
@@ -29,6 +31,8 @@ class RandomFourierFeatures(FeatureMap):
 
     Attributes
     ----------
+    bandwidth_ : float
+        The width used (``bandwidth``, or its rule's value on the training data).
     omega_ : Tensor of shape (D, d)
     offset_ : Tensor of shape (d,)
     """
@@ -39,15 +43,16 @@ class RandomFourierFeatures(FeatureMap):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        check_positive(self.bandwidth, "bandwidth")
+        check_bandwidth(self.bandwidth)
         check_positive(self.n_features, "n_features", integer=True)
 
     def _fit(self, X: torch.Tensor) -> None:
         # Draw with numpy so the map depends only on random_state, not on the device.
         rng = numpy_rng(self.random_state)
         n_features = int(self.n_features)
+        self.bandwidth_ = resolve_bandwidth(self.bandwidth, X)
         with np.errstate(over="ignore"):
-            omega = rng.standard_normal((X.shape[1], n_features)) / float(self.bandwidth)
+            omega = rng.standard_normal((X.shape[1], n_features)) / self.bandwidth_
         if not np.isfinite(omega).all():
             raise ValueError(
                 f"RandomFourierFeatures: the frequencies 1 / bandwidth overflow float64 (bandwidth={self.bandwidth!r}); "

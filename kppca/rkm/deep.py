@@ -82,7 +82,7 @@ from .._validation import (
 )
 from ..kernels import Kernel
 from ..kernels.registry import as_kernel
-from ..kernels.standard import Linear
+from ..kernels.standard import RBF, Laplacian, Linear
 from .lssvm import solve_lssvm_dual
 from .projected_gradient import project_stiefel
 
@@ -577,6 +577,11 @@ class DeepRKM(RegressorMixin, BaseEstimator):
         self._single_output = Y.ndim == 1
         self._Y = Y.reshape(Y.shape[0], -1)
         self.levels_ = self._resolve_levels(Xt.shape[0])
+        self.levels_[0] = replace(self.levels_[0], kernel=self.levels_[0].kernel.resolve(Xt))  # width from X
+        # Later levels see hidden features that change during the fit: a width rule there keeps the
+        # former fixed default 1.0 (see kppca.kernels.bandwidth; the deep RKM may choose better).
+        self.levels_[1:] = [replace(v, kernel=v.kernel if v.kernel.is_resolved else type(v.kernel)(1.0))
+                            if isinstance(v.kernel, (RBF, Laplacian)) else v for v in self.levels_[1:]]
         self.kernel_ = self.levels_[0].kernel
         gen = torch_generator(self.random_state, self._device)
         if self.solver == "levelwise":

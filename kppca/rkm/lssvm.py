@@ -235,7 +235,7 @@ class _LSSVMBase(BaseEstimator):
             self.kernel_ = Linear()
         else:
             self.feature_map_ = None
-            self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+            self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width from X
         if self.solver_ == "primal":
             Phi = self._features(X)
             sol = solve_lssvm_primal(Phi, Y, lam, eta)

@@ -118,7 +118,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=2)
         self.n_features_in_ = Xt.shape[1]
         N = Xt.shape[0]
-        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+        self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(Xt))  # a data-derived width from X
         K = self.kernel_.gram(Xt, Xt)
         scale = matrix_scale(K)
         self.centerer_ = KernelCenterer(self.center)
