@@ -29,3 +29,52 @@ def test_every_configuration_fits_cleanly_or_fails_clearly(seed):
     cfg = random_config(np.random.default_rng(seed))
     outcome, detail = run(cfg)
     assert outcome not in DEFECTS, f"{outcome}: {detail}\n{cfg}"
+
+
+# ----------------------------------------------------------------------------- RKM estimators
+
+import pytest  # noqa: E402
+from robustness_rkm import DEFECTS as RKM_DEFECTS  # noqa: E402
+from robustness_rkm import ESTIMATORS, bad_input_outcomes, run_pair  # noqa: E402
+from robustness_rkm import random_config as random_rkm_config  # noqa: E402
+
+# The RKM estimators are being fixed on other branches (issue 18: float32 tolerances, default
+# widths resolved in fit, messages); the sweep below states the target. Remove the marks once merged.
+_RKM_PENDING = pytest.mark.xfail(strict=False, reason="RKM fixes of issue 18 land on other branches")
+
+
+@_RKM_PENDING
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_rkm_configuration_fits_cleanly_or_fails_clearly(seed):
+    """Scales 1e-6..1e6, offsets up to 1e4, eight kernels and the default, N from 3 to 300 here
+    (to 1,000 below and in the benchmark), each in float64 and float32: no unclear error, no
+    non-finite output after a fit, float32 fits wherever float64 does unless told to use float64."""
+    cfg = random_rkm_config(np.random.default_rng(seed), max_n=300)
+    defects = [(dtype, outcome, detail) for dtype, outcome, detail in run_pair(cfg) if outcome in RKM_DEFECTS]
+    assert not defects, f"{defects}\n{cfg}"
+
+
+@_RKM_PENDING
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_rkm_estimators_at_n_1000(estimator):
+    rng = np.random.default_rng(sum(map(ord, estimator)))
+    cfg = random_rkm_config(rng, max_n=1000)
+    from dataclasses import replace
+
+    cfg = replace(cfg, estimator=estimator, n_samples=1000, family="rbf")
+    defects = [(dtype, outcome, detail) for dtype, outcome, detail in run_pair(cfg) if outcome in RKM_DEFECTS]
+    assert not defects, f"{defects}\n{cfg}"
+
+
+@_RKM_PENDING
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_rkm_bad_inputs_are_refused_clearly(estimator):
+    bad = [r for r in bad_input_outcomes(estimator) if r[1] != "clear_error"]
+    assert not bad, bad

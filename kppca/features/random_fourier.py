@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from .._validation import check_positive, numpy_rng
+from ..kernels.bandwidth import check_bandwidth, resolve_bandwidth
 from .base import FeatureMap
 
 
@@ -19,8 +21,9 @@ class RandomFourierFeatures(FeatureMap):
 
     Parameters
     ----------
-    bandwidth : float, default 1.0
-        Positive and finite (checked by ``fit``).
+    bandwidth : float or {"scale", "median"}, default 1.0
+        Positive and finite, or a rule resolved from the data by ``fit`` as for
+        :class:`kppca.kernels.RBF` (checked by ``fit``).
     n_features : int, default 500
         Output dimension ``d``.
     random_state : int, numpy Generator or None
@@ -28,6 +31,8 @@ class RandomFourierFeatures(FeatureMap):
 
     Attributes
     ----------
+    bandwidth_ : float
+        The width used (``bandwidth``, or its rule's value on the training data).
     omega_ : Tensor of shape (D, d)
     offset_ : Tensor of shape (d,)
     """
@@ -38,14 +43,21 @@ class RandomFourierFeatures(FeatureMap):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        check_positive(self.bandwidth, "bandwidth")
+        check_bandwidth(self.bandwidth)
         check_positive(self.n_features, "n_features", integer=True)
 
     def _fit(self, X: torch.Tensor) -> None:
         # Draw with numpy so the map depends only on random_state, not on the device.
         rng = numpy_rng(self.random_state)
         n_features = int(self.n_features)
-        omega = rng.standard_normal((X.shape[1], n_features)) / float(self.bandwidth)
+        self.bandwidth_ = resolve_bandwidth(self.bandwidth, X)
+        with np.errstate(over="ignore"):
+            omega = rng.standard_normal((X.shape[1], n_features)) / self.bandwidth_
+        if not np.isfinite(omega).all():
+            raise ValueError(
+                f"RandomFourierFeatures: the frequencies 1 / bandwidth overflow float64 (bandwidth={self.bandwidth!r}); "
+                "use a larger bandwidth, e.g. the data's standard deviation."
+            )
         offset = rng.uniform(0.0, 2.0 * math.pi, n_features)
         self.omega_ = torch.as_tensor(omega, dtype=torch.float64)
         self.offset_ = torch.as_tensor(offset, dtype=torch.float64)

@@ -99,11 +99,13 @@ def _recompute_cancelled(
     # The expansion's rounding error is ~ (D + 2) eps (|x|^2 + |y|^2); below sqrt(eps) (|x|^2 + max |y|^2)
     # it may have lost half the digits or more. A row-wise threshold (the max over y) keeps the test one
     # broadcast comparison (no (n, m) temporary of floats); it only flags a few more pairs to recompute.
+    # For a self-distance matrix one scalar threshold flags (i, j) and (j, i) together.
     eps = torch.finfo(D.dtype).eps
-    thresh = (xx + yy.max()).mul_(math.sqrt(eps))
-    mask = D < thresh[:, None]
     if same:
+        mask = D < 2.0 * math.sqrt(eps) * xx.max()
         mask.diagonal().fill_(False)
+    else:
+        mask = D < (xx + yy.max()).mul_(math.sqrt(eps))[:, None]
     idx = mask.nonzero()
     if idx.shape[0] == 0:
         return

@@ -16,21 +16,31 @@ import torch
 
 from .._validation import check_positive
 from .base import MAX_EXPLICIT_FEATURES, Kernel
-from .standard import inner_product_may_overflow, raise_if_overflowed
 
 __all__ = ["Polynomial", "check_polynomial_params", "monomial_map", "apply_monomial_map", "n_monomials"]
+
+_LOG_FLOAT64_MAX = math.log(torch.finfo(torch.float64).max)
 
 #: Largest exact map :func:`monomial_map` builds (beyond it, use the dual model or random features).
 MAX_MONOMIALS = 200_000
 
 
 def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
-    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``."""
+    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``.
+
+    ``coef0^degree`` (the kernel at ``x . y = 0``) must be a finite float64: beyond that
+    every value of the kernel overflows whatever the data, so the parameters are refused.
+    """
     degree = int(check_positive(degree, "degree", integer=True))
     if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real):
         raise TypeError(f"coef0 must be a real number, got {coef0!r}.")
     if not coef0 >= 0 or coef0 == float("inf"):  # `not >=` also catches NaN
         raise ValueError(f"coef0 must be >= 0 (and finite) for a positive semi-definite kernel, got {coef0}.")
+    if coef0 > 0 and degree * math.log(coef0) >= _LOG_FLOAT64_MAX:
+        raise ValueError(
+            f"coef0**degree = {coef0}**{degree} overflows float64, so would every kernel value; lower coef0 "
+            f"or degree (coef0 <= {math.exp(_LOG_FLOAT64_MAX / degree):.3g} for degree={degree})."
+        )
     return degree, float(coef0)
 
 
@@ -85,8 +95,8 @@ class Polynomial(Kernel):
     coef0 : float, default 1.0
         Must be non-negative so that the kernel is positive semi-definite.
 
-    Raises ``ValueError`` on use when the kernel's values overflow the dtype (naming
-    ``degree``/``coef0`` and the scale of the data).
+    Raises ``ValueError`` on use when ``coef0**degree`` overflows float64 (every value
+    would). Values that overflow for the given data are ``inf``, as for :class:`Linear`.
     """
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):
@@ -109,16 +119,10 @@ class Polynomial(Kernel):
             return None
         return apply_monomial_map(X, *monomial_map(X.shape[1], degree, coef0))
 
-    def _guard(self, out: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, degree: int, coef0: float) -> torch.Tensor:
-        # A cheap bound first (O((n + m) D)); the (n, m) values are scanned only when it is exceeded.
-        if inner_product_may_overflow(X, Y, offset=coef0, power=degree):
-            raise_if_overflowed(out, f"Polynomial(degree={degree}, coef0={coef0})", "lower degree or coef0, ")
-        return out
-
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        return self._guard((X @ Y.T).add_(coef0).pow_(degree), X, Y, degree, coef0)
+        return (X @ Y.T).add_(coef0).pow_(degree)
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        return self._guard(((X * X).sum(1) + coef0) ** degree, X, X, degree, coef0)
+        return ((X * X).sum(1) + coef0) ** degree

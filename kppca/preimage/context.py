@@ -76,7 +76,7 @@ class TrainingContext:
         """
         dtype, device = dtype_device(X, gram)
         Xt = as_tensor(X, "X", dtype=dtype, device=device)
-        k = as_kernel(kernel)
+        k = as_kernel(kernel).resolve(Xt)  # a data-derived width (bandwidth="scale") from X
         K = k.gram(Xt, Xt) if gram is None else as_tensor(gram, "gram", dtype=Xt.dtype, device=Xt.device)
         N = Xt.shape[0]
         if K.shape != (N, N):

@@ -231,7 +231,7 @@ class KernelSmoother:
         Xn = as_tensor(X_new, "X_new", dtype=self.X_fit_.dtype, device=self.X_fit_.device)
         if Xn.shape[1] != self.X_fit_.shape[1]:
             raise ValueError(f"X_new has {Xn.shape[1]} features but the smoother was fitted on {self.X_fit_.shape[1]}.")
-        W = self.kernel.gram(Xn, self.X_fit_)
+        W = self.kernel.resolve(self.X_fit_).gram(Xn, self.X_fit_)  # a data-derived width: from X_fit_
         out = kernel_smoother(
             W, self.targets_, n_neighbors=self.n_neighbors, clip_negative=self.clip_negative, epsilon=self.epsilon
         )

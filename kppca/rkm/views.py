@@ -96,7 +96,7 @@ class FittedView:
         if feature_map is not None:
             self.kernel_ = feature_map.as_kernel()
         else:
-            self.kernel_ = kernel
+            self.kernel_ = kernel.resolve(X)  # a data-derived width from this view's inputs
         self.centerer_ = KernelCenterer(center)
         self.phi_mean_ = None
         self._raw_features: torch.Tensor | None = None  # cache of phi_v(X_fit_) during fit only

@@ -167,3 +167,13 @@ def test_feature_map_errors(rng):
         Nystroem(n_landmarks=0).fit(X)
     with pytest.raises(ValueError, match="bandwidth"):
         Nystroem(RBF(-2.0), n_landmarks=2).fit(X)
+
+
+def test_random_fourier_features_resolve_a_width_rule(rng):
+    X = 40.0 * rng.normal(size=(30, 3))
+    fmap = RandomFourierFeatures("scale", n_features=20, random_state=0).fit(X)
+    assert fmap.bandwidth == "scale" and fmap.bandwidth_ == RBF("scale").resolve(X).bandwidth
+    twin = RandomFourierFeatures(fmap.bandwidth_, n_features=20, random_state=0).fit(X)
+    np.testing.assert_array_equal(fmap.transform(X), twin.transform(X))
+    with pytest.raises(ValueError, match="bandwidth='mean' is not a rule"):
+        RandomFourierFeatures("mean").fit(X)

@@ -5,8 +5,9 @@ distances and the exponent in a scaled form, so a width far below the distances 
 the identity Gram matrix (distinct points) and one far above gives all ones -- the
 exact limits, not ``ZeroDivisionError``/``OverflowError``/NaN. What an estimator makes
 of such a matrix (e.g. rank 0 after centering) it reports itself, as a ``ValueError``.
-Kernels whose *values* overflow (``Polynomial`` with a huge ``coef0`` or ``degree``, the
-linear kernel on huge data) raise a ``ValueError`` naming the parameter and the fix.
+``Polynomial`` parameters with ``coef0**degree`` beyond float64 (every value would overflow)
+raise a ``ValueError`` naming them and a usable range; values that overflow only for the
+given data are ``inf`` and the estimators refuse such Gram matrices by name.
 """
 
 from __future__ import annotations
@@ -67,8 +68,11 @@ def test_random_fourier_features_at_extreme_widths(dtype, rng):
     assert torch.equal(Z, Z[:1].expand_as(Z))
     narrow = RandomFourierFeatures(1e-300, n_features=16, random_state=0).fit(X)
     assert torch.isfinite(narrow.transform(X)).all() and narrow.transform(X).dtype == X.dtype
-    with pytest.raises(ValueError, match="bandwidth=5e-324.*larger bandwidth"):
-        RandomFourierFeatures(5e-324, n_features=16, random_state=0).fit(X).transform(X)
+    with pytest.raises(ValueError, match=r"1 / bandwidth overflow float64 \(bandwidth=5e-324\).*larger bandwidth"):
+        RandomFourierFeatures(5e-324, n_features=16, random_state=0).fit(X)
+    # finite frequencies, but X / bandwidth beyond float64: named at transform
+    with pytest.raises(ValueError, match=r"X / bandwidth overflows float64 \(bandwidth=1e-300"):
+        narrow.transform(X * 1e10)
 
 
 @pytest.mark.parametrize("bandwidth", [1e-300, 1e300])
@@ -83,18 +87,22 @@ def test_nystroem_at_extreme_widths(bandwidth, rng):
     assert_within(Z @ Z.T, limit, 10 * 5 * 5 * np.finfo(np.float64).eps)
 
 
-@pytest.mark.parametrize(
-    "kernel, X, match",
-    [
-        (Polynomial(2, coef0=1e300), np.ones((3, 2)), r"Polynomial\(degree=2, coef0=1e\+300\).*lower degree or coef0"),
-        (Polynomial(100_000), np.full((3, 2), 2.0), r"degree=100000.*lower degree or coef0"),
-        (Linear(), np.full((3, 2), 1e200), r"linear kernel.*non-finite.*rescale X"),
-        (Polynomial(2, coef0=1e30), torch.ones((3, 2), dtype=torch.float32), r"overflow float32.*dtype='float64'"),
-    ],
-)
-def test_overflowing_kernel_values_are_named(kernel, X, match):
-    with pytest.raises(ValueError, match=match):
-        kernel(X)
+@pytest.mark.parametrize("degree, coef0", [(2, 1e300), (2, 1.4e154), (100_000, 1.01), (1, 1.7e308)])
+def test_polynomial_parameters_that_overflow_everywhere_are_named(degree, coef0):
+    if degree == 1:  # coef0^1 is a finite float64: accepted
+        Polynomial(degree, coef0)._check_params()
+        return
+    with pytest.raises(ValueError, match=rf"coef0\*\*degree = .* overflows float64.*lower coef0 or degree \(coef0 <= "):
+        Polynomial(degree, coef0)(np.zeros((2, 2)))
+
+
+def test_values_that_overflow_for_the_data_are_inf_not_errors():
+    """A kernel is a function: values beyond the dtype are inf (an optimiser probing a far point
+    must see inf, not an exception); the estimators refuse non-finite Gram matrices by name."""
+    X = np.full((2, 2), 1e200)
+    assert np.isposinf(Linear()(X)).all() and np.isposinf(Polynomial(2, 1.0)(X)).all()
+    with pytest.raises(ValueError, match="non-finite.*rescale X"):
+        DualPPCA(1, kernel=Linear()).fit(np.vstack([X, np.eye(2)]))
 
 
 def _estimators(kernel):
