@@ -11,7 +11,7 @@
 Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
 """
 
-from .blocks import BLOCK_BYTES, MIN_BLOCK_ROWS, block_rows, map_row_blocks
+from .blocks import BLOCK_BYTES, BLOCK_FRACTION, MIN_BLOCK_ROWS, block_rows, map_row_blocks
 from .eigen import (
     PARTIAL_MAX_FRACTION,
     PARTIAL_MIN_SIZE,
@@ -41,6 +41,7 @@ from .tolerances import (
 
 __all__ = [
     "BLOCK_BYTES",
+    "BLOCK_FRACTION",
     "MIN_BLOCK_ROWS",
     "block_rows",
     "map_row_blocks",

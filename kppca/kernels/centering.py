@@ -48,7 +48,9 @@ class KernelCenterer:
         # matrix then loses nothing beyond its own rounding in the sums over N entries.
         N = K.shape[0]
         sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
-        rows = max(1, (1 << 20) // max(1, K.shape[1]))  # float64 blocks of 8 MiB
+        # float64 blocks of 1 MiB: a float32 K is converted block by block, and the blocks stay a
+        # negligible fraction of K (the fit's memory is K plus a few percent).
+        rows = max(1, (1 << 17) // max(1, K.shape[1]))
         for i in range(0, N, rows):
             sums += K[i : i + rows].sum(0, dtype=torch.float64)
         means = sums / max(N, 1)
