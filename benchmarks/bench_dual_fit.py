@@ -151,13 +151,21 @@ def main() -> None:
     parser.add_argument("--no-sklearn", action="store_true")
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--memory-dim", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=None, help="torch and BLAS threads (default: theirs)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.threads)  # numpy's and scipy's BLAS
     if args.child:
         n, dtype, steps, dim = args.child
         print(json.dumps(memory_child(int(n), dtype, steps, int(dim))))
         return
-    print(f"load average at start: {os.getloadavg()}; threads: torch default", flush=True)
+    print(f"load average at start: {os.getloadavg()}; threads: {args.threads or 'library defaults'}", flush=True)
     result = {"time": time_sizes(args.sizes, args.repeats, not args.no_sklearn)}
     result["memory"] = memory_sizes(args.memory_sizes, args.memory_dim)
     print(f"load average at end: {os.getloadavg()}")

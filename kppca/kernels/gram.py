@@ -62,6 +62,9 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
             K[i : i + rows] = kernel.gram(X[i : i + rows], X)
         _check_symmetric(K, rows)
         return K
+    if fill is not None and batch_size is None:
+        # Written in place, a block costs no memory: fewer, larger products run closer to peak speed.
+        rows = max(rows, -(-N // 8))
     for i in range(0, N, rows):
         j = min(i + rows, N)
         if fill is not None:
