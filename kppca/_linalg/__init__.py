@@ -13,8 +13,8 @@ Every name is re-exported here: ``from kppca._linalg import X`` works for all of
 
 from .blocks import BLOCK_BYTES, BLOCK_FRACTION, MIN_BLOCK_ROWS, block_rows, map_row_blocks
 from .eigen import (
-    PARTIAL_MAX_FRACTION,
     PARTIAL_MIN_SIZE,
+    PARTIAL_SIZE_PER_PAIR,
     eigh_descending,
     eigh_top,
     flip_signs,
@@ -46,7 +46,7 @@ __all__ = [
     "block_rows",
     "map_row_blocks",
     "PARTIAL_MIN_SIZE",
-    "PARTIAL_MAX_FRACTION",
+    "PARTIAL_SIZE_PER_PAIR",
     "prefer_partial",
     "eigh_descending",
     "eigh_top",

@@ -180,7 +180,8 @@ def test_float32_agrees_with_float64(X):
     g32 = CenteredGram(RBF(1.3), torch.as_tensor(X, dtype=torch.float32))
     assert g32.matrix.dtype == torch.float32
     # float32 rounding of the inputs, the product and the exponential: ~ D eps32 relative to |x|^2 ~ 10
-    np.testing.assert_allclose(g32.matrix.double().numpy(), g64.matrix.numpy(), rtol=0, atol=1e2 * np.finfo(np.float32).eps)
+    eps32 = np.finfo(np.float32).eps
+    np.testing.assert_allclose(g32.matrix.double().numpy(), g64.matrix.numpy(), rtol=0, atol=1e2 * eps32)
     s32, s64 = g32.spectrum("partial", 3), g64.spectrum("partial", 3)
     assert s32.rank == s64.rank
     np.testing.assert_allclose(s32.values.double().numpy(), s64.values.numpy(), rtol=0, atol=2 * s32.tolerance)
@@ -191,3 +192,21 @@ def test_nonfinite_kernel_values_are_refused(X):
     bad[0, 0] = 1e308
     with pytest.raises(ValueError, match="non-finite"):
         CenteredGram(Linear(), torch.as_tensor(bad)).spectrum("dense")
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_solve_gives_dual_coefficients_on_both_routes(X, center):
+    g = CenteredGram(RBF(1.3), torch.as_tensor(X), center=center)
+    g.spectrum("partial", 3)
+    K_c = g.matrix.clone().numpy()
+    k_c = torch.as_tensor(K_c[:5] @ np.random.default_rng(1).normal(size=(120, 120)) @ K_c / 120)  # in range(K_c)
+    by_eigen = g.solve(k_c, "eigen")
+    assert not g.range_is_complement_of_ones("eigen")
+    by_cholesky = g.solve(k_c, "cholesky")
+    assert g.range_is_complement_of_ones("cholesky")
+    for alpha in (by_eigen, by_cholesky):
+        # K_c alpha reproduces k_c up to the resolved part: the dropped eigenvalues (< tol) times |alpha|
+        resid = np.abs(alpha.numpy() @ K_c - k_c.numpy()).max()
+        assert resid <= 120 * g.tolerance * float(np.abs(alpha.numpy()).max()) + 1e3 * EPS * float(k_c.abs().max())
+    if center:  # the Cholesky route returns the solution orthogonal to 1 explicitly (a final centering)
+        np.testing.assert_allclose(by_cholesky.sum(1).numpy(), 0.0, atol=120 * EPS * float(by_cholesky.abs().max()))
