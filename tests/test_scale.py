@@ -179,6 +179,55 @@ def test_partial_fit_and_sampling_keep_one_n_by_n_matrix():
     assert sample_bytes <= budget, f"sampling peaked at {sample_bytes / (N * N * 8):.2f} x N^2 x 8 bytes"
 
 
+_TARGET_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from kppca import DualPPCA
+    from kppca.kernels import RBF
+
+    def status(field):
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(field + ":"))
+
+    N, dtype = int(sys.argv[1]), sys.argv[2]
+    X = np.random.default_rng(0).normal(size=(N, 20)).astype(dtype)
+    # warm-up on a small problem, so that library code and workspaces are already resident
+    small = DualPPCA(10, kernel=RBF(5.0), random_state=0).fit(X[:1100])
+    small.transform(X[:5]); small.sample_kernel(2, random_state=0); small.sample(2, random_state=0)
+    del small
+    base = status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # VmHWM := VmRSS
+    model = DualPPCA(10, kernel=RBF(5.0), random_state=0).fit(X)
+    fit = status("VmHWM")
+    model.transform(X)
+    model.sample_kernel(64, random_state=0)
+    model.sample(64, random_state=0)
+    print(fit - base, status("VmHWM") - base)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/status and clear_refs are Linux only")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dual_fit_memory_targets(dtype):
+    """Issue 20: peak RSS of ``DualPPCA(10, kernel=RBF(5)).fit(X)`` at N = 4,000 was 1.57 N^2 x 8 bytes
+    and 1.9-2.0 after transform, sample_kernel and sample. Targets: 1.2 and 1.3 (float64), about half
+    in float32. The budget is the N x N buffer (K_c, then its Cholesky factor in place) plus row blocks
+    of at most N / 32 rows and their two or three temporaries."""
+    N = 4000
+    out = subprocess.run(
+        [sys.executable, "-c", _TARGET_SCRIPT, str(N), dtype], capture_output=True, text=True, check=True,
+        env={"OMP_NUM_THREADS": "1", "PATH": ""},
+    )
+    fit_bytes, all_bytes = map(float, out.stdout.split())
+    unit = N * N * 8
+    fit_target, all_target = (1.2, 1.3) if dtype == "float64" else (0.6, 0.65)
+    assert fit_bytes <= fit_target * unit, f"fit peaked at {fit_bytes / unit:.3f} x N^2 x 8 bytes"
+    assert all_bytes <= all_target * unit, f"fit + transform + sampling peaked at {all_bytes / unit:.3f} x N^2 x 8"
+
+
 # ----------------------------------------------------------------------------- blockwise Gram matrix
 @pytest.mark.parametrize("kernel", [RBF(1.3), Laplacian(2.0), Linear(), Polynomial(3, 1.0)], ids=repr)
 def test_gram_matrix_in_blocks_equals_one_shot(rng, kernel):

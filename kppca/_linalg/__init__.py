@@ -11,10 +11,10 @@
 Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
 """
 
-from .blocks import BLOCK_BYTES, MIN_BLOCK_ROWS, block_rows, map_row_blocks
+from .blocks import BLOCK_BYTES, BLOCK_FRACTION, MIN_BLOCK_ROWS, block_rows, map_row_blocks
 from .eigen import (
-    PARTIAL_MAX_FRACTION,
     PARTIAL_MIN_SIZE,
+    PARTIAL_SIZE_PER_PAIR,
     eigh_descending,
     eigh_top,
     flip_signs,
@@ -41,11 +41,12 @@ from .tolerances import (
 
 __all__ = [
     "BLOCK_BYTES",
+    "BLOCK_FRACTION",
     "MIN_BLOCK_ROWS",
     "block_rows",
     "map_row_blocks",
     "PARTIAL_MIN_SIZE",
-    "PARTIAL_MAX_FRACTION",
+    "PARTIAL_SIZE_PER_PAIR",
     "prefer_partial",
     "eigh_descending",
     "eigh_top",

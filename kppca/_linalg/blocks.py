@@ -6,19 +6,23 @@ from typing import Callable
 
 import torch
 
-__all__ = ["BLOCK_BYTES", "MIN_BLOCK_ROWS", "block_rows", "map_row_blocks"]
+__all__ = ["BLOCK_BYTES", "BLOCK_FRACTION", "MIN_BLOCK_ROWS", "block_rows", "map_row_blocks"]
 
 #: Memory of one block of kernel values (rows x training points) when ``batch_size=None``.
 BLOCK_BYTES = 128 * 2**20
 #: Fewest rows of a default block (small problems are done in one or a few calls).
-MIN_BLOCK_ROWS = 256
+MIN_BLOCK_ROWS = 128
+#: A default block has at most ``n_columns / BLOCK_FRACTION`` rows: next to an ``N x N`` Gram
+#: matrix, a block and the two or three temporaries of its kernel evaluation (distances, a sort)
+#: stay within about 10 % of it (the memory targets of the dual model: 1.2-1.3 ``N^2`` values).
+BLOCK_FRACTION = 32
 
 
 def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
     """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
 
     ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the
-    memory of a block does not grow with ``M``, and to at most ``n_columns / 8`` rows
+    memory of a block does not grow with ``M``, and to at most ``n_columns / BLOCK_FRACTION`` rows
     (but at least :data:`MIN_BLOCK_ROWS`), so that next to an ``n_columns x n_columns``
     matrix (a Gram matrix against ``N`` training points) a block and its temporaries
     stay a small fraction of it.
@@ -27,7 +31,7 @@ def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> in
         return int(batch_size)
     itemsize = torch.tensor([], dtype=dtype).element_size()
     by_bytes = BLOCK_BYTES // max(1, n_columns * itemsize)
-    return max(1, min(by_bytes, max(MIN_BLOCK_ROWS, -(-n_columns // 8))))
+    return max(1, min(by_bytes, max(MIN_BLOCK_ROWS, -(-n_columns // BLOCK_FRACTION))))
 
 
 def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, rows: int) -> torch.Tensor:

@@ -8,6 +8,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 __all__ = [
     "PARTIAL_MIN_SIZE",
+    "PARTIAL_SIZE_PER_PAIR",
     "prefer_partial",
     "flip_signs",
     "orthonormalize_columns",
@@ -19,8 +20,8 @@ __all__ = [
 #: choose: it is fast there (well under a second) and gives the whole spectrum for free.
 PARTIAL_MIN_SIZE = 1000
 #: Lanczos pays off for a few eigenpairs only: its cost ``O(n^2 k)`` per sweep, with restarts,
-#: approaches the dense ``O(n^3)`` when ``k`` is a sizeable fraction of ``n``.
-PARTIAL_MAX_FRACTION = 0.1
+#: approaches the dense ``O(n^3)`` when ``k`` is a sizeable fraction of ``n``: at most ``n / 10``.
+PARTIAL_SIZE_PER_PAIR = 10
 
 
 def prefer_partial(size: int, k: int) -> bool:
@@ -37,9 +38,9 @@ def prefer_partial(size: int, k: int) -> bool:
     Returns
     -------
     bool
-        ``size > PARTIAL_MIN_SIZE and 1 <= k <= PARTIAL_MAX_FRACTION * size``.
+        ``size > PARTIAL_MIN_SIZE and 1 <= k <= size // PARTIAL_SIZE_PER_PAIR``.
     """
-    return size > PARTIAL_MIN_SIZE and 1 <= k <= PARTIAL_MAX_FRACTION * size
+    return size > PARTIAL_MIN_SIZE and 1 <= k <= size // PARTIAL_SIZE_PER_PAIR
 
 def flip_signs(vectors: torch.Tensor) -> torch.Tensor:
     """Deterministic sign convention: the largest-magnitude entry of each column is positive.

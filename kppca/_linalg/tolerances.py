@@ -136,8 +136,9 @@ def matrix_scale(A: torch.Tensor) -> float:
     """
     if A.numel() == 0:
         return 0.0
-    # amax/amin propagate NaN, so one pass each proves every entry finite (or not).
-    return max(float(A.amax()), -float(A.amin()))
+    # aminmax propagates NaN, so one pass proves every entry finite (or not).
+    low, high = torch.aminmax(A)
+    return max(float(high), -float(low))
 
 
 def check_gram_scale(scale: float, size: int, dtype: torch.dtype, *, what: str, advice: str) -> float:

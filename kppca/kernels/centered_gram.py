@@ -22,6 +22,7 @@ from .._linalg import (
     block_rows,
     check_gram_scale,
     cholesky_in_place,
+    cholesky_solve,
     eigh_descending,
     full_spectrum,
     map_row_blocks,
@@ -94,6 +95,7 @@ class CenteredGram:
     cholesky() : ``("raw", chol(K))`` in the matrix's memory, or ``("centered", L_c)``.
     sqrt(route) : ``F`` with ``F F^T = K_c`` from "eigen" or "cholesky".
     apply_sqrt(a, route) : ``a F^T`` without forming ``F`` (row draws ``a``).
+    solve(k_c, route) : dual coefficients ``alpha`` with ``K_c alpha = k_c``.
     centered_vectors(X_new) : ``k_c(x)`` (M, N) of new points.
     project(X_new, basis) : ``k_c(X_new) @ basis`` in row blocks (the rows of ``K_c`` for ``X``).
     uncenter(K_c_rows, row_means) : raw kernel vectors.
@@ -211,7 +213,9 @@ class CenteredGram:
         return rank_tolerance(float(eigen_max), self.n_samples, self.dtype, self.scale)
 
     # ------------------------------------------------------------------ spectrum
-    def spectrum(self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None) -> Spectrum:
+    def spectrum(
+        self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None
+    ) -> Spectrum:
         """The spectrum of ``K_c`` for a fit; fixes :attr:`rank` and :attr:`tolerance`.
 
         Parameters
@@ -343,6 +347,33 @@ class CenteredGram:
         if kind == "raw" and self.center:
             out -= out.mean(1, keepdim=True)  # M (L a): rows of the result are centered
         return out
+
+    def solve(self, k_c: torch.Tensor, route: str) -> torch.Tensor:
+        """Dual coefficients ``alpha`` (M, N) with ``K_c alpha = k_c`` for rows ``k_c`` (M, N) in ``range(K_c)``.
+
+        ``route="cholesky"`` with a raw factor (``K`` positive definite): ``alpha = K^{-1} (k_c + t 1)``
+        with ``t = -1^T K^{-1} k_c / 1^T K^{-1} 1`` solves ``M K M alpha = k_c`` (two triangular
+        solves, no other ``N x N`` matrix). Otherwise the pseudo-inverse on the resolved eigenpairs
+        (:meth:`eigh`). Centered: the solution orthogonal to ``1`` (the null vector of ``K_c``).
+        The route is the caller's (fixed by its fit), so results never depend on what was cached.
+        """
+        if route == "cholesky":
+            kind, L = self.cholesky()
+            if kind == "raw":
+                if not self.center:
+                    return cholesky_solve(L, k_c.T).T
+                ones = k_c.new_ones(k_c.shape[1], 1)
+                sol = cholesky_solve(L, torch.cat([k_c.T, ones], dim=1))
+                u, v = sol[:, :-1], sol[:, -1:]
+                alpha = (u - v * (u.sum(0) / v.sum())).T
+                return alpha - alpha.mean(1, keepdim=True)
+        values, vectors = self.eigh()
+        return ((k_c @ vectors) / values) @ vectors.T
+
+    def range_is_complement_of_ones(self, route: str) -> bool:
+        """True when ``range(K_c)`` is known to be ``1^perp`` (centered) or everything: a raw Cholesky factor
+        exists (``K`` positive definite), so projecting on ``range(K_c)`` is centering the rows."""
+        return route == "cholesky" and self.cholesky()[0] == "raw"
 
     # ------------------------------------------------------------------ new points
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:

@@ -16,11 +16,9 @@ import numbers
 import numpy as np
 from scipy.special import gammaln
 
-from .._linalg import Spectrum
+from .._linalg import PARTIAL_MIN_SIZE, Spectrum, prefer_partial
 
-#: Below this matrix size ``eigen_solver="auto"`` uses the dense solver: it is fast
-#: there and gives the whole spectrum (exact rank, ``score_samples``) for free.
-PARTIAL_MIN_SIZE = 1000
+__all__ = ["PARTIAL_MIN_SIZE", "resolve_solver", "check_component_args", "select_components", "minka_dimension"]
 
 
 def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
@@ -44,7 +42,9 @@ def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
         return "partial"
     if eigen_solver == "dense":
         return "dense"
-    if integer_q and size > PARTIAL_MIN_SIZE and n_components <= size // 10:
+    # The one dense-or-Lanczos policy of the package (kppca._linalg.prefer_partial); only an integer
+    # q can use Lanczos (fractions, "mle" and sigma2 alone need the whole spectrum).
+    if integer_q and prefer_partial(size, int(n_components)):
         return "partial"
     return "dense"
 

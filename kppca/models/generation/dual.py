@@ -18,7 +18,6 @@ from typing import Any
 
 import torch
 
-from ..._linalg import cholesky_solve
 from ..._validation import ArrayLike, as_tensor
 from ...preimage import FeaturePoints, TrainingContext
 from ...preimage.strategies import Preimage
@@ -58,7 +57,7 @@ class DualGenerationMixin(GenerationMixin):
                 f"K_c_rows has {k_c.shape[1]} columns but the model was fitted on {self.n_samples_} points."
             )
         alpha = self._dual_coefficients(k_c)
-        if self.eigen_solver_ != "dense" and self._gram_factor()[0] == "raw":
+        if self._gram().range_is_complement_of_ones(self._sqrt_route):
             # K positive definite: range(K_c) is the complement of 1, the projection a centering.
             k_c = k_c - k_c.mean(1, keepdim=True) if self.center else k_c
         else:
@@ -140,24 +139,10 @@ class DualGenerationMixin(GenerationMixin):
         return E * root, (None if k_c is None else (k_c @ E) / root)
 
     def _dual_coefficients(self, k_c: torch.Tensor) -> torch.Tensor:
-        """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N) (see the module docstring).
+        """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N) (:meth:`CenteredGram.solve`).
 
-        After a partial fit with a positive definite ``K``, from the sampling factor
-        ``L = chol(K)``: ``alpha = K^{-1} (k_c + t 1)`` with ``t = -1^T K^{-1} k_c / 1^T K^{-1} 1``
-        solves ``M K M alpha = k_c`` (two triangular solves, no other ``N x N`` matrix);
-        otherwise through the eigenbasis. Centered models report the solution orthogonal
-        to ``1`` (the null vector of ``K_c``). The route depends only on the fit, so
+        After a partial fit, from the sampling factor ``L = chol(K)`` when ``K`` is positive
+        definite; otherwise through the eigenbasis. The route depends only on the fit, so
         results do not change with what was cached since.
         """
-        if self.eigen_solver_ != "dense":
-            kind, L = self._gram_factor()
-            if kind == "raw":
-                if not self.center:
-                    return cholesky_solve(L, k_c.T).T
-                ones = k_c.new_ones(k_c.shape[1], 1)
-                sol = cholesky_solve(L, torch.cat([k_c.T, ones], dim=1))
-                u, v = sol[:, :-1], sol[:, -1:]
-                alpha = (u - v * (u.sum(0) / v.sum())).T
-                return alpha - alpha.mean(1, keepdim=True)
-        values, vectors = self._full_eigen()
-        return ((k_c @ vectors) / values) @ vectors.T
+        return self._gram().solve(k_c, self._sqrt_route)
