@@ -67,6 +67,28 @@ def test_mixture_fit_recovers_two_clusters():
     assert abs(frac - 0.25) < 5 * (0.25 * 0.75 / 4000) ** 0.5  # binomial 5-sigma bound
 
 
+def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
+    # Regression: RBF(1e-3) on 1-D data makes every code a spike; mixture components collapse
+    # on a few codes with covariance eigenvalues from reg_covar = 1e-6 to ~35, a condition number
+    # (~4e7) beyond float32's 1/eps, and torch's float32 Cholesky of the rounded covariance failed.
+    X = np.random.default_rng(0).normal(size=(1200, 1))
+    m = DualPPCA(5, kernel=RBF(0.001), dtype="float32", random_state=0).fit(X)
+    S = m.sample(3, latent="mixture", random_state=0)
+    assert S.shape == (3, 1) and np.isfinite(S).all()
+    mix = m._latent_mixture(None)
+    assert mix.scale_trils.dtype == torch.float32
+    # The float32 factor is the float64 one rounded: L L^T reproduces each covariance to float32
+    # rounding of its entries (|L|^2 eps32 per entry, q terms).
+    L = mix.scale_trils.double()
+    from sklearn.mixture import GaussianMixture
+
+    codes = (m._principal_coordinates(m.X_fit_) * m._gain).double().numpy()
+    gm = GaussianMixture(len(mix.weights), covariance_type="full", reg_covar=1e-6, random_state=0).fit(codes)
+    cov = torch.as_tensor(gm.covariances_)
+    bound = 5 * codes.shape[1] * np.finfo(np.float32).eps * float(cov.diagonal(dim1=1, dim2=2).max())
+    assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
+
+
 def test_mixture_keeps_fewer_components_for_few_codes():
     codes = torch.randn(40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert fit_latent_mixture(codes, 20).weights.shape == (2,)  # 40 // (5 * 4)
