@@ -43,10 +43,12 @@ from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import feature_space_sq_distances, knn_preimage
 from .learned import LearnedPreimage, median_heuristic_bandwidth
+from .ridge_cv import loo_ridge_errors, select_bandwidth_and_ridge
 from .smoother import KernelSmoother, kernel_smoother
 from .strategies import (
     DEFAULT_PREIMAGE,
     PREIMAGE_METHODS,
+    AutoPreimage,
     PREIMAGE_OPTIONS,
     SELECTIONS,
     FixedPointPreimage,
@@ -70,6 +72,8 @@ __all__ = [
     "PreimageConvergenceWarning",
     "LearnedPreimage",
     "median_heuristic_bandwidth",
+    "loo_ridge_errors",
+    "select_bandwidth_and_ridge",
     "TrainingContext",
     "FeaturePoints",
     "Preimage",
@@ -77,6 +81,7 @@ __all__ = [
     "KNNPreimage",
     "FixedPointPreimage",
     "LearnedMapPreimage",
+    "AutoPreimage",
     "make_preimage",
     "PREIMAGE_METHODS",
     "PREIMAGE_OPTIONS",
