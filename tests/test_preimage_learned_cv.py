@@ -14,6 +14,7 @@ from kppca import DualPPCA
 from kppca.kernels import RBF
 from kppca.preimage import AutoPreimage, LearnedMapPreimage, SmootherPreimage, loo_ridge_errors, make_preimage
 from kppca.preimage import select_bandwidth_and_ridge
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
 
 
 def test_loo_errors_match_refitting_without_each_point():
@@ -83,7 +84,12 @@ def test_auto_routes_samples_to_the_smoother_and_maps_to_the_learned_map(blobs):
     assert isinstance(AutoPreimage(n_neighbors=5).choose(sampled=False), SmootherPreimage)
     assert isinstance(AutoPreimage(n_neighbors=5, alpha=0.1).choose(sampled=False), LearnedMapPreimage)
     m = DualPPCA(5, kernel=RBF(2**0.5)).fit(blobs)
-    np.testing.assert_array_equal(m.sample(4, random_state=0), m.sample(4, random_state=0, preimage="smoother"))
+    np.testing.assert_array_equal(m.sample(4, random_state=0),
+                                  m.sample(4, random_state=0, preimage="smoother", **SAMPLE_SMOOTHER_OPTIONS))
+    # the sample options apply to samples only, and what the user names wins
+    assert auto.choose(sampled=True).options["n_neighbors"] == SAMPLE_SMOOTHER_OPTIONS["n_neighbors"]
+    assert AutoPreimage(n_neighbors=7).choose(sampled=True).options["n_neighbors"] == 7
+    assert AutoPreimage(n_neighbors=7).choose(sampled=False).options["hub_neighbors"] == 0.2
     h = m.transform(blobs[:5])
     np.testing.assert_array_equal(m.inverse_transform(h), m.inverse_transform(h, preimage="learned", bandwidth="cv",
                                                                               alpha="cv"))

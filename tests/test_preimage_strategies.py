@@ -94,10 +94,10 @@ def test_auto_selection_corrects_hubs_for_samples_only(digits):
     # Maps of given points: the smoother's "auto" selection is "raw" (the default pre-image, "auto", maps
     # them with the learned map instead, so the smoother is named here).
     np.testing.assert_array_equal(model.reconstruct(digits[:6], preimage="smoother"),
-                                  model.reconstruct(digits[:6], selection="raw"))
+                                  model.reconstruct(digits[:6], preimage="smoother", selection="raw"))
     h = model.transform(digits[:6])
     np.testing.assert_array_equal(model.inverse_transform(h, preimage="smoother"),
-                                  model.inverse_transform(h, selection="raw"))
+                                  model.inverse_transform(h, preimage="smoother", selection="raw"))
 
 
 def test_hub_neighbors_as_a_fraction(context):

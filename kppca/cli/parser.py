@@ -72,11 +72,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def preimage_help() -> str:
-    opts = PREIMAGE_OPTIONS[DEFAULT_PREIMAGE]
+    opts = PREIMAGE_OPTIONS["smoother"]
     shown = ", ".join(f"{k}={v}" for k, v in opts.items())
     return (
         f"pre-image method mapping feature-space points back to pixels: {', '.join(PREIMAGE_METHODS)} "
-        f"(default: {DEFAULT_PREIMAGE}, with {shown}); 'fixed-point' is slower"
+        f"(default: {DEFAULT_PREIMAGE}: the smoother with {shown} for sampled digits, the learned map with "
+        "leave-one-out bandwidth and ridge for traversals and reconstructions); 'fixed-point' is slower"
     )
 
 

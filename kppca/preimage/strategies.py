@@ -85,6 +85,7 @@ __all__ = [
     "PREIMAGE_METHODS",
     "PREIMAGE_OPTIONS",
     "DEFAULT_PREIMAGE",
+    "SAMPLE_SMOOTHER_OPTIONS",
     "SELECTIONS",
 ]
 
@@ -242,11 +243,17 @@ class FixedPointPreimage(Preimage):
         )
 
 
+#: Smoother options of the default pre-image for sampled points (``benchmarks/generation_defaults.py``):
+#: fewer neighbours and a more local hub correction than the smoother's own defaults.
+SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 5, "hub_neighbors": 0.1}
+
+
 class AutoPreimage(Preimage):
     """The default: the smoother for sampled points, the cross-validated learned map for maps of given points.
 
     Sampled points (``FeaturePoints.sampled``, set by the models' ``sample``) go to
-    :class:`SmootherPreimage`: under the constraints of
+    :class:`SmootherPreimage` over fewer, hub-corrected neighbours
+    (:data:`SAMPLE_SMOOTHER_OPTIONS`): under the constraints of
     ``benchmarks/generation_defaults.py`` (classifier confidence >= 0.95, balanced
     classes, novelty) it gives the samples closest to real digits. Maps of given
     inputs or codes (``reconstruct``, ``inverse_transform``, ``latent_traversal``,
@@ -258,7 +265,8 @@ class AutoPreimage(Preimage):
     It accepts the options of both: smoother options configure the smoother, and
     passing one of them (and no learned-map option) selects the smoother for maps
     too, so ``reconstruct(X, n_neighbors=5)`` means what it meant when the
-    smoother was the default.
+    smoother was the default (with the smoother's own defaults for the other
+    options; :data:`SAMPLE_SMOOTHER_OPTIONS` apply to sampled points only).
     """
 
     name = "auto"
@@ -275,7 +283,10 @@ class AutoPreimage(Preimage):
         smoother_only = self._explicit & (set(SmootherPreimage._defaults) - set(LearnedMapPreimage._defaults))
         learned_only = self._explicit & set(LearnedMapPreimage._defaults)
         if sampled or not has_coordinates or (smoother_only and not learned_only):
-            return SmootherPreimage(**{k: self.options[k] for k in SmootherPreimage._defaults})
+            opts = {k: self.options[k] for k in SmootherPreimage._defaults}
+            if sampled:
+                opts |= {k: v for k, v in SAMPLE_SMOOTHER_OPTIONS.items() if k not in self._explicit}
+            return SmootherPreimage(**opts)
         return LearnedMapPreimage(**{k: self.options[k] for k in LearnedMapPreimage._defaults})
 
     def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
