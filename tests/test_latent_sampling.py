@@ -11,6 +11,7 @@ from kppca.datasets import load_digits
 from kppca.features import RandomFourierFeatures
 from kppca.kernels import RBF
 from kppca.models.generation.latent import fit_latent_mixture
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,10 @@ def test_prior_with_noise_is_the_exact_model_sample(model):
     # kernel_preimage re-projects k_c on range(K_c) (K_c K_c^+ k_c): the weights move by ~N eps |K| (|K| <= 1),
     # a weighted mean of pixels in [0, 1] by as much relative to its weights.
     N = model.n_samples_
-    # (sample() resolves selection="auto" to "local", a map of given vectors to "raw": name it)
+    # (sample() resolves selection="auto" to "local", a map of given vectors to "raw": name it, and the
+    # default pre-image's options for samples)
     np.testing.assert_allclose(model.sample(7, random_state=3, latent="prior"),
-                               model.kernel_preimage(k_c, selection="local"),
+                               model.kernel_preimage(k_c, selection="local", **SAMPLE_SMOOTHER_OPTIONS),
                                rtol=0, atol=10 * N * np.finfo(float).eps)
     np.testing.assert_array_equal(model.sample(7, random_state=3), model.sample(7, random_state=3, latent="prior"))
 
@@ -41,7 +43,7 @@ def test_noise_free_prior_is_the_conditional_mean_of_standard_normal_codes(model
     h = torch.randn((6, model.n_components_), generator=gen, dtype=torch.float64)
     np.testing.assert_array_equal(
         model.sample(6, random_state=4, latent="prior", noise=False),
-        model.inverse_transform(h.numpy(), selection="local"),
+        model.inverse_transform(h.numpy(), selection="local", **SAMPLE_SMOOTHER_OPTIONS),
     )
 
 
