@@ -21,7 +21,7 @@ A. models: q x bandwidth (multiples of the median pairwise distance of the pool)
 B. pre-images x latent distributions on the best model of stage A at each training size;
 C. the two best candidates of B at each training size, today's default and the shipped
    default again, with more samples and another seed, plus the end-to-end cost
-   (fit + 64 digits, which rules out N = 3,000 against a budget of 1.5x today's) and
+   (fit + 64 digits, least of 3 runs; it rules out N = 3,000 against a budget of 1.5x today's) and
    the class-conditional path.
 
 Run:  python benchmarks/generation_defaults.py [--n-samples 1000] [--final-samples 2000] [--threads 1]
@@ -211,10 +211,13 @@ def run_final(args, judge, X_pool, y_pool, finalists) -> None:
              for q, bw, N, lname, pname in finalists]
     results = []
     for label, q, bw, N, lname, pname in rows:
-        t0 = time.perf_counter()
-        m = DualPPCA(q, kernel=RBF(bw)).fit(X_pool[:N], y_pool[:N])
-        draw(m, 64, 7, lat[lname], pres[pname])
-        t_e2e = time.perf_counter() - t0
+        # End to end (fit + 64 digits, what `kppca sample` does): the least of 3 runs, the machine is shared.
+        t_e2e = np.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            m = DualPPCA(q, kernel=RBF(bw)).fit(X_pool[:N], y_pool[:N])
+            draw(m, 64, 7, lat[lname], pres[pname])
+            t_e2e = min(t_e2e, time.perf_counter() - t0)
         t64 = time64(m, lat[lname], pres[pname])
         S = draw(m, args.final_samples, args.seed + 1, lat[lname], pres[pname])
         fd, qual = judge(S, X_pool[:N])

@@ -245,7 +245,7 @@ class FixedPointPreimage(Preimage):
 
 #: Smoother options of the default pre-image for sampled points (``benchmarks/generation_defaults.py``):
 #: fewer neighbours and a more local hub correction than the smoother's own defaults.
-SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 5, "hub_neighbors": 0.1}
+SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
 
 
 class AutoPreimage(Preimage):
