@@ -12,6 +12,7 @@ from kppca import DualPPCA, PrimalPPCA
 from kppca.datasets import load_digits
 from kppca.features import RandomFourierFeatures
 from kppca.kernels import RBF
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
 from kppca.models.generation import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS, resolve_preimage
 from kppca.preimage import kernel_smoother
 
@@ -122,8 +123,12 @@ def test_sample_is_preimage_of_sample_kernel(model, method):
     S = model.sample(6, random_state=3, preimage=method)
     K = model.sample_kernel(6, random_state=3)
     # sample() corrects hubs by default (selection="auto" is "local" for samples, "raw" for given vectors)
-    opts = {"selection": "local"} if method == "smoother" else {}
-    np.testing.assert_allclose(S, model.kernel_preimage(K, preimage=method, **opts), atol=1e-8)
+    # The default ("auto") samples with the smoother and maps given vectors with the learned map.
+    opts = {"selection": "local"} if method in ("smoother", "auto") else {}
+    if method == "auto":
+        opts |= SAMPLE_SMOOTHER_OPTIONS
+    ref = "smoother" if method == "auto" else method
+    np.testing.assert_allclose(S, model.kernel_preimage(K, preimage=ref, **opts), atol=1e-8)
 
 
 def test_fixed_point_needs_rbf(digits):
@@ -235,6 +240,9 @@ def test_options_validation(model):
     with pytest.raises(ValueError, match=r"'weighting' parameter of preimage='knn' must be one of \{'distance', 'uniform'\}"):
         model.sample(2, preimage="knn", weighting="nearest")
     with pytest.raises(TypeError, match=r"'clip_negative' parameter of preimage='smoother' must be True or False"):
+        model.sample(2, preimage="smoother", clip_negative=1)
+    # the default ("auto") takes the options of the smoother and of the learned map, checked the same way
+    with pytest.raises(TypeError, match=r"'clip_negative' parameter of preimage='auto' must be True or False"):
         model.sample(2, clip_negative=1)
     with pytest.raises(ValueError, match=r"'tol' parameter of preimage='fixed-point' must be a float in the range \[0, inf\)"):
         model.sample(2, preimage="fixed-point", tol=-1.0)

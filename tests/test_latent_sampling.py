@@ -11,6 +11,7 @@ from kppca.datasets import load_digits
 from kppca.features import RandomFourierFeatures
 from kppca.kernels import RBF
 from kppca.models.generation.latent import fit_latent_mixture
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,10 @@ def test_prior_with_noise_is_the_exact_model_sample(model):
     # kernel_preimage re-projects k_c on range(K_c) (K_c K_c^+ k_c): the weights move by ~N eps |K| (|K| <= 1),
     # a weighted mean of pixels in [0, 1] by as much relative to its weights.
     N = model.n_samples_
-    # (sample() resolves selection="auto" to "local", a map of given vectors to "raw": name it)
+    # (sample() resolves selection="auto" to "local", a map of given vectors to "raw": name it, and the
+    # default pre-image's options for samples)
     np.testing.assert_allclose(model.sample(7, random_state=3, latent="prior"),
-                               model.kernel_preimage(k_c, selection="local"),
+                               model.kernel_preimage(k_c, selection="local", **SAMPLE_SMOOTHER_OPTIONS),
                                rtol=0, atol=10 * N * np.finfo(float).eps)
     np.testing.assert_array_equal(model.sample(7, random_state=3), model.sample(7, random_state=3, latent="prior"))
 
@@ -41,7 +43,7 @@ def test_noise_free_prior_is_the_conditional_mean_of_standard_normal_codes(model
     h = torch.randn((6, model.n_components_), generator=gen, dtype=torch.float64)
     np.testing.assert_array_equal(
         model.sample(6, random_state=4, latent="prior", noise=False),
-        model.inverse_transform(h.numpy(), selection="local"),
+        model.inverse_transform(h.numpy(), selection="local", **SAMPLE_SMOOTHER_OPTIONS),
     )
 
 
@@ -65,6 +67,28 @@ def test_mixture_fit_recovers_two_clusters():
     draws = mix.sample(4000, torch.Generator().manual_seed(1))
     frac = float((draws[:, 0] > 0).double().mean())
     assert abs(frac - 0.25) < 5 * (0.25 * 0.75 / 4000) ** 0.5  # binomial 5-sigma bound
+
+
+def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
+    # Regression: RBF(1e-3) on 1-D data makes every code a spike; mixture components collapse
+    # on a few codes with covariance eigenvalues from reg_covar = 1e-6 to ~35, a condition number
+    # (~4e7) beyond float32's 1/eps, and torch's float32 Cholesky of the rounded covariance failed.
+    X = np.random.default_rng(0).normal(size=(1200, 1))
+    m = DualPPCA(5, kernel=RBF(0.001), dtype="float32", random_state=0).fit(X)
+    S = m.sample(3, latent="mixture", random_state=0)
+    assert S.shape == (3, 1) and np.isfinite(S).all()
+    mix = m._latent_mixture(None)
+    assert mix.scale_trils.dtype == torch.float32
+    # The float32 factor is the float64 one rounded: L L^T reproduces each covariance to float32
+    # rounding of its entries (|L|^2 eps32 per entry, q terms).
+    L = mix.scale_trils.double()
+    from sklearn.mixture import GaussianMixture
+
+    codes = (m._principal_coordinates(m.X_fit_) * m._gain).double().numpy()
+    gm = GaussianMixture(len(mix.weights), covariance_type="full", reg_covar=1e-6, random_state=0).fit(codes)
+    cov = torch.as_tensor(gm.covariances_)
+    bound = 5 * codes.shape[1] * np.finfo(np.float32).eps * float(cov.diagonal(dim1=1, dim2=2).max())
+    assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
 
 
 def test_mixture_keeps_fewer_components_for_few_codes():

@@ -83,6 +83,7 @@ def add_preimage_option(g: Any) -> None:
     g.add_argument(
         "--preimage", type=preimage_name, default=DEFAULT_PREIMAGE, metavar="METHOD",
         help=f"pre-image method mapping feature-space points back to pixels: {', '.join(PREIMAGE_METHODS)} "
-        f"(default: {DEFAULT_PREIMAGE}); each with the default options of kppca.preimage.PREIMAGE_OPTIONS; "
-        "'fixed-point' is slower",
+        f"(default: {DEFAULT_PREIMAGE}: the hub-corrected smoother for sampled digits, the learned map with "
+        "leave-one-out bandwidth and ridge for traversals and reconstructions; options as in "
+        "kppca.preimage.PREIMAGE_OPTIONS); 'fixed-point' is slower",
     )

@@ -5,9 +5,12 @@
 compare models across kernels, bandwidths and feature maps, unlike
 ``score`` (a log-likelihood on the model's own ``H_E``). For novelty detection
 see the models' ``novelty_score``. For generated samples, :func:`sample_quality`
-(classifier confidence, class balance, novelty, MMD two-sample test).
+(classifier confidence, class balance, novelty, MMD two-sample test, Fréchet
+feature distance: :func:`frechet_distance`, :func:`digit_features`).
 """
 
+from .digit_features import DigitFeatures, digit_features, train_digit_features
+from .frechet import frechet_distance, frechet_feature_distance, gaussian_statistics
 from .sample_quality import SampleQuality, effective_classes, mmd_test, sample_quality
 
 from .scoring import (
@@ -24,6 +27,12 @@ __all__ = [
     "SampleQuality",
     "effective_classes",
     "mmd_test",
+    "frechet_distance",
+    "frechet_feature_distance",
+    "gaussian_statistics",
+    "DigitFeatures",
+    "digit_features",
+    "train_digit_features",
     "SCORING_PREIMAGE",
     "ReconstructionScorer",
     "make_reconstruction_scorer",

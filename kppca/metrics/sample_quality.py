@@ -14,7 +14,11 @@
   points, near 1 means as novel as real held-out data;
 * a kernel two-sample test between samples and reference: the (biased) squared
   MMD with a Gaussian kernel at the median-heuristic bandwidth and its permutation
-  p-value (small p: the two sets are distinguishable).
+  p-value (small p: the two sets are distinguishable);
+* fidelity: the Fréchet distance between Gaussian fits of the hidden-layer
+  features of a small network trained on the reference (the FID recipe,
+  :mod:`kppca.metrics.frechet`); with ``train``, the same distance for real
+  training digits (``real_frechet``) is the floor a perfect generator would reach.
 
 With ``train`` given, the same classifier statistics of the (real) training inputs
 are reported as the reference values (``real_*``): the classifier never saw them.
@@ -30,6 +34,8 @@ import torch
 
 from .._param_validation import Interval, check_scalar
 from .._validation import ArrayLike, _seed_from, as_tensor, check_random_state, torch_generator
+from .digit_features import digit_features
+from .frechet import frechet_feature_distance, gaussian_statistics
 
 __all__ = ["sample_quality", "SampleQuality", "effective_classes", "mmd_test"]
 
@@ -59,6 +65,8 @@ class SampleQuality:
     target_accuracy: dict[Any, float] | None = None
     mmd2: float | None = None
     mmd_pvalue: float | None = None
+    frechet: float | None = None
+    real_frechet: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -94,6 +102,11 @@ class SampleQuality:
             lines.append(f"classified as requested: {accs}")
         if self.mmd2 is not None:
             lines.append(f"MMD^2 to the reference {self.mmd2:.4g} (permutation p-value {self.mmd_pvalue:.3g})")
+        if self.frechet is not None:
+            lines.append(
+                f"Fréchet feature distance to the reference {self.frechet:.3g}"
+                + (f" (real training digits {self.real_frechet:.3g})" if self.real_frechet is not None else "")
+            )
         return "\n".join(lines)
 
 
@@ -169,6 +182,8 @@ def sample_quality(
     mmd: bool = True,
     mmd_points: int = 500,
     n_permutations: int = 200,
+    frechet: bool = True,
+    feature_extractor: Any = None,
     random_state: Any = 0,
 ) -> SampleQuality:
     """Quality report of generated ``samples`` against held-out real data (see the module docstring).
@@ -192,6 +207,12 @@ def sample_quality(
     mmd : bool, default True
         Run the two-sample test (on at most ``mmd_points`` rows of each set).
     mmd_points, n_permutations : int
+    frechet : bool, default True
+        Report the Fréchet feature distance to the reference (needs at least 2 samples).
+    feature_extractor : callable, optional
+        Maps (n, D) inputs to features (n, d) for the Fréchet distance. Default: the
+        hidden layer of :func:`~kppca.metrics.digit_features.digit_features` trained on
+        ``(reference, labels)`` (cached per process).
     random_state : int, Generator or None
         Subsampling and permutations.
 
@@ -246,4 +267,10 @@ def sample_quality(
         seed = int(rng.integers(2**31))
         out.mmd2, out.mmd_pvalue, bw = mmd_test(S[iS], R[iR], n_permutations=n_permutations, random_state=seed)
         out.extra["mmd_bandwidth"] = bw
+    if frechet and S.shape[0] >= 2:
+        extractor = feature_extractor if feature_extractor is not None else digit_features(R, y)
+        ref_stats = gaussian_statistics(extractor(R))
+        out.frechet = frechet_feature_distance(S, R, extractor, reference_statistics=ref_stats)
+        if train is not None:
+            out.real_frechet = frechet_feature_distance(T, R, extractor, reference_statistics=ref_stats)
     return out

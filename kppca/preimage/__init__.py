@@ -15,6 +15,9 @@ Strategy objects
 :class:`TrainingContext` (training inputs, kernel, centerer, centered diagonal; RKM
 models build one with :meth:`TrainingContext.from_inputs`). The smoother's default
 ``selection="auto"`` corrects the hubness of raw kernel weights for sampled points.
+The models' default, :class:`AutoPreimage` (``"auto"``), uses the smoother over 3
+hub-corrected neighbours for sampled points and the learned map with leave-one-out
+bandwidth and ridge (:mod:`~kppca.preimage.ridge_cv`) for maps of given points.
 
 Which method when
 -----------------
@@ -36,17 +39,20 @@ Which method when
     Kernel ridge regression from coordinates (principal projections, latent
     codes) to inputs, fitted once on training pairs; then prediction is cheap
     and not confined to the convex hull. Needs a bandwidth and a ridge ``alpha``
-    (choose them by validation) and coordinates rather than kernel vectors.
+    (``"cv"``: by exact leave-one-out error, see :func:`select_bandwidth_and_ridge`)
+    and coordinates rather than kernel vectors.
 """
 
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import feature_space_sq_distances, knn_preimage
 from .learned import LearnedPreimage, median_heuristic_bandwidth
+from .ridge_cv import loo_ridge_errors, select_bandwidth_and_ridge
 from .smoother import KernelSmoother, kernel_smoother
 from .strategies import (
     DEFAULT_PREIMAGE,
     PREIMAGE_METHODS,
+    AutoPreimage,
     PREIMAGE_OPTIONS,
     SELECTIONS,
     FixedPointPreimage,
@@ -70,6 +76,8 @@ __all__ = [
     "PreimageConvergenceWarning",
     "LearnedPreimage",
     "median_heuristic_bandwidth",
+    "loo_ridge_errors",
+    "select_bandwidth_and_ridge",
     "TrainingContext",
     "FeaturePoints",
     "Preimage",
@@ -77,6 +85,7 @@ __all__ = [
     "KNNPreimage",
     "FixedPointPreimage",
     "LearnedMapPreimage",
+    "AutoPreimage",
     "make_preimage",
     "PREIMAGE_METHODS",
     "PREIMAGE_OPTIONS",

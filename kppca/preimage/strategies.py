@@ -55,20 +55,21 @@ its default.
 from __future__ import annotations
 
 import numbers
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
 
 from .._linalg import block_rows as default_block_rows
-from .._param_validation import Interval, Options, validate_parameter_constraints
+from .._param_validation import Interval, Options
 from .._validation import as_tensor
 from ..kernels import RBF
 from ._common import check_n_neighbors
+from .base import _COUNT, _NONNEGATIVE, Preimage, _at_most
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import knn_preimage
-from .learned import LearnedPreimage
+from .learned_map import LearnedMapPreimage
 from .smoother import _smooth
 from .uncenter import ROW_MEAN_ESTIMATES, uncenter_kernel_vectors
 
@@ -78,96 +79,18 @@ __all__ = [
     "KNNPreimage",
     "FixedPointPreimage",
     "LearnedMapPreimage",
+    "AutoPreimage",
     "make_preimage",
     "resolve_preimage",
     "PREIMAGE_METHODS",
     "PREIMAGE_OPTIONS",
     "DEFAULT_PREIMAGE",
+    "SAMPLE_SMOOTHER_OPTIONS",
     "SELECTIONS",
 ]
 
 #: How :class:`SmootherPreimage` ranks training points (see the module docstring).
 SELECTIONS: tuple[str, ...] = ("auto", "local", "centered", "raw")
-
-_COUNT = Interval("int", 1, None, closed="left")
-_POSITIVE = Interval("real", 0, None, closed="neither")
-_NONNEGATIVE = Interval("real", 0, None, closed="left")
-
-
-def _at_most(n_neighbors: Any, N: int) -> Any:
-    """Clamp an integer ``n_neighbors`` to the training-set size (other values go to the library checks)."""
-    if isinstance(n_neighbors, numbers.Integral) and not isinstance(n_neighbors, bool) and n_neighbors > N:
-        return N
-    return n_neighbors
-
-
-class Preimage:
-    """Base class of the pre-image strategies (see the module docstring).
-
-    Subclasses declare ``name``, ``_defaults`` (option -> default) and ``_constraints``
-    (option -> allowed values, in :mod:`kppca._param_validation` vocabulary) and
-    implement ``_map(points, context, cache)`` for one block of rows.
-    """
-
-    name: ClassVar[str]
-    _defaults: ClassVar[dict[str, Any]]
-    _constraints: ClassVar[dict[str, list[Any]]]
-    #: Whether the strategy works on rows independently (so callers may split a batch in blocks).
-    rowwise: ClassVar[bool] = True
-
-    def __init__(self, **options: Any):
-        unknown = sorted(set(options) - set(self._defaults))
-        if unknown:
-            raise ValueError(
-                f"unknown option(s) {', '.join(unknown)} for preimage={self.name!r}; it accepts: "
-                f"{', '.join(self._defaults)}."
-            )
-        opts = {**self._defaults, **options}
-        validate_parameter_constraints(self._constraints, opts, f"preimage={self.name!r}")
-        self.options = opts
-
-    def get_params(self) -> dict[str, Any]:
-        """The options of this strategy (defaults filled in)."""
-        return dict(self.options)
-
-    def __repr__(self) -> str:
-        arrays = (np.ndarray, torch.Tensor)
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.options.items() if not isinstance(v, arrays))
-        return f"{type(self).__name__}({shown})"
-
-    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
-        """Compute, into ``cache``, what this strategy derives from the training set alone.
-
-        Callers that are about to release training-set data (a model whose Gram matrix
-        becomes its sampling factor) call it first; the default does nothing.
-        """
-
-    def __call__(
-        self,
-        points: FeaturePoints,
-        context: TrainingContext,
-        cache: dict | None = None,
-        *,
-        block_rows: int | None = None,
-    ) -> torch.Tensor:
-        """Inputs (M, D) for the feature-space ``points`` given the training ``context``.
-
-        ``cache`` (a dict owned by the caller, emptied when the training set changes)
-        keeps what is fitted once per training set; ``block_rows`` bounds the rows
-        processed at once (memory).
-        """
-        cache = {} if cache is None else cache
-        M = len(points)
-        if M == 0:
-            return context.X.new_zeros((0, context.X.shape[1]))
-        if not self.rowwise or block_rows is None or block_rows >= M:
-            return self._map(points, context, cache, 0)
-        return torch.cat([
-            self._map(points.rows(i, i + block_rows), context, cache, i) for i in range(0, M, block_rows)
-        ])
-
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
-        raise NotImplementedError
 
 
 class KNNPreimage(Preimage):
@@ -320,42 +243,70 @@ class FixedPointPreimage(Preimage):
         )
 
 
-class LearnedMapPreimage(Preimage):
-    """Kernel ridge regression from principal coordinates to inputs (:class:`~kppca.preimage.LearnedPreimage`),
-    fitted once on the training points and kept in the caller's cache.
+#: Smoother options of the default pre-image for sampled points (``benchmarks/generation_defaults.py``):
+#: fewer neighbours and a more local hub correction than the smoother's own defaults.
+SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
 
-    Needs ``points.coordinates`` (models provide it); ``n_coordinates=None`` uses ``q``.
+
+class AutoPreimage(Preimage):
+    """The default: the smoother for sampled points, the cross-validated learned map for maps of given points.
+
+    Sampled points (``FeaturePoints.sampled``, set by the models' ``sample``) go to
+    :class:`SmootherPreimage` over fewer, hub-corrected neighbours
+    (:data:`SAMPLE_SMOOTHER_OPTIONS`): under the constraints of
+    ``benchmarks/generation_defaults.py`` (classifier confidence >= 0.95, balanced
+    classes, novelty) it gives the samples closest to real digits. Maps of given
+    inputs or codes (``reconstruct``, ``inverse_transform``, ``latent_traversal``,
+    ``kernel_preimage``) go to :class:`LearnedMapPreimage` with bandwidth and ridge
+    chosen by leave-one-out error: not confined to weighted means of training
+    points, it reconstructs far more closely (docs/theory.md). Points without
+    principal coordinates (a bare :class:`TrainingContext`) use the smoother.
+
+    It accepts the options of both: smoother options configure the smoother, and
+    passing one of them (and no learned-map option) selects the smoother for maps
+    too, so ``reconstruct(X, n_neighbors=5)`` means what it meant when the
+    smoother was the default (with the smoother's own defaults for the other
+    options; :data:`SAMPLE_SMOOTHER_OPTIONS` apply to sampled points only).
     """
 
-    name = "learned"
+    name = "auto"
     rowwise = False
-    _defaults = {"n_coordinates": None, "bandwidth": None, "alpha": 0.1}
-    _constraints = {"n_coordinates": [_COUNT, None], "bandwidth": [_POSITIVE, None], "alpha": [_POSITIVE]}
+    _defaults = {**SmootherPreimage._defaults, **LearnedMapPreimage._defaults, "bandwidth": "cv", "alpha": "cv"}
+    _constraints = {**SmootherPreimage._constraints, **LearnedMapPreimage._constraints}
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
-        if points.coordinates is None:
-            raise ValueError(
-                "preimage='learned' needs principal coordinates of the points (FeaturePoints.coordinates); "
-                "models provide them, a bare TrainingContext does not."
-            )
-        train, new, key = points.coordinates(self.options["n_coordinates"])
-        cache_key = ("learned", key, self.options["bandwidth"], self.options["alpha"])
-        if cache_key not in cache:
-            cache[cache_key] = LearnedPreimage(bandwidth=self.options["bandwidth"], alpha=self.options["alpha"]).fit(
-                train, context.X
-            )
-        return cache[cache_key].predict(new)
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self._explicit = frozenset(options)
+
+    def choose(self, sampled: bool, has_coordinates: bool = True) -> Preimage:
+        """The strategy used for sampled points (or maps of given points when ``sampled`` is False)."""
+        smoother_only = self._explicit & (set(SmootherPreimage._defaults) - set(LearnedMapPreimage._defaults))
+        learned_only = self._explicit & set(LearnedMapPreimage._defaults)
+        if sampled or not has_coordinates or (smoother_only and not learned_only):
+            opts = {k: self.options[k] for k in SmootherPreimage._defaults}
+            if sampled:
+                opts |= {k: v for k, v in SAMPLE_SMOOTHER_OPTIONS.items() if k not in self._explicit}
+            return SmootherPreimage(**opts)
+        return LearnedMapPreimage(**{k: self.options[k] for k in LearnedMapPreimage._defaults})
+
+    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
+        self.choose(sampled).prepare(context, cache, sampled)
+
+    def __call__(self, points: FeaturePoints, context: TrainingContext, cache: dict | None = None, *,
+                 block_rows: int | None = None) -> torch.Tensor:
+        strategy = self.choose(points.sampled, points.coordinates is not None)
+        return strategy(points, context, cache, block_rows=block_rows)
 
 
 _STRATEGIES: dict[str, type[Preimage]] = {
-    cls.name: cls for cls in (SmootherPreimage, KNNPreimage, FixedPointPreimage, LearnedMapPreimage)
+    cls.name: cls for cls in (AutoPreimage, SmootherPreimage, KNNPreimage, FixedPointPreimage, LearnedMapPreimage)
 }
 
 #: The pre-image methods accepted by ``preimage=``.
 PREIMAGE_METHODS: tuple[str, ...] = tuple(_STRATEGIES)
 
-#: The default pre-image method (chosen with ``benchmarks/generation_quality.py``).
-DEFAULT_PREIMAGE = "smoother"
+#: The default pre-image method (chosen with ``benchmarks/generation_defaults.py``).
+DEFAULT_PREIMAGE = "auto"
 
 #: Options of each method and their defaults (pass them as keywords, e.g. ``n_neighbors=10``).
 PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {name: dict(cls._defaults) for name, cls in _STRATEGIES.items()}

@@ -16,7 +16,8 @@ NAME = "sample"
 STAGES = ["load data", "fit model", "generate", "report", "write image", "write samples"]
 
 #: Default latent distribution of the command (the model's own default is the exact prior):
-#: chosen with benchmarks/generation_quality.py (all ten classes in the data's proportions).
+#: chosen with benchmarks/generation_defaults.py (the exact prior's digits are much further from
+#: real ones by the Fréchet feature distance, and less balanced).
 DEFAULT_LATENT = "mixture"
 
 
@@ -48,7 +49,8 @@ def add_parser(sub: Any) -> None:
                    "(default: kppca_samples.png)")
     g.add_argument("--report", action="store_true",
                    help="print a quality report: classifier confidence, class histogram, distance to the "
-                   "training digits, MMD to held-out digits (needs digits not used for training)")
+                   "training digits, MMD and Fréchet feature distance to held-out digits (needs digits not used "
+                   "for training)")
     add_run_options(p)
 
 
