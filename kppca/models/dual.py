@@ -143,7 +143,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         ``r`` comes from the kernel's structure (see ``rank_``), so the partial fit
         has no cubic step; what needs one (the sampling factor, the full
         eigendecomposition for ``score_samples``) is computed on first use. Memory:
-        one ``N x N`` matrix, kept as a cache for later calls.
+        one ``N x N`` matrix (a :class:`~kppca.kernels.CenteredGram`, kept as a cache for
+        later calls; its Cholesky factor for sampling is written over it), plus row blocks
+        of at most ``N / 32`` rows.
 
         ``y`` (optional): class labels, one per row, are kept only for class-conditional
         sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
@@ -334,7 +336,11 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         ``rsample`` draws ``k_c = F a`` with ``F`` from :meth:`sampling_factor`
         (``B a`` for ``factor="symmetric"``). ``S = Phi_c^T (W W^T + sigma2 I) Phi_c``
         (not the paper's ``A A^T + sigma2 K_c^{-1}``, which is the covariance of
-        the dual coefficients).
+        the dual coefficients). The support is the span of the eigenvectors of ``K_c``
+        above its rounding level, whatever the solver and whatever was computed
+        before (the full eigendecomposition, ``O(N^3)``, is computed once after a
+        partial fit); the directions below it carry at most ``sigma2 tol`` of noise
+        variance, which ``log_prob`` tolerates off the basis.
 
         Returns
         -------
