@@ -40,6 +40,7 @@ from .._validation import ArrayLike
 from ..base import KernelEstimator
 from ..kernels import Kernel
 from ..kernels.registry import as_kernel
+from ._gram import resolve_kernel
 from ..kernels.standard import RBF, Laplacian, squared_distances
 
 __all__ = ["KernelPMF", "log_kernel"]
@@ -152,7 +153,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         Xt, codes = self._validate_fit_input(X, y, min_samples=1, target=None if y is None else "classes")
         if codes is not None:
             self.y_codes_ = codes
-        self.kernel_ = copy.deepcopy(as_kernel(self.kernel))
+        self.kernel_ = resolve_kernel(self.kernel, Xt)  # a private copy; data-derived widths resolved on X
         self.solver_ = self.solver
         self.X_fit_ = Xt
         if self.solver == "primal":
