@@ -10,6 +10,7 @@ import torch
 
 from .._linalg import block_rows
 from .base import CallableKernel, Kernel
+from .distances import _needs_scaling
 from .standard import RBF
 
 __all__ = ["gram_matrix"]
@@ -50,7 +51,7 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     N = X.shape[0]
     rows = block_rows(batch_size, N, X.dtype)  # a small fraction of N rows by default
     callable_kernel = isinstance(kernel, CallableKernel)
-    fill = _rbf_filler(kernel, X) if type(kernel) is RBF else None
+    fill = _rbf_filler(kernel, X) if type(kernel) is RBF else None  # None where the fast form is unsafe
     if N <= rows and not callable_kernel and fill is None:
         # One block: the kernel's own Gram matrix (symmetric by construction for the built-ins).
         return kernel.gram(X, X)
@@ -92,7 +93,7 @@ def _matmul_into(A: torch.Tensor, B: torch.Tensor, out: torch.Tensor) -> None:
         out.copy_(A @ B.T)
 
 
-def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tensor], None]:
+def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tensor], None] | None:
     """A function filling ``K[i:j, :j]`` of the RBF kernel in place: one product, four in-place passes.
 
     With ``Z = sqrt(2 gamma) (X - c)`` (``c`` the mean of ``X``, for translation invariance as in
@@ -102,8 +103,12 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tenso
     to the squared distances), the diagonal is set to exactly 1 by the caller.
     """
     gamma = kernel.gamma  # validates the bandwidth
+    if not (0.0 < gamma < math.inf):
+        return None  # a width beyond the float range: kernel.gram forms the exponent stably (its limits)
     c = X.mean(0, keepdim=True) if X.shape[0] else X.new_zeros((1, X.shape[1]))
     Z = (X - c).mul_(math.sqrt(2.0 * gamma))
+    if _needs_scaling(float(Z.abs().max()) if Z.numel() else 0.0, X.dtype, X.shape[1], 2):
+        return None  # squares of the scaled data over- or underflow: kernel.gram rescales them exactly
     half_sq = (Z * Z).sum(1).mul_(0.5)
 
     def fill(i: int, j: int, out: torch.Tensor) -> None:
