@@ -3,8 +3,7 @@
 One case per estimator and variant (solver, form, head). Outputs are compared
 with ``assert_array_equal`` (bit-exact): the file keeps every tensor's bits,
 dtype and memory layout, and the loaded model runs the same operations on the
-same inputs. The RKM classes are registered with the declarations of
-``rkm_declarations`` until they declare their own state.
+same inputs. Every class declares its own fitted state (``_fitted_constraints``).
 """
 
 from __future__ import annotations
@@ -28,10 +27,6 @@ from kppca.rkm import (
     MultiViewKPCA,
     NARForecaster,
 )
-
-import rkm_declarations  # tests/io is on sys.path (rootdir-relative imports, no __init__)
-
-rkm_declarations.apply()
 
 
 def _np(x):
