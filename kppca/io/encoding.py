@@ -304,15 +304,20 @@ class Decoder:
         if cls is None:
             raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
                             "classes registered with kppca.io.register)")
-        return self.build(cls, value.get("params"), value.get("state"), name)
+        # A nested estimator may be unfitted (e.g. a meta-estimator's template ``estimator``): empty state.
+        return self.build(cls, value.get("params"), value.get("state"), name, nested=True)
 
-    def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
-        """An instance of ``cls`` from its encoded parameters and state, validated."""
+    def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str, *, nested: bool = False) -> Any:
+        """An instance of ``cls`` from its encoded parameters and state, validated.
+
+        ``nested``: a value inside a model (not the saved model itself), which may be an
+        unfitted estimator (its state then is empty and no fitted state is required).
+        """
         params = self.attributes(encoded_params, f"the parameters of {name}")
         state = self.attributes(encoded_state, f"the state of {name}")
         if self.override_device and "_device" in state:
             state["_device"] = self.device
-        return build_instance(cls, params, state, name, self.fail)
+        return build_instance(cls, params, state, name, self.fail, unfitted=nested and not state)
 
     def custom_kernel(self, value: dict) -> Any:
         from ..kernels.registry import as_kernel

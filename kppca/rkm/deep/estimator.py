@@ -147,24 +147,25 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         The first level's kernel.
     """
 
-    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`). ``solver_state_``
-    #: is the solver's own state (e.g. the feed-forward network's weights: lists of tensors, Toeplitz flags).
+    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`); tensors are in the
+    #: working dtype, float64 (:func:`working_dtype`). ``solver_state_`` is the solver's own state (e.g. the
+    #: feed-forward network's weights: lists of tensors, Toeplitz flags).
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
         "_single_output": ["boolean"],
         "levels_": [ListOf([LSSVMLevel, KPCALevel])],
         "kernel_": [Kernel, callable],
-        "prototypes_": [TensorSpec(shape=("m", "n_features_in_"))],
-        "prototype_indices_": [TensorSpec("int", ("m",), nonnegative=True)],
-        "hidden_features_": [ListOf([TensorSpec(ndim=2)])],  # prototypes, or every point (feedforward)
-        "intercept_": [TensorSpec(ndim=1)],
-        "scales_": [ListOf([TensorSpec(ndim=1, positive=True), None])],
+        "prototypes_": [TensorSpec(torch.float64, ("m", "n_features_in_"))],
+        "prototype_indices_": [TensorSpec("int", ("m",))],
+        "hidden_features_": [ListOf([TensorSpec(torch.float64, ndim=2)])],  # prototypes, or every point
+        "intercept_": [TensorSpec(torch.float64, ndim=1)],
+        "scales_": [ListOf([TensorSpec(torch.float64, ndim=1, positive=True), None])],
         "objective_history_": [ListOf([TupleOf([str], [_REAL])])],
         "residual_history_": [ListOf([ListOf([_REAL])])],
         "n_iter_": [Interval("int", 0, None, closed="left")],
-        "solver_state_": [DictOf([str], [TensorSpec(), ListOf([TensorSpec(), "boolean"]), _REAL,
-                                         Interval("int", 0, None, closed="left"), str, None])],
+        "solver_state_": [DictOf([str], [TensorSpec(torch.float64), ListOf([TensorSpec(torch.float64), "boolean"]),
+                                         _REAL, Interval("int", 0, None, closed="left"), str, None])],
     }
 
     _parameter_constraints = {
