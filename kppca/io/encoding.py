@@ -188,6 +188,7 @@ class Decoder:
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
         self.components = component_classes()
+        self.in_params = False  # decoding constructor parameters (where estimators may be unfitted)
 
     def fail(self, what: str):
         return invalid(self.path, what)
@@ -304,20 +305,26 @@ class Decoder:
         if cls is None:
             raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
                             "classes registered with kppca.io.register)")
-        # A nested estimator may be unfitted (e.g. a meta-estimator's template ``estimator``): empty state.
-        return self.build(cls, value.get("params"), value.get("state"), name, nested=True)
+        return self.build(cls, value.get("params"), value.get("state"), name)
 
-    def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str, *, nested: bool = False) -> Any:
+    def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
         """An instance of ``cls`` from its encoded parameters and state, validated.
 
-        ``nested``: a value inside a model (not the saved model itself), which may be an
-        unfitted estimator (its state then is empty and no fitted state is required).
+        An estimator inside another one's constructor parameters (e.g. a meta-estimator's
+        template ``estimator``) may be unfitted: an empty state, no fitted state required.
+        Everywhere else (the saved model, fitted submodels) the declared state is required.
         """
-        params = self.attributes(encoded_params, f"the parameters of {name}")
-        state = self.attributes(encoded_state, f"the state of {name}")
+        in_params = self.in_params
+        try:
+            self.in_params = True
+            params = self.attributes(encoded_params, f"the parameters of {name}")
+            self.in_params = False
+            state = self.attributes(encoded_state, f"the state of {name}")
+        finally:
+            self.in_params = in_params
         if self.override_device and "_device" in state:
             state["_device"] = self.device
-        return build_instance(cls, params, state, name, self.fail, unfitted=nested and not state)
+        return build_instance(cls, params, state, name, self.fail, unfitted=in_params and not state)
 
     def custom_kernel(self, value: dict) -> Any:
         from ..kernels.registry import as_kernel
