@@ -15,7 +15,7 @@ Modules: :mod:`~kppca.io.format` (container, bounds, checksum, versions),
 from .api import SavableMixin, load, save
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError
 from .registry import register, registered
-from .specs import OPTIONAL, ArraySpec, DictOf, FloatDtype, ListOf, Record, TensorSpec, TupleOf
+from .specs import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, FloatDtype, ListOf, Record, TensorSpec, TupleOf
 
 __all__ = [
     "save",
@@ -34,4 +34,5 @@ __all__ = [
     "Record",
     "FloatDtype",
     "OPTIONAL",
+    "ESTIMATOR_STATE",
 ]

@@ -188,6 +188,7 @@ class Decoder:
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
         self.components = component_classes()
+        self.in_params = False  # decoding constructor parameters (where estimators may be unfitted)
 
     def fail(self, what: str):
         return invalid(self.path, what)
@@ -307,12 +308,23 @@ class Decoder:
         return self.build(cls, value.get("params"), value.get("state"), name)
 
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
-        """An instance of ``cls`` from its encoded parameters and state, validated."""
-        params = self.attributes(encoded_params, f"the parameters of {name}")
-        state = self.attributes(encoded_state, f"the state of {name}")
+        """An instance of ``cls`` from its encoded parameters and state, validated.
+
+        An estimator inside another one's constructor parameters (e.g. a meta-estimator's
+        template ``estimator``) may be unfitted: an empty state, no fitted state required.
+        Everywhere else (the saved model, fitted submodels) the declared state is required.
+        """
+        in_params = self.in_params
+        try:
+            self.in_params = True
+            params = self.attributes(encoded_params, f"the parameters of {name}")
+            self.in_params = False
+            state = self.attributes(encoded_state, f"the state of {name}")
+        finally:
+            self.in_params = in_params
         if self.override_device and "_device" in state:
             state["_device"] = self.device
-        return build_instance(cls, params, state, name, self.fail)
+        return build_instance(cls, params, state, name, self.fail, unfitted=in_params and not state)
 
     def custom_kernel(self, value: dict) -> Any:
         from ..kernels.registry import as_kernel

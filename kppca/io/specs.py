@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Constraint, make_constraint
+from .._param_validation import Constraint, Interval, make_constraint
 
 #: In a constraint list: the attribute may be absent from the state.
 OPTIONAL = "optional"
@@ -281,6 +281,15 @@ class FloatDtype(Constraint):
 
     def __str__(self) -> str:
         return "torch.float32 or torch.float64"
+
+
+#: What every kppca estimator records at fit (``kppca.base.KernelEstimator``): dtype, device, input metadata.
+ESTIMATOR_STATE: dict[str, list[Any]] = {
+    "_dtype": [FloatDtype()],
+    "_device": ["device"],
+    "n_features_in_": [Interval("int", 1, None, closed="left")],
+    "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
+}
 
 
 def is_fitted_name(key: str) -> bool:

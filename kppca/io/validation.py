@@ -33,7 +33,7 @@ def _check_component_state(cls: type, state: dict[str, Any], fail: Callable[[str
 
 
 def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], name: str,
-                   fail: Callable[[str], Exception]) -> Any:
+                   fail: Callable[[str], Exception], *, unfitted: bool = False) -> Any:
     """``cls(**params)`` with ``state`` set, after validating both.
 
     Parameters
@@ -46,6 +46,9 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
         The class's name in the file (for messages).
     fail : callable
         ``fail(what)`` returns the :class:`~kppca.io.format.ModelFileError` to raise.
+    unfitted : bool, default False
+        An estimator without fitted state is allowed (a nested template such as a
+        meta-estimator's ``estimator`` parameter); ``state`` must then be empty.
     """
     registered = name_of(cls) is not None
     estimator = hasattr(cls, "get_params")
@@ -68,7 +71,7 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
             validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
     except (TypeError, ValueError) as exc:
         raise fail(f"bad parameters for {name} ({exc})") from exc
-    if registered and estimator:
+    if registered and estimator and not (unfitted and not state):
         reason = validate_state(cls, state, params)
         if reason:
             raise fail(reason)

@@ -8,9 +8,16 @@ from typing import Any
 
 import torch
 
+from .._param_validation import Interval
+from ..io import OPTIONAL, DictOf, ListOf, TensorSpec, register
+
 __all__ = ["OptimizeResult", "ProgressBar"]
 
+_REAL = Interval("real", None, None)  # finite
+_NONNEG_INT = Interval("int", 0, None, closed="left")
 
+
+@register(name="kppca.optim.OptimizeResult")
 @dataclass
 class OptimizeResult:
     """Outcome of :func:`kppca.optim.minimize` (every method).
@@ -56,6 +63,22 @@ class OptimizeResult:
     message: str = ""
     method: str = ""
     state: dict | None = None
+
+    #: The state a model file holds (a helper object of the fitted estimators, rebuilt from it alone).
+    _fitted_constraints = {
+        "x": [TensorSpec(ndim=2), ListOf([TensorSpec()])],
+        "fun": [_REAL],
+        "n_iter": [_NONNEG_INT],
+        "converged": ["boolean"],
+        "grad_norm": [Interval("real", 0, None, closed="left")],
+        "history": [ListOf([_REAL])],
+        "params": [ListOf([TensorSpec()]), None, OPTIONAL],
+        "step_sizes": [ListOf([_REAL]), None, OPTIONAL],
+        "grad_history": [ListOf([_REAL]), None, OPTIONAL],
+        "message": [str, OPTIONAL],
+        "method": [str, OPTIONAL],
+        "state": [DictOf([str], [TensorSpec("any_float"), _REAL, _NONNEG_INT, "boolean", str, None]), None, OPTIONAL],
+    }
 
     @property
     def H(self) -> Any:  # noqa: N802 - the hidden features' name in the RKM papers

@@ -30,6 +30,7 @@ from sklearn.base import ClassifierMixin
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike
 from ..base import KernelEstimator
+from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, TupleOf, register
 from ..kernels import Kernel
 from .deep import DeepRKM, KPCALevel, LSSVMLevel, working_dtype
 from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
@@ -52,6 +53,7 @@ def _fit_deep_rkm(est: DeepLSSVMClassifier, Xt: torch.Tensor, Y: torch.Tensor, s
     return deep.fit(Xt, Y)
 
 
+@register(name="kppca.DeepLSSVMClassifier")
 class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     """Deep RKM classifier: LS-SVM (one output per class) + two linear KPCA levels, solved level-wise.
 
@@ -94,6 +96,22 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         Temperature of :meth:`predict_proba`, fitted on leave-one-out outputs of level 1.
     n_features_in_ : int
     """
+
+    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`).
+    #: Tensors are in the working dtype (float64; see :func:`~kppca.rkm.deep.working_dtype`).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "classes_": [ArraySpec(ndim=1)],
+        "kernel_": [Kernel, callable],
+        "X_fit_": [TensorSpec(torch.float64, ("n", "n_features_in_"))],
+        "dual_coef_": [TensorSpec(torch.float64, ("n", "c"))],
+        "intercept_": [TensorSpec(torch.float64, ("c",))],
+        "hidden_features_": [ListOf([TensorSpec(torch.float64, ("n", None))], length=2)],
+        "objective_history_": [ListOf([TupleOf([str], [Interval("real", None, None)])])],
+        "residual_history_": [ListOf([ListOf([Interval("real", None, None)])])],
+        "temperature_": [Interval("real", 0, None, closed="neither")],
+    }
 
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],

@@ -24,6 +24,7 @@ from sklearn.base import ClassifierMixin, clone
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import KernelEstimator
+from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 
@@ -51,6 +52,7 @@ def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray, k: int) -> Any:
     return estimator.fit(X, y)
 
 
+@register(name="kppca.SubsetEnsembleClassifier")
 class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     """Classifiers fitted on disjoint class-stratified subsets, tanh outputs combined by ridge regression.
 
@@ -93,6 +95,19 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     """
+
+    #: The fitted state a model file holds (see :mod:`kppca.io.specs`): the submodels are saved
+    #: as nested estimators (each a registered kppca class, with its own declared state).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "classes_": [ArraySpec(ndim=1)],
+        "estimators_": [ListOf([KernelEstimator])],
+        "subsets_": [ListOf([ArraySpec("iu", ndim=1)])],
+        "holdout_indices_": [ArraySpec("iu", ndim=1)],
+        "coef_": [TensorSpec(ndim=2)],
+        "intercept_": [TensorSpec(ndim=1)],
+    }
 
     _parameter_constraints = {
         "subset_size": [Interval("int", 2, None, closed="left")],

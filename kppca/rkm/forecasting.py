@@ -19,6 +19,7 @@ from .._param_validation import Interval, Options, check_scalar, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, rounding_tolerance, to_output
 from ..base import KernelEstimator
 from ..features import FeatureMap
+from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register
 from .multiview import MultiViewKPCA
 from ..optim import STIEFEL_METHODS
 
@@ -89,6 +90,7 @@ def stable_mean_std(S: torch.Tensor) -> tuple[float, float]:
     return mean_z * m, std_z * m
 
 
+@register(name="kppca.NARForecaster")
 class NARForecaster(KernelEstimator):
     """Recursive multi-step forecasting with a two-view kernel PCA (non-linear auto-regression).
 
@@ -129,6 +131,21 @@ class NARForecaster(KernelEstimator):
         ``(min, max)`` of the training series: :meth:`forecast` warns when a forecast leaves
         it by more than its width (a recursion running away).
     """
+
+    #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
+    _fitted_constraints = {
+        "_dtype": ESTIMATOR_STATE["_dtype"],
+        "_device": ESTIMATOR_STATE["_device"],
+        "_numpy_fit_": ["boolean"],
+        "mean_": [Interval("real", None, None)],
+        "scale_": [Interval("real", 0, None, closed="neither")],
+        "model_": [MultiViewKPCA],
+        "form_": [Options({"primal", "dual"})],
+        "last_window_": [TensorSpec(ndim=2)],
+        "n_lags_": [Interval("int", 1, None, closed="left")],
+        "n_features_in_": [Interval("int", 1, None, closed="left")],
+        "training_range_": [TupleOf([Interval("real", None, None)], [Interval("real", None, None)])],
+    }
 
     _parameter_constraints = {
         "lags": [Interval("int", 0, None, closed="left")],

@@ -27,7 +27,6 @@ training points.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -35,13 +34,13 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 
-from .._param_validation import Options, fit_context
+from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
 from ..base import KernelEstimator
+from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import Kernel
-from ..kernels.registry import as_kernel
-from ._gram import resolve_kernel
 from ..kernels.standard import RBF, Laplacian, squared_distances
+from ._gram import resolve_kernel
 
 __all__ = ["KernelPMF", "log_kernel"]
 
@@ -75,6 +74,7 @@ def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor
     return torch.log(K)
 
 
+@register(name="kppca.KernelPMF")
 class KernelPMF(ClassifierMixin, KernelEstimator):
     """Kernel probability mass function over the training points, and its class rule (paper §3.6).
 
@@ -116,6 +116,20 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     (module docstring).
     """
 
+    #: The fitted state a model file holds ("n" training points, "f" features; see :mod:`kppca.io.specs`).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "kernel_": [Kernel, callable],
+        "solver_": [Options({"dual", "primal"})],
+        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
+        "probabilities_": [TensorSpec(shape=("n",), nonnegative=True)],
+        "log_eta_": [Interval("real", None, None)],
+        "coef_": [TensorSpec(shape=("f",)), OPTIONAL],  # primal solver
+        "classes_": [ArraySpec(ndim=1), OPTIONAL],  # with labels only
+        "y_codes_": [TensorSpec("int", ("n",)), OPTIONAL],
+    }
+
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
         "solver": [Options({"dual", "primal"})],
@@ -153,7 +167,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         Xt, codes = self._validate_fit_input(X, y, min_samples=1, target=None if y is None else "classes")
         if codes is not None:
             self.y_codes_ = codes
-        self.kernel_ = resolve_kernel(self.kernel, Xt)  # a private copy; data-derived widths resolved on X
+        self.kernel_ = resolve_kernel(self.kernel, Xt)  # a data-derived width (RBF()) from X, a private copy
         self.solver_ = self.solver
         self.X_fit_ = Xt
         if self.solver == "primal":

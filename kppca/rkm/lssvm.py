@@ -24,6 +24,7 @@ from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
 from ..base import KernelEstimator, detach_target
 from ..features import FeatureMap
+from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, Linear
 from ..kernels.registry import as_kernel
 from ._gram import resolve_kernel
@@ -52,6 +53,20 @@ def _fit_temperature(logits: np.ndarray, codes: np.ndarray) -> float:
 
 class _LSSVMBase(KernelEstimator):
     """Shared fit machinery of the LS-SVM regressor and classifier."""
+
+    #: The fitted state both LS-SVMs hold in model files ("n" training points, "p" outputs, "f" features).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "solver_": [Options({"primal", "dual"})],
+        "feature_map_": [FeatureMap, None],
+        "kernel_": [Kernel, callable],
+        "coef_": [TensorSpec(shape=("f", "p")), OPTIONAL],  # primal solver
+        "hidden_features_": [TensorSpec(shape=("n", "p")), OPTIONAL],  # dual solver
+        "X_fit_": [TensorSpec(shape=("n", "n_features_in_")), OPTIONAL],  # dual solver
+        "intercept_": [TensorSpec(shape=("p",))],
+        "loo_residuals_": [TensorSpec(shape=("n", "p"))],
+    }
 
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
@@ -125,6 +140,7 @@ class _LSSVMBase(KernelEstimator):
         return self.kernel_.gram(X, self.X_fit_) @ self.hidden_features_ / float(self.eta) + self.intercept_
 
 
+@register(name="kppca.LSSVMRegressor")
 class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     """LS-SVM regression in RKM form, solved in the dual (kernel) or the primal (explicit features).
 
@@ -166,6 +182,8 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         The kernel used (the data-derived RBF for the default ``"rbf"``).
     n_features_in_ : int
     """
+
+    _fitted_constraints = {**_LSSVMBase._fitted_constraints, "_single_output": ["boolean"]}
 
     def __init__(
         self,
@@ -211,6 +229,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         return super().score(*detach_target(X, y), sample_weight=sample_weight)
 
 
+@register(name="kppca.LSSVMClassifier")
 class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """LS-SVM classification in RKM form: the regression system on ±1 codes of the labels.
 
@@ -239,6 +258,12 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """
 
     _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [Options({"ova", "code"})]}
+    _fitted_constraints = {
+        **_LSSVMBase._fitted_constraints,
+        "classes_": [ArraySpec(ndim=1)],
+        "codebook_": [TensorSpec(shape=(None, "p"))],
+        "temperature_": [Interval("real", 0, None, closed="neither")],
+    }
 
     def __init__(
         self,

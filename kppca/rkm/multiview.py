@@ -26,9 +26,10 @@ from .._linalg import flip_signs, rank_tolerance
 from .._param_validation import Interval, Options, fit_context
 from .._validation import as_tensor, check_feature_names, is_numpy_like, numpy_rng, torch_generator
 from ..base import KernelEstimator, KernelTransformerMixin
+from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
 from ._gram import resolve_kernel, top_spectrum
 from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
-from ..optim import STIEFEL_METHODS, minimize, random_stiefel
+from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA", "PREIMAGE_METHODS"]
@@ -40,6 +41,7 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
     return (Q * w.pow(power)) @ Q.T
 
 
+@register(name="kppca.MultiViewKPCA")
 class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator):
     """Multi-view kernel PCA (a shallow Restricted Kernel Machine) in primal or dual form.
 
@@ -115,6 +117,28 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     n_features_in_ : int
         Width of the input when ``fit`` got a single 2-D array (one view).
     """
+
+    #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
+    _fitted_constraints = {
+        "_dtype": [FloatDtype()],
+        "_device": ["device"],
+        "_numpy_fit_": ["boolean"],
+        "solver_result_": [OptimizeResult, None],
+        "_gamma_diagonal": ["boolean"],
+        "form_": [Options({"primal", "dual"})],
+        "n_views_": [Interval("int", 1, None, closed="left")],
+        "n_samples_": [Interval("int", 1, None, closed="left")],
+        "n_features_in_": [Interval("int", 1, None, closed="left"), OPTIONAL],  # single-view input only
+        "views_": [ListOf([FittedView], length="n_views_")],
+        "_single_view_input_": ["boolean"],
+        "n_iter_": [Interval("int", 1, None, closed="left")],
+        "view_widths_": [ListOf([Interval("int", 1, None, closed="left")], length="n_views_")],
+        "hidden_features_": [TensorSpec(shape=("n_samples_", "n_components_"))],
+        "Gamma_": [TensorSpec(shape=("n_components_", "n_components_"))],
+        "eigenvalues_": [TensorSpec(shape=("n_components_",))],
+        "n_components_": [Interval("int", 1, None, closed="left")],
+        "U_": [ListOf([TensorSpec(shape=(None, "n_components_")), None], length="n_views_")],
+    }
 
     _parameter_constraints = {
         "n_components": [Interval("int", 1, None, closed="left")],

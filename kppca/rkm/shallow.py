@@ -28,12 +28,14 @@ from .._linalg import eigh_descending, rank_tolerance
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, resolve_dtype
 from ..base import KernelEstimator, KernelTransformerMixin
-from ..kernels import CenteredGram, Kernel
+from ..io import ESTIMATOR_STATE, TensorSpec, register
+from ..kernels import CenteredGram, Kernel, KernelCenterer
 from ._gram import gram_top_spectrum, resolve_kernel
 
 __all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
 
 
+@register(name="kppca.KernelPCARKM")
 class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
     """Kernel PCA in RKM form: ``(1/eta) K_c H = H Lam``, ``H^T H = I``.
 
@@ -63,6 +65,18 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         The kernel used (the data-derived RBF for the default ``"rbf"``).
     centerer_ : KernelCenterer
     """
+
+    #: The fitted state a model file holds ("n" training points; see :mod:`kppca.io.specs`).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "kernel_": [Kernel, callable],
+        "centerer_": [KernelCenterer],
+        "hidden_features_": [TensorSpec(shape=("n", "n_components_"))],
+        "eigenvalues_": [TensorSpec(shape=("n_components_",))],
+        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
+        "n_components_": [Interval("int", 1, None, closed="left")],
+    }
 
     _parameter_constraints = {
         "n_components": [Interval("int", 1, None, closed="left")],

@@ -17,7 +17,9 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
+from .._param_validation import Interval
 from .._validation import ArrayLike, as_tensor
+from ..io import OPTIONAL, TensorSpec, register
 from ..features import FeatureMap, FeatureMapKernel, Identity
 from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
 
@@ -45,6 +47,7 @@ def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
     return [views], True
 
 
+@register(name="kppca.rkm.FittedView")
 class FittedView:
     """One fitted view: its map or kernel, its centering statistics and its training data.
 
@@ -88,6 +91,24 @@ class FittedView:
         ``= weight_basis_ h + weight_offset_``, with ``weight_basis_ = Phi_raw U_v`` and
         ``weight_offset_ = Phi_raw m`` (the training features are not mapped again).
     """
+
+    #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components);
+    #: a helper object, rebuilt from these attributes alone.
+    _fitted_constraints = {
+        "X_fit_": [TensorSpec(shape=("n", "d"))],
+        "center": ["boolean"],
+        "feature_map_": [FeatureMap, None],
+        "kernel_": [Kernel, callable],
+        "centerer_": [KernelCenterer],
+        "phi_mean_": [TensorSpec(shape=("f",)), None],
+        "_raw_features": [None],  # a fit-time cache, released at the end of fit
+        "gram_hidden_": [TensorSpec(shape=("n", "s")), None],
+        "row_mean_hidden_": [TensorSpec(shape=("s",)), None],
+        "weight_basis_": [TensorSpec(shape=("n", "s")), None],
+        "weight_offset_": [TensorSpec(shape=("n",)), None],
+        "raw_scale_": [Interval("real", 0, None, closed="left"), OPTIONAL],  # dual views only
+        "inner_": [TensorSpec(shape=("s", "s"))],
+    }
 
     def __init__(self, X: torch.Tensor, kernel: Kernel | None, feature_map: FeatureMap | None, center: bool):
         self.X_fit_ = X

@@ -292,3 +292,42 @@ def test_cuda_model_round_trip_and_map_location(rng, tmp_path):
     cpu_model.save(tmp_path / "c.kppca")
     moved = kppca.load(tmp_path / "c.kppca", map_location="cuda")
     assert moved.X_fit_.device.type == "cuda" and moved._device.type == "cuda"
+
+
+# ----------------------------------------------------------------------------- nested estimators
+def _ensemble(rng):
+    from kppca.rkm import LSSVMClassifier, SubsetEnsembleClassifier
+
+    X = rng.normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return SubsetEnsembleClassifier(LSSVMClassifier(kernel=RBF(1.0)), subset_size=8, random_state=0).fit(X, y)
+
+
+def test_a_nested_fitted_estimator_is_validated_like_the_model(rng, tmp_path):
+    """A submodel's state is checked against its class's declaration: incomplete or emptied, it is refused."""
+    path = tmp_path / "m.kppca"
+    _ensemble(rng).save(path)
+    document, tensors = _raw(path)
+    del document["state"]["estimators_"][0]["state"]["intercept_"]
+    _write(path, json.dumps(document), tensors)
+    with pytest.raises(ModelFileError, match="lacks 'intercept_'"):
+        kppca.load(path)
+    document["state"]["estimators_"][0]["state"] = {}  # not an unfitted template: a fitted submodel is required
+    _write(path, json.dumps(document), tensors)
+    with pytest.raises(ModelFileError, match="lacks"):
+        kppca.load(path)
+
+
+def test_only_a_constructor_parameter_may_be_an_unfitted_estimator(rng, tmp_path):
+    """The template ``estimator`` loads unfitted, as saved; the saved model itself with no state is refused."""
+    path = tmp_path / "m.kppca"
+    model = _ensemble(rng)
+    model.save(path)
+    template = kppca.load(path).estimator
+    assert type(template) is type(model.estimator) and repr(template) == repr(model.estimator)
+    assert not hasattr(template, "intercept_")
+    document, tensors = _raw(path)
+    document["state"] = {}
+    _write(path, json.dumps(document), tensors)
+    with pytest.raises(ModelFileError, match="lacks"):
+        kppca.load(path)

@@ -3,8 +3,7 @@
 One case per estimator and variant (solver, form, head). Outputs are compared
 with ``assert_array_equal`` (bit-exact): the file keeps every tensor's bits,
 dtype and memory layout, and the loaded model runs the same operations on the
-same inputs. The RKM classes are registered with the declarations of
-``rkm_declarations`` until they declare their own state.
+same inputs. Every class declares its own fitted state (``_fitted_constraints``).
 """
 
 from __future__ import annotations
@@ -19,19 +18,21 @@ import kppca
 from kppca import DualPPCA, PrimalPPCA
 from kppca.features import RandomFourierFeatures
 from kppca.kernels import RBF, Polynomial
+from kppca.kernels import Laplacian
 from kppca.rkm import (
+    DeepLSSVMClassifier,
     DeepRKM,
     DeepRKMClassifier,
     KernelPCARKM,
+    KernelPMF,
+    KPCALevel,
     LSSVMClassifier,
+    LSSVMLevel,
     LSSVMRegressor,
     MultiViewKPCA,
     NARForecaster,
+    SubsetEnsembleClassifier,
 )
-
-import rkm_declarations  # tests/io is on sys.path (rootdir-relative imports, no __init__)
-
-rkm_declarations.apply()
 
 
 def _np(x):
@@ -92,6 +93,19 @@ def _classifier_outputs(m, Xt, y):
     return out
 
 
+def _pmf_outputs(m, Xt, y=None):
+    out = {"score_samples": m.score_samples(Xt)}
+    if y is not None:
+        out.update(predict=m.predict(Xt), proba=m.predict_proba(Xt), log_proba=m.predict_log_proba(Xt),
+                   score=m.score(Xt, y[: len(Xt)]))
+    return out
+
+
+def _feedforward(toeplitz=False):
+    return DeepRKM([KPCALevel(2, 0.5), KPCALevel(2, 2.0), LSSVMLevel(ridge=0.3, eta=0.7)], solver="feedforward",
+                   hidden_units=4, c_stab=0.01, max_iter=60, toeplitz=toeplitz, random_state=0)
+
+
 # name -> (make estimator, fit arguments from the data, outputs)
 CASES = {
     "primal": (lambda: PrimalPPCA(2), lambda d: (d[0],), lambda m, d: _ppca_outputs(m, d[1])),
@@ -127,6 +141,28 @@ CASES = {
                             lambda m, d: _classifier_outputs(m, d[1], d[3])),
     "deep-rkm-classifier-mlp": (lambda: DeepRKMClassifier(head="mlp", max_iter=20, random_state=0),
                                 lambda d: (d[0], d[4]), lambda m, d: _classifier_outputs(m, d[1], d[4])),
+    # float32 data: the deep RKM keeps float64 state (its working dtype) and float32 outputs
+    "deep-rkm-float32": (lambda: DeepRKM(n_passes=2), lambda d: (d[0].astype(np.float32), d[2].astype(np.float32)),
+                         lambda m, d: _regressor_outputs(m, d[1].astype(np.float32), d[2].astype(np.float32))),
+    "deep-rkm-feedforward": (_feedforward, lambda d: (d[0], d[2]), lambda m, d: _regressor_outputs(m, d[1], d[2])),
+    "deep-rkm-feedforward-toeplitz": (lambda: _feedforward(toeplitz=True), lambda d: (d[0], d[2]),
+                                      lambda m, d: _regressor_outputs(m, d[1], d[2])),
+    "kernel-pmf": (lambda: KernelPMF(), lambda d: (d[0],), lambda m, d: _pmf_outputs(m, d[1])),
+    "kernel-pmf-classes": (lambda: KernelPMF(kernel=Laplacian(2.0)), lambda d: (d[0], d[4]),
+                           lambda m, d: _pmf_outputs(m, d[1], d[4])),
+    # the primal needs an explicit map with non-negative values: the linear kernel on positive data
+    "kernel-pmf-primal": (lambda: KernelPMF(kernel="linear", solver="primal"), lambda d: (np.abs(d[0]), d[3]),
+                          lambda m, d: _pmf_outputs(m, np.abs(d[1]), d[3])),
+    "deep-lssvm-classifier": (lambda: DeepLSSVMClassifier(n_passes=1, random_state=0), lambda d: (d[0], d[3]),
+                              lambda m, d: _classifier_outputs(m, d[1], d[3])),
+    "deep-lssvm-classifier-3": (lambda: DeepLSSVMClassifier(random_state=0), lambda d: (d[0], d[4]),
+                                lambda m, d: _classifier_outputs(m, d[1], d[4])),
+    # nested estimators: the fitted submodels and the unfitted template are saved recursively
+    "subset-ensemble": (lambda: SubsetEnsembleClassifier(LSSVMClassifier(kernel=RBF(1.0)), subset_size=8,
+                                                         random_state=0),
+                        lambda d: (d[0], d[4]), lambda m, d: _classifier_outputs(m, d[1], d[4])),
+    "subset-ensemble-deep": (lambda: SubsetEnsembleClassifier(subset_size=8, random_state=0),
+                             lambda d: (d[0], d[3]), lambda m, d: _classifier_outputs(m, d[1], d[3])),
 }
 
 
@@ -202,4 +238,11 @@ def test_every_estimator_is_covered():
     estimators = {cls for cls in registered().values() if hasattr(cls, "get_params")}
     covered = {type(make()) for make, _, _ in CASES.values()}
     assert estimators <= covered, f"no round-trip case for {sorted(c.__name__ for c in estimators - covered)}"
-    assert len(covered) == 9
+    # and every case is a registered estimator (a case for an unregistered class would test nothing here)
+    assert covered == estimators
+    # every public kppca estimator class is registered (a new estimator must declare its fitted state)
+    from sklearn.base import BaseEstimator
+
+    public = {getattr(kppca.rkm, n) for n in kppca.rkm.__all__} | {getattr(kppca, n) for n in kppca.__all__}
+    public = {c for c in public if isinstance(c, type) and issubclass(c, BaseEstimator)}
+    assert public <= estimators, f"not registered: {sorted(c.__name__ for c in public - estimators)}"

@@ -6,9 +6,13 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..._param_validation import Interval
+from ...io import ListOf, TensorSpec, register
+
 __all__ = ["BinaryDeepModel"]
 
 
+@register(name="kppca.rkm.BinaryDeepModel")
 @dataclass
 class BinaryDeepModel:
     """Fitted state of one deep model (one binary problem, or the shared MLP code).
@@ -23,3 +27,13 @@ class BinaryDeepModel:
     history: list = field(default_factory=list)
     n_iter: int = 0
     converged: bool = False
+
+    #: The state a model file holds (a helper object, rebuilt from it alone).
+    _fitted_constraints = {
+        "H": [TensorSpec(ndim=2)],
+        "w": [TensorSpec(ndim=2), None],
+        "b": [TensorSpec(ndim=1), None],
+        "history": [ListOf([Interval("real", None, None)])],
+        "n_iter": [Interval("int", 0, None, closed="left")],
+        "converged": ["boolean"],
+    }

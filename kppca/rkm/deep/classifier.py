@@ -42,6 +42,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
+from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
 from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
@@ -111,6 +112,7 @@ def _check_grid(grid: Any) -> tuple[float, ...]:
     return tuple(float(g) for g in values)
 
 
+@register(name="kppca.DeepRKMClassifier")
 class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     """Deep RKM classifier: L kernel PCA levels in the dual and a primal LS-SVM or MLP head.
 
@@ -167,6 +169,25 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     mlp_params_ : list of Tensor
         MLP head weights (``head="mlp"``).
     """
+
+    #: The fitted state a model file holds ("n" training points; see :mod:`kppca.io.specs`).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "classes_": [ArraySpec(ndim=1)],
+        "kernel_": [Kernel, callable],
+        "unsupervised_history_": [ListOf([Interval("real", None, None)])],
+        "models_": [ListOf([BinaryDeepModel])],
+        "n_components_": [ListOf([Interval("int", 1, None, closed="left")])],
+        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
+        "hidden_features_": [ListOf([TensorSpec(shape=("n", None))])],
+        "n_iter_": [Interval("int", 0, None, closed="left")],
+        "smoother_scores_": [DictOf([Interval("real", 0, None, closed="neither")], [Interval("real", 0, 1)])],
+        "median_nn_distance_": [Interval("real", 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
+        "smoother_bandwidth_": [Interval("real", 0, None, closed="neither")],
+        "mlp_params_": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
+        "mlp_input_scale_": [Interval("real", 0, None, closed="neither"), OPTIONAL],
+    }
 
     _parameter_constraints = {
         "n_components": [list, tuple, Interval("int", 1, None, closed="left")],

@@ -24,6 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..._param_validation import Interval, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import KernelEstimator
+from ...io import ESTIMATOR_STATE, DictOf, ListOf, TensorSpec, TupleOf, register
 from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
@@ -33,6 +34,8 @@ from .levels import KPCALevel, Level, LSSVMLevel, check_positive_finite
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
+
+_REAL = Interval("real", None, None)  # finite
 
 
 def working_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -49,6 +52,7 @@ def working_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if torch.finfo(dtype).bits < 64 else dtype
 
 
+@register(name="kppca.DeepRKM")
 class DeepRKM(RegressorMixin, KernelEstimator):
     """Deep RKM regression (2017 paper): an LS-SVM level and kernel PCA levels, coupled.
 
@@ -142,6 +146,27 @@ class DeepRKM(RegressorMixin, KernelEstimator):
     kernel_ : Kernel
         The first level's kernel.
     """
+
+    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`); tensors are in the
+    #: working dtype, float64 (:func:`working_dtype`). ``solver_state_`` is the solver's own state (e.g. the
+    #: feed-forward network's weights: lists of tensors, Toeplitz flags).
+    _fitted_constraints = {
+        **ESTIMATOR_STATE,
+        "_numpy_fit_": ["boolean"],
+        "_single_output": ["boolean"],
+        "levels_": [ListOf([LSSVMLevel, KPCALevel])],
+        "kernel_": [Kernel, callable],
+        "prototypes_": [TensorSpec(torch.float64, ("m", "n_features_in_"))],
+        "prototype_indices_": [TensorSpec("int", ("m",))],
+        "hidden_features_": [ListOf([TensorSpec(torch.float64, ndim=2)])],  # prototypes, or every point
+        "intercept_": [TensorSpec(torch.float64, ndim=1)],
+        "scales_": [ListOf([TensorSpec(torch.float64, ndim=1, positive=True), None])],
+        "objective_history_": [ListOf([TupleOf([str], [_REAL])])],
+        "residual_history_": [ListOf([ListOf([_REAL])])],
+        "n_iter_": [Interval("int", 0, None, closed="left")],
+        "solver_state_": [DictOf([str], [TensorSpec(torch.float64), ListOf([TensorSpec(torch.float64), "boolean"]),
+                                         _REAL, Interval("int", 0, None, closed="left"), str, None])],
+    }
 
     _parameter_constraints = {
         "levels": [list, tuple, None],

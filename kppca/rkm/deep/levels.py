@@ -20,14 +20,19 @@ import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
+from ..._param_validation import Interval
+from ...io import register
 from ...kernels import CenteredGram
 from ...kernels.registry import as_kernel
+from ...kernels.base import Kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
 from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
+
+_POS_REAL = Interval("real", 0, None, closed="neither")
 
 
 def check_positive_finite(value: Any, name: str) -> float:
@@ -140,6 +145,7 @@ class Level:
         raise NotImplementedError
 
 
+@register(name="kppca.rkm.LSSVMLevel")
 @dataclass(frozen=True)
 class LSSVMLevel(Level):
     """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
@@ -163,6 +169,8 @@ class LSSVMLevel(Level):
     eta: float = 1.0
 
     is_output = True
+    #: The fields as a model file holds them (a helper object, rebuilt from them alone).
+    _fitted_constraints = {"kernel": [Kernel, str, callable], "ridge": [_POS_REAL], "eta": [_POS_REAL]}
 
     def resolved(self, index: int, n_samples: int) -> LSSVMLevel:
         check_positive_finite(self.ridge, f"levels[{index}].ridge")
@@ -211,6 +219,7 @@ class LSSVMLevel(Level):
         return ((Y - e) ** 2).sum() / (2 * float(self.ridge)) + (H * (G @ H)).sum() / (2 * float(self.eta))
 
 
+@register(name="kppca.rkm.KPCALevel")
 @dataclass(frozen=True)
 class KPCALevel(Level):
     """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
@@ -232,6 +241,10 @@ class KPCALevel(Level):
     n_components: int
     eta: float = 1.0
     kernel: Any = "linear"
+
+    #: The fields as a model file holds them (a helper object, rebuilt from them alone).
+    _fitted_constraints = {"n_components": [Interval("int", 1, None, closed="left")], "eta": [_POS_REAL],
+                           "kernel": [Kernel, str, callable]}
 
     def resolved(self, index: int, n_samples: int) -> KPCALevel:
         s = self.n_components
