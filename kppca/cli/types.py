@@ -19,8 +19,8 @@ from typing import Any, Callable
 #: Latent distributions of ``sample`` (``kppca.models.generation.LATENTS``).
 LATENTS: tuple[str, ...] = ("prior", "mixture")
 #: Pre-image methods (``kppca.preimage.PREIMAGE_METHODS``) and the default one (``DEFAULT_PREIMAGE``).
-PREIMAGE_METHODS: tuple[str, ...] = ("smoother", "knn", "fixed-point", "learned")
-DEFAULT_PREIMAGE = "smoother"
+PREIMAGE_METHODS: tuple[str, ...] = ("auto", "smoother", "knn", "fixed-point", "learned")
+DEFAULT_PREIMAGE = "auto"
 #: Largest seed (``kppca._param_validation.MAX_SEED``: a ``torch.Generator`` holds an unsigned 64-bit integer).
 MAX_SEED = 2**64 - 1
 
