@@ -123,7 +123,6 @@ def test_no_import_cycle_in_kernels_and_features():
     assert _cycles_touching(("kppca.kernels", "kppca.features")) == []
 
 
-@pytest.mark.xfail(strict=False, reason="cli/ and models/ cycles are being removed on other branches (issue 17)")
 def test_no_import_cycle_anywhere():
     assert import_cycles(module_graph(PACKAGE_ROOT, "kppca")) == []
 

@@ -43,7 +43,7 @@ from robustness_rkm import random_config as random_rkm_config  # noqa: E402
 _RKM_PENDING = pytest.mark.xfail(strict=False, reason="RKM fixes of issue 18 land on other branches")
 
 
-@_RKM_PENDING
+
 @settings(
     max_examples=120,
     deadline=None,
@@ -61,7 +61,7 @@ def test_every_rkm_configuration_fits_cleanly_or_fails_clearly(seed):
     assert not defects, f"{defects}\n{cfg}"
 
 
-@_RKM_PENDING
+
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 def test_rkm_estimators_at_n_1000(estimator):
     rng = np.random.default_rng(sum(map(ord, estimator)))
@@ -73,7 +73,7 @@ def test_rkm_estimators_at_n_1000(estimator):
     assert not defects, f"{defects}\n{cfg}"
 
 
-@_RKM_PENDING
+
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 def test_rkm_bad_inputs_are_refused_clearly(estimator):
     bad = [r for r in bad_input_outcomes(estimator) if r[1] != "clear_error"]
