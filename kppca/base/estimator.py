@@ -59,8 +59,10 @@ def _labels_as_numpy(y: Any) -> np.ndarray:
 class KernelEstimator(SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
 
-    Class attributes a subclass may set
-    -----------------------------------
+    Notes
+    -----
+    Class attributes a subclass may set:
+
     _fitted_marker : str
         The fitted attribute whose presence means "fitted" (default
         ``"n_features_in_"``). :func:`~kppca._param_validation.fit_context` makes
@@ -71,11 +73,9 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         Name of the instance attribute holding a :class:`~kppca._cache.LazyCache`
         of values derived from the fitted state (None: the estimator keeps none).
 
-    Fitted attributes set by :meth:`_validate_fit_input`
-    ----------------------------------------------------
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had string column names
-    classes_ : ndarray of shape (n_classes,), only for ``target="classes"``
+    Fitted attributes set by ``_validate_fit_input``: ``n_features_in_`` (int),
+    ``feature_names_in_`` (ndarray of str, only when ``X`` had string column names) and
+    ``classes_`` (ndarray of shape (n_classes,), only for ``target="classes"``).
     """
 
     _fitted_marker: str = "n_features_in_"

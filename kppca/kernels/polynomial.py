@@ -95,6 +95,8 @@ class Polynomial(Kernel):
     coef0 : float, default 1.0
         Must be non-negative so that the kernel is positive semi-definite.
 
+    Notes
+    -----
     Raises ``ValueError`` on use when ``coef0**degree`` overflows float64 (every value
     would). Values that overflow for the given data are ``inf``, as for :class:`Linear`.
     """

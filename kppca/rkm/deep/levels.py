@@ -160,6 +160,8 @@ class LSSVMLevel(Level):
     eta : float > 0, default 1.0
         Weight of ``Tr(W^T W)``.
 
+    Notes
+    -----
     Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its
     objective term ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
     """
