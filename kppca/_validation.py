@@ -283,6 +283,31 @@ def numpy_rng(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(_seed_from(random_state))
 
 
+def precision_advice(dtype: torch.dtype) -> str:
+    """What to add to a message about data that carry no variation, when the computation is in float32.
+
+    float32 keeps about 7 significant digits: a spread below ``1.2e-7`` of the data's
+    magnitude (a small signal on a large offset, say) rounds away when the data are
+    cast, so data that vary in float64 can be constant (or of lower rank) in float32.
+    Such a failure is a precision limit, and the remedy is float64, which the message
+    must then say. Empty for float64.
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        Floating dtype of the computation.
+
+    Returns
+    -------
+    str
+        ``""`` for float64, else a sentence (with a leading space) naming float64.
+    """
+    if torch.finfo(dtype).eps <= torch.finfo(torch.float64).eps:
+        return ""
+    name = str(dtype).replace("torch.", "")
+    return f" In {name}, a spread below {torch.finfo(dtype).eps:.1e} of the data's magnitude is lost: pass float64 data."
+
+
 def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:
     """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
 

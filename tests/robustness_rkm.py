@@ -228,12 +228,12 @@ def run(cfg: RKMConfig) -> tuple[str, str]:
             stage = "outputs"
             bad = [name for name, fn in outputs(model).items() if not _finite(fn())]
     except (ValueError, TypeError) as exc:
-        detail = f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
+        detail = f"{stage}: {type(exc).__name__}: {str(exc)[:MAX_MESSAGE]}"
         if stage == "outputs":
             return "error_after_fit", detail
         return _classify_message(exc), detail
     except Exception as exc:  # noqa: BLE001 - every other exception is a defect of the sweep's kind
-        return "unclear_error", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
+        return "unclear_error", f"{stage}: {type(exc).__name__}: {str(exc)[:MAX_MESSAGE]}"
     if bad:
         return "nonfinite_output", ", ".join(bad)
     return "ok", ""

@@ -32,7 +32,7 @@ import numbers
 
 import torch
 
-from .._validation import ArrayLike, as_tensor
+from .._validation import ArrayLike, as_tensor, precision_advice
 from .distances import pairwise_distances, power_of_two_scale
 
 __all__ = ["BANDWIDTH_RULES", "check_bandwidth", "median_heuristic_bandwidth", "resolve_bandwidth", "scale_bandwidth"]
@@ -99,7 +99,7 @@ def median_heuristic_bandwidth(Z: torch.Tensor, metric: str = "l2") -> float:
     if d.numel() == 0:
         raise ValueError(
             "bandwidth='median' needs at least two distinct rows of X (all rows are equal); pass a number, "
-            "e.g. bandwidth=1.0."
+            "e.g. bandwidth=1.0." + precision_advice(Z.dtype)
         )
     # d is in units of the power of two `scale`: multiplying back is exact (or overflows honestly).
     return float(d.median()) * scale
@@ -114,7 +114,8 @@ def scale_bandwidth(Z: torch.Tensor) -> float:
     scale = power_of_two_scale(Z64.abs().amax() if Z64.numel() else Z64.new_zeros(()))
     var = float((Z64 / scale).var(unbiased=False)) if Z64.numel() else 0.0
     if not var > 0:
-        raise ValueError("bandwidth='scale' needs X with non-zero variance (X is constant); pass a number, e.g. bandwidth=1.0.")
+        raise ValueError("bandwidth='scale' needs X with non-zero variance (X is constant); pass a number, e.g. "
+                         "bandwidth=1.0." + precision_advice(Z.dtype))
     return math.sqrt(Z.shape[1] * var / 2.0) * scale
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from .._linalg import Spectrum, full_spectrum, partial_spectrum, prefer_partial
+from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
 from ..kernels.registry import as_kernel
 
@@ -55,13 +56,14 @@ def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
     if available == 0:
         raise ValueError(
             f"the {what} is numerically zero (rank 0): the data carry no variation under this kernel "
-            "(constant or duplicated rows, or a kernel that is constant on them), so no component can be "
-            "extracted. Check the data, or use a kernel (or bandwidth) that separates the points."
+            "(constant or duplicated rows, or a kernel constant on them). Check the data, or use a kernel "
+            "(or bandwidth) that separates the points."
+            + precision_advice(spec.values.dtype)
         )
     if s > available:
         raise ValueError(
             f"n_components={s} exceeds the numerical rank {available} of the {what}: only {available} "
-            f"directions carry variance. Use n_components <= {available}."
+            f"directions carry variance. Use n_components <= {available}." + precision_advice(spec.values.dtype)
         )
     return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
                     spec.complete, spec.tolerance)

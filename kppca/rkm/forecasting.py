@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from .._param_validation import Interval, Options, check_scalar, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, rounding_tolerance, to_output
+from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, precision_advice, rounding_tolerance, to_output
 from ..base import KernelEstimator
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register
@@ -237,7 +237,8 @@ class NARForecaster(KernelEstimator):
         if self.standardize:
             self.mean_, self.scale_ = stable_mean_std(S)
             if not self.scale_ > 0:
-                raise ValueError("series is constant: it cannot be standardized; pass standardize=False or a varying series.")
+                raise ValueError("series is constant: it cannot be standardized; pass standardize=False or a varying "
+                                 "series." + precision_advice(S.dtype))
         else:
             self.mean_, self.scale_ = 0.0, 1.0
         Z = (S - self.mean_) / self.scale_

@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import flip_signs, rank_tolerance
 from .._param_validation import Interval, Options, fit_context
-from .._validation import as_tensor, check_feature_names, is_numpy_like, numpy_rng, torch_generator
+from .._validation import as_tensor, precision_advice, check_feature_names, is_numpy_like, numpy_rng, torch_generator
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
 from ._gram import resolve_kernel, top_spectrum
@@ -336,11 +336,12 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
             raise ValueError(
                 f"the {what} is numerically zero (rank 0): the data carry no variation under these kernels "
                 "(constant or duplicated rows), so no hidden feature can be extracted. Check the data."
+                + precision_advice(A.dtype)
             )
         if rank < s:
             raise ValueError(
                 f"n_components={s} exceeds the numerical rank {rank} of the {what} found by the Stiefel solver: "
-                f"only {rank} directions carry variance. Use n_components <= {rank}."
+                f"only {rank} directions carry variance. Use n_components <= {rank}." + precision_advice(A.dtype)
             )
         if self.rotate:
             lam, O = torch.linalg.eigh(Gamma)

@@ -9,6 +9,7 @@ data. Everything uses only what ``fit`` stored on the views
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -160,20 +161,24 @@ class MultiViewInference:
         """
         view = self.views_[v]
         if conditional:
-            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD):
-            # singular when the other views carry no information on some hidden feature; then the
-            # inference is undefined.
+            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD).
+            # Where it is singular the other views carry no information on those hidden features: rhs
+            # has no component there (it lies in the range of A), so the least-norm solution keeps
+            # them at their prior mean 0 and solves exactly on the identifiable ones.
             A = self.Gamma_ - view.inner_
             A = 0.5 * (A + A.T)
-            eigs = torch.linalg.eigvalsh(A)
+            eigs, vecs = torch.linalg.eigh(A)
             tol = rank_tolerance(float(self.eigenvalues_[0]), self.n_samples_, A.dtype)
-            if float(eigs[0]) <= tol:
-                raise ValueError(
-                    f"view {v} cannot be inferred: the other views carry no information on some hidden features "
-                    f"(Gamma - U_v^T U_v is singular, smallest eigenvalue {float(eigs[0]):.3g}). Lower n_components "
-                    "or give more views."
+            known = eigs > tol
+            if not bool(known.all()):
+                warnings.warn(
+                    f"predict_view: {int((~known).sum())} of {A.shape[0]} hidden features are not identifiable "
+                    f"from the views other than {v} (Gamma - U_v^T U_v is singular); they are set to their prior "
+                    "mean 0. Lower n_components or give more views for a full inference.",
+                    UserWarning, stacklevel=3,
                 )
-            h = torch.linalg.solve(A, rhs.T).T
+            basis = vecs[:, known]
+            h = (rhs @ basis) / eigs[known] @ basis.T
         else:
             h = rhs
         if view.explicit:

@@ -88,13 +88,23 @@ def test_n_components_above_rank_stiefel():
 
 
 def test_predict_view_uninformative_known_view():
-    """Three components from a 2-column view and a 1-column view: one hidden feature lives in
-    view 0 only, so view 0 cannot be inferred from view 1 (Gamma - U_0^T U_0 = U_1^T U_1 has rank 1)."""
+    """Three components from a 2-column view and a 1-column view: Gamma - U_0^T U_0 = U_1^T U_1 has
+    rank 1, so view 1 informs one hidden feature and the other two stay at their prior mean 0 (with a
+    warning): the least-norm solution, checked against numpy's pseudo-inverse."""
     gen = np.random.default_rng(0)
     X, y = gen.normal(size=(30, 2)), gen.normal(size=(30, 1))
     m = MultiViewKPCA(3).fit([X, y])
-    with pytest.raises(ValueError, match="view 0 cannot be inferred"):
-        m.predict_view([None, y[:3]], 0)
+    with pytest.warns(UserWarning, match="2 of 3 hidden features are not identifiable from the views other than 0"):
+        pred = m.predict_view([None, y[:3]], 0)
+    A = (m.Gamma_ - m.views_[0].inner_).numpy()
+    rhs = m._projection_sum([None, torch.as_tensor(y[:3])], skip=0).numpy()
+    # rcond: eigenvalues of A below N eps lambda_1 relative to its largest are rounding (rank_tolerance)
+    h = rhs @ np.linalg.pinv(0.5 * (A + A.T), rcond=30 * np.finfo(float).eps * 1e3, hermitian=True)
+    expected = h @ m.U_[0].numpy().T + m.views_[0].phi_mean_.numpy()
+    # One identifiable direction (condition number 1): both routes agree to a few rounding errors of
+    # the 3 x 3 products, i.e. O(s eps) relative to the prediction's magnitude.
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=16 * 3 * np.finfo(float).eps * np.abs(expected).max())
+    assert np.isfinite(pred).all()
 
 
 def test_preimage_option_is_validated(views):

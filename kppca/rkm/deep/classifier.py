@@ -40,7 +40,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, Options, fit_context
-from ..._validation import ArrayLike, torch_generator
+from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
 from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
@@ -309,7 +309,8 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
             raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
                              "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "
-                             f"width far from the data's scale); use n_components[0] <= {spec.vectors.shape[1]}.")
+                             f"width far from the data's scale); use n_components[0] <= {spec.vectors.shape[1]}."
+                             + precision_advice(Xt.dtype))
         kpca = _DeepKPCA(K0, sizes, [None] + [self._level_kernel(sizes, j, N) for j in range(1, len(sizes))],
                          float(self.eta))
         gen = torch_generator(self.random_state, self._device)
