@@ -283,7 +283,7 @@ def numpy_rng(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(_seed_from(random_state))
 
 
-def precision_advice(dtype: torch.dtype) -> str:
+def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
     """What to add to a message about data that carry no variation, when the computation is in float32.
 
     float32 keeps about 7 significant digits: a spread below ``1.2e-7`` of the data's
@@ -296,6 +296,8 @@ def precision_advice(dtype: torch.dtype) -> str:
     ----------
     dtype : torch.dtype
         Floating dtype of the computation.
+    cause : str, optional
+        What the lower precision does (default: a small spread of the data is lost).
 
     Returns
     -------
@@ -305,7 +307,8 @@ def precision_advice(dtype: torch.dtype) -> str:
     if torch.finfo(dtype).eps <= torch.finfo(torch.float64).eps:
         return ""
     name = str(dtype).replace("torch.", "")
-    return f" In {name}, a spread below {torch.finfo(dtype).eps:.1e} of the data's magnitude is lost: pass float64 data."
+    cause = cause or f"a spread below {torch.finfo(dtype).eps:.1e} of the data's magnitude is lost"
+    return f" In {name}, {cause}: pass float64 data."
 
 
 def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from .eigen import eigh_descending, eigh_top
+from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
 __all__ = ["Spectrum", "float64_trace", "full_spectrum", "partial_spectrum"]
@@ -91,6 +92,7 @@ def full_spectrum(
         raise ValueError(
             f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
             f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
+            + precision_advice(G.dtype, "rounded kernel values can make a valid kernel's matrix indefinite")
         )
     resolved = int((values > tol).sum())
     if max_rank is not None:
