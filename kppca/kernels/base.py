@@ -20,7 +20,7 @@ one that imports it back.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
 import torch
@@ -192,9 +192,17 @@ class CallableKernel(Kernel):
 
 
 class _Composite(Kernel):
-    """A kernel built from a list of kernels (the parts are resolved and checked together)."""
+    """A kernel built from a list of kernels (the parts are resolved and checked together).
+
+    A subclass names how the parts combine: ``_symbol`` (for the repr), ``_definite_if`` (``any``
+    or ``all`` of the parts strictly positive definite), ``_combine`` (two Gram matrices, with
+    ``out=``) and ``_reduce`` (stacked diagonals along dimension 0).
+    """
 
     _symbol = "?"
+    _definite_if: Callable[[Iterable[bool]], bool] = staticmethod(all)
+    _combine: Callable[..., torch.Tensor] = staticmethod(torch.add)
+    _reduce: Callable[..., torch.Tensor] = staticmethod(torch.sum)
 
     def __init__(self, kernels: Sequence[Kernel]):
         self.kernels = kernels
@@ -222,6 +230,26 @@ class _Composite(Kernel):
         # Keep the ``Y is X`` identity: stationary kernels make the Gram diagonal exact with it.
         return [k.gram(X, X if Y is X else Y) for k in self.kernels]
 
+    @property
+    def strictly_positive_definite(self) -> bool:
+        return self._definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+
+    def _explicit_parts(self, X: torch.Tensor) -> list[torch.Tensor] | None:
+        """The parts' explicit feature maps of ``X``, or None when one part has none."""
+        parts = [k.explicit_features(X) for k in self.kernels]
+        return None if any(P is None for P in parts) else parts
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        parts = self._parts(X, Y)
+        out = parts[0].clone()
+        for P in parts[1:]:
+            self._combine(out, P, out=out)
+        return out
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return self._reduce(torch.stack([k.diag(X) for k in self.kernels]), 0)
+
     def __repr__(self, N_CHAR_MAX: int = 700) -> str:
         return "(" + f" {self._symbol} ".join(repr(k) for k in self.kernels) + ")"
 
@@ -237,28 +265,16 @@ class SumKernel(_Composite):
     """
 
     _symbol = "+"
-
-    @property
-    def strictly_positive_definite(self) -> bool:
-        # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
-        return any(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+    # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
+    _definite_if = staticmethod(any)
+    _combine = staticmethod(torch.add)
+    _reduce = staticmethod(torch.sum)
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a sum is the concatenation of the maps (a dimension count alone would
         # overstate the rank of k + k).
-        parts = [k.explicit_features(X) for k in self.kernels]
-        return None if any(P is None for P in parts) else torch.cat(parts, dim=1)
-
-    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
-        out = parts[0].clone()
-        for P in parts[1:]:
-            out += P
-        return out
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.stack([k.diag(X) for k in self.kernels]).sum(0)
+        parts = self._explicit_parts(X)
+        return None if parts is None else torch.cat(parts, dim=1)
 
 
 class ProductKernel(_Composite):
@@ -272,30 +288,18 @@ class ProductKernel(_Composite):
     """
 
     _symbol = "*"
-
-    @property
-    def strictly_positive_definite(self) -> bool:
-        # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
-        return all(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+    # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
+    _definite_if = staticmethod(all)
+    _combine = staticmethod(torch.mul)
+    _reduce = staticmethod(torch.prod)
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
         # used while it stays small; beyond that the rank is counted numerically.
-        parts = [k.explicit_features(X) for k in self.kernels]
-        if any(P is None for P in parts) or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
+        parts = self._explicit_parts(X)
+        if parts is None or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
             return None
         out = parts[0]
         for P in parts[1:]:
             out = (out[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
         return out
-
-    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
-        out = parts[0].clone()
-        for P in parts[1:]:
-            out *= P
-        return out
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.stack([k.diag(X) for k in self.kernels]).prod(0)
