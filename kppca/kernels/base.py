@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 from sklearn.base import BaseEstimator
@@ -191,18 +191,23 @@ class CallableKernel(Kernel):
 
 
 
+class _Combination(NamedTuple):
+    """How a composite kernel combines its parts."""
+
+    symbol: str  # between the parts in the repr
+    definite_if: Callable[[Iterable[bool]], bool]  # any / all of the parts strictly positive definite
+    combine: Callable[..., torch.Tensor]  # two Gram matrices, in place with out=
+    reduce: Callable[..., torch.Tensor]  # stacked diagonals, along dimension 0
+
+
 class _Composite(Kernel):
     """A kernel built from a list of kernels (the parts are resolved and checked together).
 
-    A subclass names how the parts combine: ``_symbol`` (for the repr), ``_definite_if`` (``any``
-    or ``all`` of the parts strictly positive definite), ``_combine`` (two Gram matrices, with
-    ``out=``) and ``_reduce`` (stacked diagonals along dimension 0).
+    A subclass says how the parts combine (``_how``, a :class:`_Combination`) and how their
+    explicit feature maps join (``_join_features``).
     """
 
-    _symbol = "?"
-    _definite_if: Callable[[Iterable[bool]], bool] = staticmethod(all)
-    _combine: Callable[..., torch.Tensor] = staticmethod(torch.add)
-    _reduce: Callable[..., torch.Tensor] = staticmethod(torch.sum)
+    _how: _Combination
 
     def __init__(self, kernels: Sequence[Kernel]):
         self.kernels = kernels
@@ -232,26 +237,29 @@ class _Composite(Kernel):
 
     @property
     def strictly_positive_definite(self) -> bool:
-        return self._definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+        return self._how.definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
 
-    def _explicit_parts(self, X: torch.Tensor) -> list[torch.Tensor] | None:
-        """The parts' explicit feature maps of ``X``, or None when one part has none."""
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         parts = [k.explicit_features(X) for k in self.kernels]
-        return None if any(P is None for P in parts) else parts
+        return None if any(P is None for P in parts) else self._join_features(parts, X)
+
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
+        """The feature map of the composite from its parts' maps of ``X``, or None (rank counted numerically)."""
+        raise NotImplementedError
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         parts = self._parts(X, Y)
         out = parts[0].clone()
         for P in parts[1:]:
-            self._combine(out, P, out=out)
+            self._how.combine(out, P, out=out)
         return out
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
         self._check_params()
-        return self._reduce(torch.stack([k.diag(X) for k in self.kernels]), 0)
+        return self._how.reduce(torch.stack([k.diag(X) for k in self.kernels]), 0)
 
     def __repr__(self, N_CHAR_MAX: int = 700) -> str:
-        return "(" + f" {self._symbol} ".join(repr(k) for k in self.kernels) + ")"
+        return "(" + f" {self._how.symbol} ".join(repr(k) for k in self.kernels) + ")"
 
 
 class SumKernel(_Composite):
@@ -264,17 +272,13 @@ class SumKernel(_Composite):
     kernels : list of Kernel
     """
 
-    _symbol = "+"
     # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
-    _definite_if = staticmethod(any)
-    _combine = staticmethod(torch.add)
-    _reduce = staticmethod(torch.sum)
+    _how = _Combination("+", any, torch.add, torch.sum)
 
-    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a sum is the concatenation of the maps (a dimension count alone would
         # overstate the rank of k + k).
-        parts = self._explicit_parts(X)
-        return None if parts is None else torch.cat(parts, dim=1)
+        return torch.cat(parts, dim=1)
 
 
 class ProductKernel(_Composite):
@@ -287,17 +291,13 @@ class ProductKernel(_Composite):
     kernels : list of Kernel
     """
 
-    _symbol = "*"
     # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
-    _definite_if = staticmethod(all)
-    _combine = staticmethod(torch.mul)
-    _reduce = staticmethod(torch.prod)
+    _how = _Combination("*", all, torch.mul, torch.prod)
 
-    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
         # used while it stays small; beyond that the rank is counted numerically.
-        parts = self._explicit_parts(X)
-        if parts is None or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
+        if math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
             return None
         out = parts[0]
         for P in parts[1:]:
