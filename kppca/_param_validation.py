@@ -215,16 +215,21 @@ def dtype_from_spec(dtype: Any) -> torch.dtype | None:
     )
 
 
-class _Dtype(Constraint):
+class _Parsed(Constraint):
+    """The values that ``parse`` accepts (it raises InvalidParameterError on the others)."""
+
+    def __init__(self, parse: Callable[[Any], Any], description: str):
+        self.parse, self.description = parse, description
+
     def is_satisfied_by(self, value: Any) -> bool:
         try:
-            dtype_from_spec(value)
+            self.parse(value)
         except InvalidParameterError:
             return False
         return True
 
     def __str__(self) -> str:
-        return "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
+        return self.description
 
 
 def device_from_spec(device: Any) -> torch.device:
@@ -254,23 +259,15 @@ def device_from_spec(device: Any) -> torch.device:
     return dev
 
 
-class _Device(Constraint):
-    def is_satisfied_by(self, value: Any) -> bool:
-        try:
-            device_from_spec(value)
-        except InvalidParameterError:
-            return False
-        return True
-
-    def __str__(self) -> str:
-        return "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
-
-
 _SHORTHANDS: dict[str, Callable[[], Constraint]] = {
     "boolean": _Boolean,
     "random_state": _RandomState,
-    "dtype": _Dtype,
-    "device": _Device,
+    "dtype": functools.partial(
+        _Parsed, dtype_from_spec, "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
+    ),
+    "device": functools.partial(
+        _Parsed, device_from_spec, "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
+    ),
 }
 
 

@@ -3,7 +3,7 @@
 :func:`select_indices` implements the ``digits`` / ``n_samples`` /
 ``random_state`` semantics of :func:`kppca.datasets.load_mnist` and
 :func:`kppca.datasets.load_digits` once, so both loaders accept the same inputs
-and raise the same errors.
+and raise the same errors; :func:`read_only` marks the arrays they cache.
 
 This module deliberately depends on numpy only (not on torch or scikit-learn),
 so importing :mod:`kppca.datasets` stays cheap.
@@ -20,7 +20,7 @@ import torch
 
 from .._validation import check_count, check_random_state, numpy_rng
 
-__all__ = ["as_generator", "check_n_samples", "parse_labels", "select_indices", "sklearn_seed"]
+__all__ = ["as_generator", "check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
 
 RandomState = Any  # None, int, numpy Generator or RandomState
 
@@ -113,6 +113,13 @@ def parse_labels(labels: Any, valid: Sequence[int], name: str = "digits") -> lis
     if not items:
         raise ValueError(f"{name} is empty; pass None to keep every class, or a non-empty list from {valid_text}.")
     return sorted({int(item) for item in items})
+
+
+def read_only(images: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(images, labels)`` made read-only in place: guards shared cached arrays against in-place edits."""
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
 
 
 def _allocate(counts: np.ndarray, n_samples: int, rng: np.random.Generator) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._subsample import RandomState, select_indices
+from ._subsample import RandomState, read_only, select_indices
 from .idx import PathLike, read_idx
 
 __all__ = [
@@ -120,10 +120,7 @@ def _read_split_cached(images_key: tuple[str, int, int], labels_key: tuple[str, 
         )
     labels = labels.astype(np.int64)
     _check_labels(labels, labels_path)
-    # Read-only guards the shared cached arrays against in-place edits.
-    images.setflags(write=False)
-    labels.setflags(write=False)
-    return images, labels
+    return read_only(images, labels)
 
 
 def _check_labels(labels: np.ndarray, path: str) -> None:
@@ -202,9 +199,7 @@ def _read_bundled() -> tuple[np.ndarray, np.ndarray]:
     images = np.ascontiguousarray(table[:, :-1]).reshape(-1, *MNIST_SHAPE)
     labels = table[:, -1].astype(np.int64)
     _check_labels(labels, path)
-    images.setflags(write=False)
-    labels.setflags(write=False)
-    return images, labels
+    return read_only(images, labels)
 
 
 def load_mnist(

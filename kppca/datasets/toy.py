@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._param_validation import Interval, check_scalar
-from ._subsample import RandomState, check_n_samples, select_indices, sklearn_seed
+from ._subsample import RandomState, check_n_samples, read_only, select_indices, sklearn_seed
 
 __all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
 
@@ -131,9 +131,7 @@ def _read_digits() -> tuple[np.ndarray, np.ndarray]:
     # The values are integers 0..16, so uint8 storage loses nothing.
     images = bunch.images.astype(np.uint8)
     labels = bunch.target.astype(np.int64)
-    images.setflags(write=False)
-    labels.setflags(write=False)
-    return images, labels
+    return read_only(images, labels)
 
 
 def load_digits(

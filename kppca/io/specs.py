@@ -21,6 +21,7 @@ holds :data:`OPTIONAL`. A file holding an undeclared attribute (e.g.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -190,6 +191,15 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _first_failure(checks: Iterable[tuple[str, Any, list[Any]]], context: ShapeContext) -> str | None:
+    """``"<label> <reasons>"`` for the first ``(label, value, constraints)`` whose value fails, else None."""
+    for label, value, constraints in checks:
+        reason = _check_one(value, constraints, context)
+        if reason:
+            return f"{label} {reason}"
+    return None
+
+
 class ListOf(StateConstraint):
     """A list (or tuple, with ``as_tuple=True``) whose items each satisfy one of ``items``.
 
@@ -225,11 +235,8 @@ class TupleOf(StateConstraint):
     def check(self, value: Any, context: ShapeContext) -> str | None:
         if not isinstance(value, list if self.list else tuple) or len(value) != len(self.positions):
             return f"is {_short(value)}, expected a sequence of {len(self.positions)} item(s)"
-        for i, (item, allowed) in enumerate(zip(value, self.positions)):
-            reason = _check_one(item, allowed, context)
-            if reason:
-                return f"item {i} {reason}"
-        return None
+        items = ((f"item {i}", item, allowed) for i, (item, allowed) in enumerate(zip(value, self.positions)))
+        return _first_failure(items, context)
 
     def __str__(self) -> str:
         return f"a tuple of {len(self.positions)}"
@@ -244,11 +251,10 @@ class DictOf(StateConstraint):
     def check(self, value: Any, context: ShapeContext) -> str | None:
         if not isinstance(value, dict):
             return f"is a {type(value).__name__}, expected a dict"
-        for key, item in value.items():
-            reason = _check_one(key, self.keys, context) or _check_one(item, self.values, context)
-            if reason:
-                return f"entry {_short(key)} {reason}"
-        return None
+        # Each key is checked before its value; both failures name the entry by its key.
+        entries = ((f"entry {_short(key)}", part, allowed) for key, item in value.items()
+                   for part, allowed in ((key, self.keys), (item, self.values)))
+        return _first_failure(entries, context)
 
     def __str__(self) -> str:
         return "a dict"
@@ -263,11 +269,8 @@ class Record(StateConstraint):
     def check(self, value: Any, context: ShapeContext) -> str | None:
         if not isinstance(value, dict) or set(value) != set(self.fields):
             return f"is {_short(value)}, expected a dict with the keys {sorted(self.fields)}"
-        for key, allowed in self.fields.items():
-            reason = _check_one(value[key], allowed, context)
-            if reason:
-                return f"entry {key!r} {reason}"
-        return None
+        entries = ((f"entry {key!r}", value[key], allowed) for key, allowed in self.fields.items())
+        return _first_failure(entries, context)
 
     def __str__(self) -> str:
         return f"a dict with the keys {sorted(self.fields)}"

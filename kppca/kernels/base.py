@@ -20,8 +20,8 @@ one that imports it back.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, NamedTuple
 
 import torch
 from sklearn.base import BaseEstimator
@@ -191,10 +191,23 @@ class CallableKernel(Kernel):
 
 
 
-class _Composite(Kernel):
-    """A kernel built from a list of kernels (the parts are resolved and checked together)."""
+class _Combination(NamedTuple):
+    """How a composite kernel combines its parts."""
 
-    _symbol = "?"
+    symbol: str  # between the parts in the repr
+    definite_if: Callable[[Iterable[bool]], bool]  # any / all of the parts strictly positive definite
+    combine: Callable[..., torch.Tensor]  # two Gram matrices, in place with out=
+    reduce: Callable[..., torch.Tensor]  # stacked diagonals, along dimension 0
+
+
+class _Composite(Kernel):
+    """A kernel built from a list of kernels (the parts are resolved and checked together).
+
+    A subclass says how the parts combine (``_how``, a :class:`_Combination`) and how their
+    explicit feature maps join (``_join_features``).
+    """
+
+    _how: _Combination
 
     def __init__(self, kernels: Sequence[Kernel]):
         self.kernels = kernels
@@ -222,8 +235,31 @@ class _Composite(Kernel):
         # Keep the ``Y is X`` identity: stationary kernels make the Gram diagonal exact with it.
         return [k.gram(X, X if Y is X else Y) for k in self.kernels]
 
+    @property
+    def strictly_positive_definite(self) -> bool:
+        return self._how.definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
+
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        parts = [k.explicit_features(X) for k in self.kernels]
+        return None if any(P is None for P in parts) else self._join_features(parts, X)
+
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
+        """The feature map of the composite from its parts' maps of ``X``, or None (rank counted numerically)."""
+        raise NotImplementedError
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        parts = self._parts(X, Y)
+        out = parts[0].clone()
+        for P in parts[1:]:
+            self._how.combine(out, P, out=out)
+        return out
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return self._how.reduce(torch.stack([k.diag(X) for k in self.kernels]), 0)
+
     def __repr__(self, N_CHAR_MAX: int = 700) -> str:
-        return "(" + f" {self._symbol} ".join(repr(k) for k in self.kernels) + ")"
+        return "(" + f" {self._how.symbol} ".join(repr(k) for k in self.kernels) + ")"
 
 
 class SumKernel(_Composite):
@@ -236,29 +272,13 @@ class SumKernel(_Composite):
     kernels : list of Kernel
     """
 
-    _symbol = "+"
+    # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
+    _how = _Combination("+", any, torch.add, torch.sum)
 
-    @property
-    def strictly_positive_definite(self) -> bool:
-        # K_1 + K_2 with K_1 positive definite and K_2 positive semi-definite is positive definite.
-        return any(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
-
-    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a sum is the concatenation of the maps (a dimension count alone would
         # overstate the rank of k + k).
-        parts = [k.explicit_features(X) for k in self.kernels]
-        return None if any(P is None for P in parts) else torch.cat(parts, dim=1)
-
-    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
-        out = parts[0].clone()
-        for P in parts[1:]:
-            out += P
-        return out
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.stack([k.diag(X) for k in self.kernels]).sum(0)
+        return torch.cat(parts, dim=1)
 
 
 class ProductKernel(_Composite):
@@ -271,31 +291,15 @@ class ProductKernel(_Composite):
     kernels : list of Kernel
     """
 
-    _symbol = "*"
+    # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
+    _how = _Combination("*", all, torch.mul, torch.prod)
 
-    @property
-    def strictly_positive_definite(self) -> bool:
-        # Schur product theorem: the elementwise product of positive definite matrices is positive definite.
-        return all(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
-
-    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
         # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
         # used while it stays small; beyond that the rank is counted numerically.
-        parts = [k.explicit_features(X) for k in self.kernels]
-        if any(P is None for P in parts) or math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
+        if math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
             return None
         out = parts[0]
         for P in parts[1:]:
             out = (out[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
         return out
-
-    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
-        out = parts[0].clone()
-        for P in parts[1:]:
-            out *= P
-        return out
-
-    def diag(self, X: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        return torch.stack([k.diag(X) for k in self.kernels]).prod(0)

@@ -12,15 +12,8 @@ feature distance: :func:`frechet_distance`, :func:`digit_features`).
 from .digit_features import DigitFeatures, digit_features, train_digit_features
 from .frechet import frechet_distance, frechet_feature_distance, gaussian_statistics
 from .sample_quality import SampleQuality, effective_classes, mmd_test, sample_quality
-
-from .scoring import (
-    SCORING_PREIMAGE,
-    ReconstructionScorer,
-    make_reconstruction_scorer,
-    reconstruction_error,
-    reconstruction_samples,
-    reconstruction_scorer,
-)
+from . import scoring as _scoring
+from .scoring import *  # noqa: F403 -- the names re-exported are those of scoring.__all__
 
 __all__ = [
     "sample_quality",
@@ -33,10 +26,5 @@ __all__ = [
     "DigitFeatures",
     "digit_features",
     "train_digit_features",
-    "SCORING_PREIMAGE",
-    "ReconstructionScorer",
-    "make_reconstruction_scorer",
-    "reconstruction_error",
-    "reconstruction_samples",
-    "reconstruction_scorer",
+    *_scoring.__all__,
 ]

@@ -49,19 +49,8 @@ from .knn import feature_space_sq_distances, knn_preimage
 from .learned import LearnedPreimage, median_heuristic_bandwidth
 from .ridge_cv import loo_ridge_errors, select_bandwidth_and_ridge
 from .smoother import KernelSmoother, kernel_smoother
-from .strategies import (
-    DEFAULT_PREIMAGE,
-    PREIMAGE_METHODS,
-    AutoPreimage,
-    PREIMAGE_OPTIONS,
-    SELECTIONS,
-    FixedPointPreimage,
-    KNNPreimage,
-    LearnedMapPreimage,
-    Preimage,
-    SmootherPreimage,
-    make_preimage,
-)
+from . import strategies as _strategies
+from .strategies import *  # noqa: F403 -- the names re-exported are those of strategies.__all__
 from .uncenter import ROW_MEAN_ESTIMATES, uncenter_kernel_vectors
 
 __all__ = [
@@ -80,15 +69,5 @@ __all__ = [
     "select_bandwidth_and_ridge",
     "TrainingContext",
     "FeaturePoints",
-    "Preimage",
-    "SmootherPreimage",
-    "KNNPreimage",
-    "FixedPointPreimage",
-    "LearnedMapPreimage",
-    "AutoPreimage",
-    "make_preimage",
-    "PREIMAGE_METHODS",
-    "PREIMAGE_OPTIONS",
-    "DEFAULT_PREIMAGE",
-    "SELECTIONS",
+    *_strategies.__all__,
 ]

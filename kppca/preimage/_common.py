@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from .._param_validation import Interval, check_scalar
-from .._validation import as_tensor, check_count, is_numpy_like
+from .._validation import as_tensor, check_count, is_numpy_like, to_output
 from ..kernels import RBF
 
 
@@ -97,3 +97,16 @@ def format_rows(rows: torch.Tensor, limit: int = 10) -> str:
     idx = rows.flatten().tolist()
     shown = ", ".join(str(i) for i in idx[:limit])
     return f"[{shown}{', ...' if len(idx) > limit else ''}] ({len(idx)} row(s))"
+
+
+def batch_output(result: torch.Tensor, extra: torch.Tensor, *, single: bool, numpy_out: bool,
+                 return_extra: bool) -> Any:
+    """A pre-image function's return value: ``result`` (and ``extra`` when ``return_extra``).
+
+    Both have the batch in their first dimension, which is dropped when the input was a single
+    point (``single``); numpy in -> numpy out (``numpy_out``), torch in -> torch out.
+    """
+    if single:
+        result, extra = result[0], extra[0]
+    result = to_output(result, numpy_out)
+    return (result, to_output(extra, numpy_out)) if return_extra else result

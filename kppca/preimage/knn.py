@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
-from ._common import check_n_neighbors, dtype_device, format_rows, weights_and_targets
+from ._common import batch_output, check_n_neighbors, dtype_device, format_rows, weights_and_targets
 
 __all__ = ["feature_space_sq_distances", "knn_preimage"]
 
@@ -140,9 +140,4 @@ def knn_preimage(
         out = (w[:, :, None] * neigh).sum(1) / w.sum(1, keepdim=True)
     if vector_targets:
         out = out[:, 0]
-    if single:
-        out, idx = out[0], idx[0]
-    out = to_output(out, numpy_out)
-    if return_indices:
-        return out, to_output(idx, numpy_out)
-    return out
+    return batch_output(out, idx, single=single, numpy_out=numpy_out, return_extra=return_indices)

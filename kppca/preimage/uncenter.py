@@ -22,9 +22,9 @@ from typing import Any
 
 import torch
 
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_tensor, is_numpy_like
 from ..kernels import KernelCenterer
-from ._common import dtype_device
+from ._common import batch_output, dtype_device
 
 __all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES"]
 
@@ -171,9 +171,4 @@ def uncenter_kernel_vectors(
                 )
         K_rows = centerer.uncenter(Kc_rows, s)
 
-    if single:
-        K_rows, s = K_rows[0], s[0]
-    K_rows = to_output(K_rows, numpy_out)
-    if return_row_means:
-        return K_rows, to_output(s, numpy_out)
-    return K_rows
+    return batch_output(K_rows, s, single=single, numpy_out=numpy_out, return_extra=return_row_means)
