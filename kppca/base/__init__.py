@@ -1,5 +1,5 @@
 """What every kppca estimator shares: input validation, fitted checks, tags, output conversion."""
 
-from .estimator import KernelEstimator, KernelTransformerMixin, detach_target
+from .estimator import DEVICE_CONSTRAINTS, RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin, detach_target
 
-__all__ = ["KernelEstimator", "KernelTransformerMixin", "detach_target"]
+__all__ = ["DEVICE_CONSTRAINTS", "RUNTIME_CONSTRAINTS", "KernelEstimator", "KernelTransformerMixin", "detach_target"]

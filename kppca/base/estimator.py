@@ -43,7 +43,23 @@ from .._validation import (
     to_output,
 )
 
-__all__ = ["KernelEstimator", "KernelTransformerMixin", "detach_target"]
+__all__ = [
+    "DEVICE_CONSTRAINTS",
+    "RUNTIME_CONSTRAINTS",
+    "KernelEstimator",
+    "KernelTransformerMixin",
+    "detach_target",
+]
+
+#: Constraints of ``dtype`` / ``device`` (where the computation runs), defined once for every
+#: estimator's ``_parameter_constraints`` (spread with ``**``).
+DEVICE_CONSTRAINTS: dict[str, list[Any]] = {"dtype": ["dtype"], "device": ["device"]}
+#: :data:`DEVICE_CONSTRAINTS` plus the seed and the progress bar, for estimators with random steps.
+RUNTIME_CONSTRAINTS: dict[str, list[Any]] = {
+    "random_state": ["random_state"],
+    "progress": ["boolean"],
+    **DEVICE_CONSTRAINTS,
+}
 
 _UNSET: Any = object()
 

@@ -29,10 +29,11 @@ from sklearn.base import ClassifierMixin
 
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike
-from ..base import KernelEstimator
+from ..base import DEVICE_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, TupleOf, register
 from ..kernels import Kernel
 from .deep import DeepRKM, KPCALevel, LSSVMLevel, working_dtype
+from .deep.estimator import LEVEL_CONSTRAINTS
 from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
 
 __all__ = ["DeepLSSVMClassifier"]
@@ -113,17 +114,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         "temperature_": [Interval("real", 0, None, closed="neither")],
     }
 
-    _parameter_constraints = {
-        "kernel": [Kernel, str, callable, None],
-        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "eta": [Interval("real", 0, None, closed="neither")],
-        "eta_levels": [list, tuple],
-        "n_passes": [Interval("int", 0, None, closed="left")],
-        "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
-    }
+    _parameter_constraints = {**LEVEL_CONSTRAINTS, "random_state": ["random_state"], **DEVICE_CONSTRAINTS}
 
     def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, n_components: Sequence[int] | int = (1, 1),
                  ridge: float = 1e-3, eta: float = 1.0, eta_levels: Sequence[float] = (1e-2, 1e-2),

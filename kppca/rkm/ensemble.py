@@ -23,7 +23,7 @@ from sklearn.base import ClassifierMixin, clone
 
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, numpy_rng
-from ..base import KernelEstimator
+from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
@@ -116,10 +116,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         "noise": [Interval("real", 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
-        "progress": ["boolean"],
-        "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "intercept_"
     _fit_call = "fit(X, y)"

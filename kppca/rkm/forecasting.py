@@ -17,11 +17,10 @@ import torch
 
 from .._param_validation import Interval, Options, check_scalar, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, precision_advice, rounding_tolerance, to_output
-from ..base import KernelEstimator
+from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register
-from .multiview import MultiViewKPCA
-from ..optim import STIEFEL_METHODS
+from .multiview import SOLVER_CONSTRAINTS, MultiViewKPCA
 
 __all__ = ["NARForecaster", "lag_windows", "plot_forecasts", "stable_mean_std"]
 
@@ -152,18 +151,9 @@ class NARForecaster(KernelEstimator):
         "n_components": [Interval("int", 1, None, closed="left")],
         "kernel_x": [object, None],
         "kernel_y": [object, None],
-        "form": [Options(("auto", "primal", "dual"))],
-        "solver": [Options(("eig", "stiefel"))],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
+        **SOLVER_CONSTRAINTS,
         "standardize": ["boolean"],
-        "stiefel_method": [Options(STIEFEL_METHODS)],
-        "max_iter": [Interval("int", 1, None, closed="left")],
-        "tol": [Interval("real", 0, None, closed="left")],
-        "progress": ["boolean"],
-        "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "model_"
     _fit_call = "fit(series)"

@@ -36,7 +36,7 @@ from sklearn.base import ClassifierMixin
 
 from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
-from ..base import KernelEstimator
+from ..base import DEVICE_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import Kernel
 from ..kernels.standard import RBF, Laplacian, squared_distances
@@ -133,8 +133,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
         "solver": [Options({"dual", "primal"})],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **DEVICE_CONSTRAINTS,
     }
 
     def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, solver: str = "dual",

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
-from sklearn.base import ClassifierMixin, RegressorMixin, clone
+from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
 from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike
-from ..base import KernelEstimator, detach_target
+from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, Linear
@@ -74,8 +74,7 @@ class _LSSVMBase(KernelEstimator):
         "ridge": [Interval("real", 0, None, closed="neither")],
         "eta": [Interval("real", 0, None, closed="neither")],
         "solver": [Options({"auto", "dual", "primal"})],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **DEVICE_CONSTRAINTS,
     }
     _parameter_hints = {
         "ridge": "ridge is the regularisation of the dual system (Suykens' 1/gamma); use a small positive value "
@@ -141,7 +140,7 @@ class _LSSVMBase(KernelEstimator):
 
 
 @register(name="kppca.LSSVMRegressor")
-class LSSVMRegressor(RegressorMixin, _LSSVMBase):
+class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
     """LS-SVM regression in RKM form, solved in the dual (kernel) or the primal (explicit features).
 
     Parameters
@@ -203,11 +202,6 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         self.solver = solver
         self.dtype = dtype
         self.device = device
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMRegressor:

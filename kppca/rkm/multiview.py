@@ -25,7 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._linalg import flip_signs, rank_tolerance
 from .._param_validation import Interval, Options, fit_context
 from .._validation import as_tensor, precision_advice, check_feature_names, is_numpy_like, numpy_rng, torch_generator
-from ..base import KernelEstimator, KernelTransformerMixin
+from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
 from ._gram import resolve_kernel, top_spectrum
 from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
@@ -39,6 +39,19 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
     """``G^power`` of a symmetric positive definite ``G`` by eigendecomposition."""
     w, Q = torch.linalg.eigh(G)
     return (Q * w.pow(power)) @ Q.T
+
+
+#: Constraints of the solver parameters (primal/dual form, eigen or Stiefel solve), shared by the
+#: models built on :class:`MultiViewKPCA` (spread with ``**``).
+SOLVER_CONSTRAINTS: dict[str, list[Any]] = {
+    "form": [Options(("auto", "primal", "dual"))],
+    "solver": [Options(("eig", "stiefel"))],
+    "rotate": ["boolean"],
+    "rescale": ["boolean"],
+    "stiefel_method": [Options(STIEFEL_METHODS)],
+    "max_iter": [Interval("int", 1, None, closed="left")],
+    "tol": [Interval("real", 0, None, closed="left")],
+}
 
 
 @register(name="kppca.MultiViewKPCA")
@@ -144,18 +157,9 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "n_components": [Interval("int", 1, None, closed="left")],
         "kernels": [list, tuple, None],
         "feature_maps": [list, tuple, None],
-        "form": [Options(("auto", "primal", "dual"))],
-        "solver": [Options(("eig", "stiefel"))],
-        "rotate": ["boolean"],
-        "rescale": ["boolean"],
+        **SOLVER_CONSTRAINTS,
         "center": ["boolean"],
-        "stiefel_method": [Options(STIEFEL_METHODS)],
-        "max_iter": [Interval("int", 1, None, closed="left")],
-        "tol": [Interval("real", 0, None, closed="left")],
-        "progress": ["boolean"],
-        "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "hidden_features_"
     _fit_call = "fit(views)"

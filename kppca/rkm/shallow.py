@@ -27,7 +27,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from .._linalg import eigh_descending, rank_tolerance
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, resolve_dtype
-from ..base import KernelEstimator, KernelTransformerMixin
+from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import ESTIMATOR_STATE, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, KernelCenterer
 from ._gram import gram_top_spectrum, resolve_kernel
@@ -83,8 +83,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         "kernel": [Kernel, str, callable, None],
         "eta": [Interval("real", 0, None, closed="neither")],
         "center": ["boolean"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **DEVICE_CONSTRAINTS,
     }
 
     def __init__(

@@ -41,7 +41,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
-from ...base import KernelEstimator
+from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
 from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
@@ -204,10 +204,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         "hidden_layer_size": [Interval("int", 1, None, closed="left")],
         "smoother_bandwidth": [Interval("real", 0, None, closed="neither"), None],
         "smoother_grid": [list, tuple, None],
-        "random_state": ["random_state"],
-        "progress": ["boolean"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "models_"
     _fit_call = "fit(X, y)"

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import RegressorMixin
+from sklearn.base import MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._param_validation import Interval, fit_context
 from ..._validation import ArrayLike, torch_generator
-from ...base import KernelEstimator
+from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, DictOf, ListOf, TensorSpec, TupleOf, register
 from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
@@ -52,8 +52,20 @@ def working_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if torch.finfo(dtype).bits < 64 else dtype
 
 
+#: Constraints of the parameters that build the default two-level architecture (shared by the
+#: deep RKMs built from :class:`LSSVMLevel` / :class:`KPCALevel`; spread with ``**``).
+LEVEL_CONSTRAINTS: dict[str, list[Any]] = {
+    "kernel": [Kernel, str, callable, None],
+    "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+    "ridge": [Interval("real", 0, None, closed="neither")],
+    "eta": [Interval("real", 0, None, closed="neither")],
+    "eta_levels": [list, tuple],
+    "n_passes": [Interval("int", 0, None, closed="left")],
+}
+
+
 @register(name="kppca.DeepRKM")
-class DeepRKM(RegressorMixin, KernelEstimator):
+class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     """Deep RKM regression (2017 paper): an LS-SVM level and kernel PCA levels, coupled.
 
     Parameters
@@ -170,24 +182,16 @@ class DeepRKM(RegressorMixin, KernelEstimator):
 
     _parameter_constraints = {
         "levels": [list, tuple, None],
-        "kernel": [Kernel, str, callable, None],
-        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "eta": [Interval("real", 0, None, closed="neither")],
-        "eta_levels": [list, tuple],
-        "n_passes": [Interval("int", 0, None, closed="left")],
+        **LEVEL_CONSTRAINTS,
         "solver": [str],
         "solver_options": [dict, None],
         "n_prototypes": [Interval("int", 1, None, closed="left")],
         "c_stab": [Interval("real", 0, None, closed="left")],
         "max_iter": [Interval("int", 0, None, closed="left")],
         "tol": [Interval("real", 0, None, closed="left")],
-        "progress": ["boolean"],
         "hidden_units": [Interval("int", 1, None, closed="left"), list, tuple, None],
         "toeplitz": ["boolean"],
-        "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **RUNTIME_CONSTRAINTS,
     }
     _parameter_hints = {
         "levels": "levels is a list of LSSVMLevel and KPCALevel; a kernel goes in DeepRKM(kernel=...).",
@@ -220,11 +224,6 @@ class DeepRKM(RegressorMixin, KernelEstimator):
         self.random_state = random_state
         self.dtype = dtype
         self.device = device
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
 
     # ------------------------------------------------------------------ architecture
     def _default_levels(self) -> list[Level]:
