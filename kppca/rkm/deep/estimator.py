@@ -109,7 +109,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models
         (:mod:`~kppca.rkm.deep.objective`): ``"stabilized"`` (1,B / 2,B) ``J_deep,Pstab``;
         ``"variance"`` (1,A / 2,A) ``J_deep,Pstab - c0 sum_{KPCA l} sum_j ||e_j^(l)||^2`` (needs
-        ``c_stab > 0``); ``"regression"`` (1,C / 2,C) the regression level's terms only.
+        ``c_stab > 0``; unbounded below, the fit is where ``max_iter`` L-BFGS steps lead); ``"regression"`` (1,C / 2,C) the regression level's terms only.
     c0 : float > 0, default 1.0
         ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
         paper tunes 0.1, 10, 1000).
@@ -295,7 +295,10 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         if not all(bool(torch.isfinite(t).all()) for t in state):
             raise ValueError(f"the {self.solver!r} solver produced non-finite hidden features: the data's scale is "
                              "beyond the working precision of the kernels; standardise X and y, or choose kernel "
-                             "parameters suited to their scale.")
+                             "parameters suited to their scale" + (
+                                 "; objective='variance' is unbounded below (Lam absorbs the growth of the KPCA "
+                                 "scores): lower c0, raise c_stab or lower max_iter" if self.objective == "variance"
+                                 else "") + ".")
         levels = levels if result.levels is None else result.levels
         self.levels_, self.kernel_ = levels, levels[0].kernel
         self.hidden_features_, self.intercept_, self.scales_ = result.hidden_features, result.intercept, result.scales

@@ -16,9 +16,14 @@ its KPCA levels; :func:`combine_terms` adds them according to ``DeepRKM(objectiv
     of the architecture. The "``eta/2 Tr(H~(l) H~(l)T)`` (l = 1, 2, 3) regularization terms" next
     to it we read as the regularisers every level's term of eq. 5.3 already holds (here
     ``Tr(H~^T G H~) / (2 eta)`` in the reduced set, ``eta/2 Tr(W^T W)`` in the networks), common to
-    A, B and C and unchanged. ``J_l`` falls like ``-||e||^2`` so ``c_stab/2 J_l^2`` grows like
-    ``||e||^4`` and the quadratic reward stays bounded below only with ``c_stab > 0``
-    (:func:`check_objective`).
+    A, B and C and unchanged. **Unbounded below** (measured and shown): for fixed scores the free
+    ``Lam_l`` can always bring ``J_l`` to ``-1/c_stab``, where ``J_l + c_stab/2 J_l^2`` takes its
+    minimum ``-1/(2 c_stab)``, whatever ``||e_l||``; so the reward ``-c0 ||e_l||^2`` drives ``e_l``
+    and ``Lam_l`` to infinity together. A fit is the point L-BFGS reaches after ``max_iter``
+    iterations: a small ``c0 / c_stab`` and few iterations keep it finite (the paper tunes ``c0``
+    and ``c_stab`` on validation data); otherwise the estimator refuses the non-finite result.
+    ``c_stab > 0`` is still required (:func:`check_objective`): without it even ``J_l`` alone is
+    unbounded.
 ``"regression"`` (models 1,C / 2,C)
     ``J_out`` alone: "only the level 3 regression objective" (no KPCA or stabilisation terms;
     the KPCA levels remain as unknowns of the chain or network that feeds the regression level).
