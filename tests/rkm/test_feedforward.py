@@ -237,3 +237,24 @@ def test_objective_parameters_are_validated():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert np.isfinite(m.fit(X, y).predict(X)).all()  # no stabilisation needed without KPCA terms
+
+
+def test_variance_objective_is_unbounded_below():
+    """The documented caveat of 2,A: scaling W_1 by t and choosing Lam_1 = (sum ||e_1||^2 / 2) / (1/c + eta/2 ||W_1||^2)
+    (all components equal) holds J_1 at -1/c_stab, the minimum of the stabilised term, while -c0 ||e_1||^2 falls
+    like -t^2 (the later levels see tanh-saturated inputs, so their terms stay bounded)."""
+    X, Y, layout, flat = _problem(False, seed=3)
+    base = [t.numpy().copy() for t in flat]
+    c, c0, eta1 = 0.8, 0.1, 0.5
+    vals = []
+    for t in (1.0, 1e2, 1e4):
+        v = [a.copy() for a in base]
+        v[2] = t * base[2]
+        e1 = np.tanh(X @ v[0].T + v[1]) @ v[2]
+        lam = 0.5 * (e1**2).sum() / (1 / c + eta1 / 2 * (v[2] ** 2).sum())
+        v[10] = np.full_like(base[10], np.log(lam))
+        vals.append(_np_objective(v, layout, X, Y, [eta1, 2.0, 0.7], 0.3, c, "variance", c0))
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=c, objective="variance",
+                              c0=c0)
+    assert float(J(*[torch.as_tensor(a) for a in v])) == pytest.approx(vals[-1], rel=1e-10)
+    assert vals[0] > vals[1] > vals[2] and vals[2] < -1e6  # ~ -c0 t^2 ||e_1(t=1)||^2
