@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kppca.kernels import RBF
 from kppca.rkm import DeepRKM, KPCALevel, LSSVMLevel, LSSVMRegressor
@@ -126,7 +127,7 @@ def test_both_orders_fit_and_predict_primal(data, order):
 # ---------------------------------------------------------------- primal reduced-set solver
 def _primal(seed=0, **kw):
     levels = [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), ridge=0.1)]
-    return DeepRKM(levels, solver="primal", n_prototypes=40, max_iter=60, random_state=seed, **kw)
+    return DeepRKM(levels, solver="primal", n_prototypes=40, random_state=seed, **{"max_iter": 60, **kw})
 
 
 def test_primal_objective_is_non_increasing_and_deterministic(data):
@@ -340,3 +341,125 @@ def test_constant_X_with_the_data_scaled_default_says_what_to_pass():
     with pytest.raises(ValueError, match="float64 data"):
         DeepRKM().fit((1e4 + 1e-6 * X).astype(np.float32), y.astype(np.float32))
     assert np.isfinite(DeepRKM(kernel=RBF(1.0)).fit(np.ones_like(X), y).predict(X)).all()
+
+
+# ---------------------------------------------------------------- Table 1 objective variants (primal)
+def _rbf_np(A, B, s):
+    d = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d / (2 * s * s))
+
+
+def _np_reduced_set(X, P, Y, H, b, lam, c_stab, objective, c0):
+    """The reduced-set objective (eq. 5.3) of _primal's levels in numpy: KPCA(RBF 0.7, eta 1) -> KPCA(RBF 1.0,
+    eta 1) -> LS-SVM(RBF 1.0, ridge 0.1, eta 1), and Table 1's variants."""
+    sig = [0.7, 1.0, 1.0]
+    Ps = [P, H[0], H[1]]
+    z, J = X, 0.0
+    for l in range(3):
+        e = _rbf_np(z, Ps[l], sig[l]) @ H[l]
+        reg = np.trace(H[l].T @ _rbf_np(Ps[l], Ps[l], sig[l]) @ H[l]) / 2
+        if l == 2:
+            J += ((Y - e - b) ** 2).sum() / (2 * 0.1) + reg
+        else:
+            Jl = -0.5 * (e**2 / lam[l]).sum() + reg
+            if objective != "regression":
+                J += Jl + c_stab / 2 * Jl**2
+            if objective == "variance":
+                J -= c0 * np.trace(e.T @ e)
+            z = e / lam[l]
+    return J
+
+
+def _primal_point(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(12, 1))
+    Y = rng.normal(size=(12, 1))
+    P = X[:6]
+    H = [rng.normal(size=(6, 5)), rng.normal(size=(6, 2)), rng.normal(size=(6, 1))]
+    b = rng.normal(size=1)
+    lam = [np.exp(rng.normal(size=5)), np.exp(rng.normal(size=2))]
+    return X, Y, P, H, b, lam
+
+
+def _primal_J(X, Y, P, c_stab, objective, c0):
+    from kppca.rkm.deep.reduced_set import _objective
+    levels = [KPCALevel(5, kernel=RBF(0.7)), KPCALevel(2, kernel=RBF(1.0)), LSSVMLevel(RBF(1.0), ridge=0.1)]
+    Xt, Pt = torch.as_tensor(X), torch.as_tensor(P)
+    grams0 = (RBF(0.7).gram(Xt, Pt), RBF(0.7).gram(Pt, Pt))
+    return _objective(levels, Pt, torch.as_tensor(Y), grams0, c_stab, objective, c0)
+
+
+@pytest.mark.parametrize("objective, c0", [("stabilized", 1.0), ("variance", 0.1), ("variance", 1000.0),
+                                           ("regression", 1.0)])
+def test_primal_objective_variants_match_independent_numpy(objective, c0):
+    X, Y, P, H, b, lam = _primal_point()
+    J = _primal_J(X, Y, P, 0.3, objective, c0)
+    flat = [torch.as_tensor(h) for h in H] + [torch.as_tensor(b)] + [torch.as_tensor(np.log(v)) for v in lam]
+    ref = _np_reduced_set(X, P, Y, H, b, lam, 0.3, objective, c0)
+    # sums of O(100) terms of size up to O(1e3) (c0 = 1000): rounding ~1e-14 relative
+    assert float(J(*flat)) == pytest.approx(ref, rel=1e-11)
+
+
+def test_primal_variance_gradient_matches_finite_differences():
+    X, Y, P, H, b, lam = _primal_point(seed=1)
+    J = _primal_J(X, Y, P, 0.3, "variance", 0.1)
+    xs = [torch.as_tensor(h).requires_grad_(True) for h in H] + [torch.as_tensor(b).requires_grad_(True)] + \
+        [torch.as_tensor(np.log(v)).requires_grad_(True) for v in lam]
+    grads = torch.autograd.grad(J(*xs), xs)
+    base = [t.detach().numpy().copy() for t in xs]
+
+    def np_J(vals):
+        return _np_reduced_set(X, P, Y, vals[:3], vals[3], [np.exp(v) for v in vals[4:]], 0.3, "variance", 0.1)
+
+    h = 1e-5
+    scale = max(1.0, abs(np_J(base)))
+    for k, (g, t) in enumerate(zip(grads, base)):
+        fd = np.zeros(t.size)
+        for i in range(t.size):
+            plus, minus = [v.copy() for v in base], [v.copy() for v in base]
+            plus[k].flat[i] += h
+            minus[k].flat[i] -= h
+            fd[i] = (np_J(plus) - np_J(minus)) / (2 * h)
+        # central differences: truncation h^2 |J'''| ~ 1e-10 |J|, rounding eps |J| / h ~ 1e-11 |J|
+        np.testing.assert_allclose(g.numpy().ravel(), fd, atol=1e-7 * scale, rtol=1e-6)
+
+
+@pytest.mark.parametrize("objective, c0", [("variance", 0.1), ("regression", 1.0)])
+def test_primal_variant_history_is_non_increasing(data, objective, c0):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run may stop at max_iter
+        m = _primal(objective=objective, c0=c0, max_iter=30).fit(X, y)
+    vals = np.array([v for _, v in m.objective_history_])
+    assert len(vals) == m.n_iter_ + 1 and vals[-1] < vals[0]
+    # one evaluation's rounding, as in test_primal_objective_is_non_increasing_and_deterministic
+    assert np.all(np.diff(vals) <= 16 * EPS * np.abs(vals).max())
+
+
+def test_primal_regression_fit_ignores_the_kpca_terms(data):
+    """1,C minimises the regression level's terms only: c_stab does not change the fit."""
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = _primal(objective="regression", c_stab=0.0, max_iter=15).fit(X, y)
+        b = _primal(objective="regression", c_stab=50.0, max_iter=15).fit(X, y)
+        c = _primal(objective="stabilized", c_stab=50.0, max_iter=15).fit(X, y)
+    assert a.objective_history_ == b.objective_history_
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert a.objective_history_ != c.objective_history_
+
+
+def test_primal_variance_needs_stabilisation(data):
+    X, y = data
+    with pytest.raises(ValueError, match="objective='variance' needs c_stab > 0"):
+        _primal(objective="variance", c_stab=0.0).fit(X, y)
+
+
+@parametrize_with_checks([DeepRKM(kernel=RBF(3.0), solver="primal", n_prototypes=50, max_iter=5, objective="variance",
+                                  c0=0.1, random_state=0),
+                          DeepRKM(kernel=RBF(3.0), solver="primal", n_prototypes=50, max_iter=5, objective="regression",
+                                  random_state=0)])
+def test_sklearn_compatible_variants(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 5 L-BFGS iterations on purpose
+        check(estimator)

@@ -17,8 +17,9 @@ from kppca.rkm.deep.feedforward import _initial, _layout, feedforward_objective,
 LEVELS = [KPCALevel(2, 0.5), KPCALevel(2, 2.0), LSSVMLevel(ridge=0.3, eta=0.7)]
 
 
-def _np_objective(flat, layout, X, Y, etas, ridge, c):
-    """J_deep,Pstab in numpy from the flat unknowns (independent of the torch code)."""
+def _np_objective(flat, layout, X, Y, etas, ridge, c, objective="stabilized", c0=0.0):
+    """J_deep,Pstab in numpy from the flat unknowns (independent of the torch code); Table 1's variants:
+    "variance" subtracts c0 sum_j ||e_j||^2 of every KPCA level, "regression" keeps the last level's terms only."""
     it = iter([np.asarray(t, dtype=np.float64) for t in flat])
     mats = []
     for spec in layout:
@@ -38,7 +39,10 @@ def _np_objective(flat, layout, X, Y, etas, ridge, c):
         else:
             lam = np.exp(loglams[l])
             Jl = -0.5 * (a**2 / lam).sum() + etas[l] / 2 * (W**2).sum()
-            J += Jl + c / 2 * Jl**2
+            if objective != "regression":
+                J += Jl + c / 2 * Jl**2
+            if objective == "variance":
+                J -= c0 * np.trace(a.T @ a)  # Tr(sum_j e_j e_j^T)
             z = a / lam
     return J
 
@@ -56,7 +60,11 @@ def _problem(toeplitz_u, seed=0):
 
 
 @parametrize_with_checks([DeepRKM(LEVELS, solver="feedforward", hidden_units=4, c_stab=0.01, max_iter=60,
-                                 random_state=0)])
+                                 random_state=0),
+                          DeepRKM(LEVELS, solver="feedforward", hidden_units=4, c_stab=1.0, objective="variance",
+                                  c0=0.1, max_iter=60, random_state=0),
+                          DeepRKM(LEVELS, solver="feedforward", hidden_units=4, objective="regression", max_iter=60,
+                                  random_state=0)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # few iterations on purpose
@@ -80,9 +88,39 @@ def test_objective_matches_independent_numpy(toeplitz_u):
 
 
 @pytest.mark.parametrize("toeplitz_u", [False, True])
-def test_gradient_matches_finite_differences(toeplitz_u):
+@pytest.mark.parametrize("objective, c0", [("variance", 0.1), ("variance", 10.0), ("regression", 1.0)])
+def test_objective_variants_match_independent_numpy(toeplitz_u, objective, c0):
+    X, Y, layout, flat = _problem(toeplitz_u)
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=0.8,
+                              objective=objective, c0=c0)
+    ref = _np_objective([t.numpy() for t in flat], layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8, objective, c0)
+    base = _np_objective([t.numpy() for t in flat], layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)
+    assert abs(ref - base) > 1e-3 * abs(base)  # the variant changes the value at this point
+    # sums of O(100) terms of size O(1) (times c0 <= 10): rounding ~1e-14 relative
+    assert float(J(*flat)) == pytest.approx(ref, rel=1e-12)
+
+
+def test_regression_objective_is_the_pure_regression_fit():
+    """2,C: J = 1/(2 ridge) sum ||y - yhat||^2 + eta_L/2 ||W_L||^2, whatever the KPCA levels' eta and c_stab."""
+    X, Y, layout, flat = _problem(False, seed=2)
+    Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
+    other = [KPCALevel(2, 30.0), KPCALevel(2, 1e-3), LEVELS[2]]
+    J1 = float(feedforward_objective(LEVELS, layout, Xt, Yt, c_stab=0.8, objective="regression")(*flat))
+    J2 = float(feedforward_objective(other, layout, Xt, Yt, c_stab=50.0, objective="regression")(*flat))
+    from kppca.rkm.deep.feedforward import _weights, network_forward
+    weights, B = _weights(flat, layout)
+    _, yhat = network_forward(weights, B, Xt)
+    W3 = flat[8].numpy()
+    pure = ((Y - yhat.numpy()) ** 2).sum() / (2 * 0.3) + 0.7 / 2 * (W3**2).sum()
+    assert J1 == pytest.approx(pure, rel=1e-12) and J2 == pytest.approx(pure, rel=1e-12)
+
+
+@pytest.mark.parametrize("toeplitz_u", [False, True])
+@pytest.mark.parametrize("objective", ["stabilized", "variance"])
+def test_gradient_matches_finite_differences(toeplitz_u, objective):
     X, Y, layout, flat = _problem(toeplitz_u, seed=1)
-    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=0.8)
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=0.8,
+                              objective=objective, c0=0.1)
     xs = [t.clone().requires_grad_(True) for t in flat]
     grads = torch.autograd.grad(J(*xs), xs)
     base = [t.numpy().copy() for t in flat]
@@ -93,10 +131,10 @@ def test_gradient_matches_finite_differences(toeplitz_u):
             plus, minus = [b.copy() for b in base], [b.copy() for b in base]
             plus[k].flat[i] += h
             minus[k].flat[i] -= h
-            args = (layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)
+            args = (layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8, objective, 0.1)
             fd[i] = (_np_objective(plus, *args) - _np_objective(minus, *args)) / (2 * h)
         # central differences: truncation h^2 |J'''| ~ 1e-10 |J|, rounding eps |J| / h ~ 1e-11 |J|
-        scale = max(1.0, abs(_np_objective(base, layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8)))
+        scale = max(1.0, abs(_np_objective(base, layout, X, Y, [0.5, 2.0, 0.7], 0.3, 0.8, objective, 0.1)))
         np.testing.assert_allclose(g.numpy().ravel(), fd, atol=1e-7 * scale, rtol=1e-6)
 
 
@@ -148,3 +186,75 @@ def test_feedforward_needs_kpca_levels_first_and_hidden_units():
         DeepRKM(LEVELS, solver="feedforward", hidden_units=(3, 3)).fit(X, y)
     with pytest.raises(ValueError, match="c_stab > 0"):
         DeepRKM(LEVELS, solver="feedforward", hidden_units=3, c_stab=0.0).fit(X, y)
+
+
+@pytest.mark.parametrize("objective, c0", [("variance", 10.0), ("regression", 1.0)])
+def test_variant_fits_record_non_increasing_objective(objective, c0):
+    X, y, _ = _synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = DeepRKM(LEVELS, solver="feedforward", hidden_units=(10, 6, 10), c_stab=0.01, objective=objective, c0=c0,
+                    max_iter=100, random_state=0).fit(X, y)
+    h = np.array([v for _, v in m.objective_history_])
+    # every accepted L-BFGS step lowers J (a step that does not is rejected and ends the run)
+    assert len(h) == m.n_iter_ + 1 and np.all(np.diff(h) <= 0) and h[-1] < h[0]
+    if objective == "regression":  # (the variance reward, c0 = 10 against c_stab = 0.01, spreads the scores instead)
+        assert m.score(X, y) > 0.5
+
+
+def test_regression_fit_ignores_the_kpca_terms():
+    """2,C minimises the regression level's terms only: the KPCA levels' eta and c_stab do not change the fit
+    (they do with the stabilised objective)."""
+    X, y, _ = _synthetic()
+    other = [KPCALevel(2, 30.0), KPCALevel(2, 1e-3), LEVELS[2]]
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for objective in ("regression", "stabilized"):
+            a = DeepRKM(LEVELS, solver="feedforward", hidden_units=4, objective=objective, c_stab=0.01, max_iter=20,
+                        random_state=0).fit(X, y)
+            b = DeepRKM(other, solver="feedforward", hidden_units=4, objective=objective, c_stab=5.0, max_iter=20,
+                        random_state=0).fit(X, y)
+            fits[objective] = (a, b)
+    a, b = fits["regression"]
+    assert a.objective_history_ == b.objective_history_
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    a, b = fits["stabilized"]
+    assert a.objective_history_ != b.objective_history_
+
+
+def test_objective_parameters_are_validated():
+    X, y, _ = _synthetic()
+    with pytest.raises(ValueError, match="objective='variance' needs c_stab > 0"):
+        DeepRKM(LEVELS, solver="feedforward", hidden_units=3, objective="variance", c_stab=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="objective"):
+        DeepRKM(LEVELS, solver="feedforward", hidden_units=3, objective="A").fit(X, y)
+    with pytest.raises(ValueError, match="c0"):
+        DeepRKM(LEVELS, solver="feedforward", hidden_units=3, objective="variance", c0=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="solver='primal' or solver='feedforward'"):
+        DeepRKM(objective="regression").fit(X, y)  # the level-wise solver has no primal objective
+    m = DeepRKM(LEVELS, solver="feedforward", hidden_units=3, objective="regression", c_stab=0.0, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert np.isfinite(m.fit(X, y).predict(X)).all()  # no stabilisation needed without KPCA terms
+
+
+def test_variance_objective_is_unbounded_below():
+    """The documented caveat of 2,A: scaling W_1 by t and choosing Lam_1 = (sum ||e_1||^2 / 2) / (1/c + eta/2 ||W_1||^2)
+    (all components equal) holds J_1 at -1/c_stab, the minimum of the stabilised term, while -c0 ||e_1||^2 falls
+    like -t^2 (the later levels see tanh-saturated inputs, so their terms stay bounded)."""
+    X, Y, layout, flat = _problem(False, seed=3)
+    base = [t.numpy().copy() for t in flat]
+    c, c0, eta1 = 0.8, 0.1, 0.5
+    vals = []
+    for t in (1.0, 1e2, 1e4):
+        v = [a.copy() for a in base]
+        v[2] = t * base[2]
+        e1 = np.tanh(X @ v[0].T + v[1]) @ v[2]
+        lam = 0.5 * (e1**2).sum() / (1 / c + eta1 / 2 * (v[2] ** 2).sum())
+        v[10] = np.full_like(base[10], np.log(lam))
+        vals.append(_np_objective(v, layout, X, Y, [eta1, 2.0, 0.7], 0.3, c, "variance", c0))
+    J = feedforward_objective(LEVELS, layout, torch.as_tensor(X), torch.as_tensor(Y), c_stab=c, objective="variance",
+                              c0=c0)
+    assert float(J(*[torch.as_tensor(a) for a in v])) == pytest.approx(vals[-1], rel=1e-10)
+    assert vals[0] > vals[1] > vals[2] and vals[2] < -1e6  # ~ -c0 t^2 ||e_1(t=1)||^2

@@ -3,7 +3,8 @@
 * :mod:`.levels` -- :class:`Level`, :class:`LSSVMLevel`, :class:`KPCALevel`;
 * :mod:`.chain` -- the forward chain of the levels (eqs. 4.9, 5.4);
 * :mod:`.solvers` -- the solver registry (``DeepRKM(solver=name)``);
-* :mod:`.levelwise`, :mod:`.reduced_set` -- the paper's §5.1 and §5.2 solvers;
+* :mod:`.levelwise`, :mod:`.reduced_set`, :mod:`.feedforward` -- the paper's §5.1, §5.2 and §5.3 solvers;
+* :mod:`.objective` -- Table 1's objective variants (``DeepRKM(objective=...)``), combined once for the primal solvers;
 * :mod:`.estimator` -- :class:`DeepRKM`;
 * :mod:`.classifier` -- :class:`DeepRKMClassifier`, with :mod:`.mlp_head` and :mod:`.binary_model`
   (:class:`BinaryDeepModel`, the fitted state of one binary deep model).

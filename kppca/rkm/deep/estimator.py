@@ -21,7 +21,7 @@ import torch
 from sklearn.base import MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._param_validation import Interval, fit_context
+from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, DictOf, ListOf, TensorSpec, TupleOf, register
@@ -31,6 +31,7 @@ from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwis
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
 from .chain import run_chain
 from .levels import KPCALevel, Level, LSSVMLevel, check_positive_finite
+from .objective import OBJECTIVES, check_objective
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
@@ -103,7 +104,16 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
         subset of the training points drawn with ``random_state``.
     c_stab : float >= 0, default 1.0
-        ``solver="primal"``: weight of the stabilisation terms.
+        ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
+    objective : {"stabilized", "variance", "regression"}, default "stabilized"
+        ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models
+        (:mod:`~kppca.rkm.deep.objective`): ``"stabilized"`` (1,B / 2,B) ``J_deep,Pstab``;
+        ``"variance"`` (1,A / 2,A) ``J_deep,Pstab - c0 sum_{KPCA l} sum_j ||e_j^(l)||^2`` (needs
+        ``c_stab > 0``; unbounded below, the fit is where ``max_iter`` L-BFGS steps lead);
+        ``"regression"`` (1,C / 2,C) the regression level's terms only.
+    c0 : float > 0, default 1.0
+        ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
+        paper tunes 0.1, 10, 1000).
     max_iter : int >= 0, default 200
         ``solver="primal"``: L-BFGS iterations (a ConvergenceWarning when they run out).
     tol : float >= 0, default 1e-10
@@ -187,6 +197,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         "solver_options": [dict, None],
         "n_prototypes": [Interval("int", 1, None, closed="left")],
         "c_stab": [Interval("real", 0, None, closed="left")],
+        "objective": [Options(OBJECTIVES)],
+        "c0": [Interval("real", 0, None, closed="neither")],
         "max_iter": [Interval("int", 0, None, closed="left")],
         "tol": [Interval("real", 0, None, closed="left")],
         "hidden_units": [Interval("int", 1, None, closed="left"), list, tuple, None],
@@ -202,7 +214,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
                  n_passes: int = 10, solver: str = "levelwise", solver_options: dict | None = None,
-                 n_prototypes: int = 100, c_stab: float = 1.0, max_iter: int = 200, tol: float = 1e-10,
+                 n_prototypes: int = 100, c_stab: float = 1.0, objective: str = "stabilized", c0: float = 1.0,
+                 max_iter: int = 200, tol: float = 1e-10,
                  progress: bool = False, hidden_units: Any = None, toeplitz: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self.levels = levels
@@ -216,6 +229,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         self.solver_options = solver_options
         self.n_prototypes = n_prototypes
         self.c_stab = c_stab
+        self.objective = objective
+        self.c0 = c0
         self.max_iter = max_iter
         self.tol = tol
         self.progress = progress
@@ -271,6 +286,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
             raise ValueError("X has no two distinct rows, so a kernel width cannot be taken from its spread; pass "
                              f"a kernel with a numeric width (e.g. kernel=RBF(1.0)){hint}.") from exc
         params = self.get_params(deep=False)
+        check_objective(params)
         if solver.check is not None:
             solver.check(levels, params)
         generator = torch_generator(self.random_state, self._device)
@@ -280,7 +296,10 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         if not all(bool(torch.isfinite(t).all()) for t in state):
             raise ValueError(f"the {self.solver!r} solver produced non-finite hidden features: the data's scale is "
                              "beyond the working precision of the kernels; standardise X and y, or choose kernel "
-                             "parameters suited to their scale.")
+                             "parameters suited to their scale" + (
+                                 "; objective='variance' is unbounded below (Lam absorbs the growth of the KPCA "
+                                 "scores): lower c0, raise c_stab or lower max_iter" if self.objective == "variance"
+                                 else "") + ".")
         levels = levels if result.levels is None else result.levels
         self.levels_, self.kernel_ = levels, levels[0].kernel
         self.hidden_features_, self.intercept_, self.scales_ = result.hidden_features, result.intercept, result.scales

@@ -16,7 +16,9 @@ these maps, over all ``N`` training points:
 ``J_l = -1/2 sum_i e_l,i^T Lam_l^{-1} e_l,i + eta_l/2 Tr(W_l^T W_l)``,
 
 in ``U, beta, W, Lam, B``. Each stabilised KPCA term is bounded below by ``-1/(2 c_stab)``, so
-``J`` is bounded below (``c_stab > 0``). ``toeplitz=True`` (model 2,B,T of Table 1) makes
+``J`` is bounded below (``c_stab > 0``). ``DeepRKM(objective=...)`` selects Table 1's variant
+(:mod:`~kppca.rkm.deep.objective`): 2,B (this ``J``), 2,A (minus ``c0 sum_l ||e_l||^2``) or 2,C
+(the regression level's terms only). ``toeplitz=True`` (model 2,B,T of Table 1) makes
 ``U_l`` of every level except the last a Toeplitz matrix, ``U[i, j] = t[i - j + n_in - 1]``:
 ``n_l + n_in - 1`` unknowns instead of ``n_l n_in``.
 
@@ -45,6 +47,7 @@ import torch
 
 from ...optim import minimize
 from .levels import Level
+from .objective import combine_terms, stabilize
 from .reduced_set import standardize_targets
 from .solvers import DeepFit, register_solver
 
@@ -76,7 +79,7 @@ def check_feedforward(levels: list[Level], params: dict) -> None:
     if params.get("hidden_units") is None:
         raise ValueError("solver='feedforward' needs hidden_units (an int, or one int per level).")
     _units(levels, params["hidden_units"])
-    if float(params["c_stab"]) <= 0:
+    if float(params["c_stab"]) <= 0 and params.get("objective", "stabilized") == "stabilized":
         raise ValueError("solver='feedforward' needs c_stab > 0: without the stabilisation terms the KPCA "
                          "terms are unbounded below.")
 
@@ -116,20 +119,25 @@ def network_forward(weights: list, B: torch.Tensor, X: torch.Tensor) -> tuple[li
 
 
 def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.Tensor, Y: torch.Tensor,
-                          c_stab: float):
-    """``J_deep,Pstab(*flat)`` (module docstring) as a closure over the data; ``flat`` as :func:`_weights` reads it."""
+                          c_stab: float, objective: str = "stabilized", c0: float = 1.0):
+    """``J_deep,Pstab(*flat)`` (module docstring) as a closure over the data; ``flat`` as :func:`_weights` reads it.
+
+    ``objective`` / ``c0``: the Table 1 variant (:func:`~kppca.rkm.deep.objective.combine_terms`).
+    """
+    outs = [lev.is_output for lev in levels]
 
     def J(*flat: torch.Tensor) -> torch.Tensor:
         weights, B = _weights(flat, layout)
         es, yhat = network_forward(weights, B, X)
         out = levels[-1]
         W_out = weights[-1][2]
-        total = ((Y - yhat) ** 2).sum() / (2 * float(out.ridge)) + 0.5 * float(out.eta) * (W_out ** 2).sum()
+        terms = []
         for l, e in enumerate(es):
             W, log_lam = weights[l][2], weights[l][3]
             Jl = -0.5 * (e ** 2 * torch.exp(-log_lam)[None, :]).sum() + 0.5 * float(levels[l].eta) * (W ** 2).sum()
-            total = total + Jl + 0.5 * c_stab * Jl ** 2
-        return total
+            terms.append(stabilize(Jl, c_stab))
+        terms.append(((Y - yhat) ** 2).sum() / (2 * float(out.ridge)) + 0.5 * float(out.eta) * (W_out ** 2).sum())
+        return combine_terms(outs, terms, list(es) + [None], objective=objective, c0=c0)
 
     return J
 
@@ -155,7 +163,8 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     units = _units(levels, params["hidden_units"])
     layout = _layout(levels, X.shape[1], Y.shape[1], units, bool(params.get("toeplitz", False)))
     Ys, y_mean, y_scale = standardize_targets(Y)
-    J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]))
+    J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]), params.get("objective", "stabilized"),
+                              float(params.get("c0", 1.0)))
     x0 = _initial(layout, X.dtype, X.device, generator)
     res = minimize(J, x0, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]), tol=float(params["tol"]),
                    progress=bool(params.get("progress", False)), desc="deep RKM (feed-forward)",

@@ -29,6 +29,7 @@ from ...kernels.standard import Linear
 from ...optim import random_stiefel
 from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
+from .objective import stabilize
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
 
@@ -289,4 +290,4 @@ class KPCALevel(Level):
 
     def primal_term(self, G, H, e, lam, Y, c_stab):
         Jl = -0.5 * (e ** 2 / lam[None, :]).sum() + (H * (G @ H)).sum() / (2 * float(self.eta))
-        return Jl + 0.5 * c_stab * Jl ** 2
+        return stabilize(Jl, c_stab)

@@ -7,7 +7,9 @@ every KPCA level, positive scales ``Lam_l`` (parametrised by their logarithms). 
 ``N`` training points; with ``G_l = k_l(P_l, P_l)`` the minimised objective is eq. 5.3
 generalised to any levels, ``J = sum_l J_l`` with each level's term from
 :meth:`~kppca.rkm.deep.levels.Level.primal_term` (the LS-SVM's data fit plus
-``1/(2 eta) Tr(H~^T G H~)``; a KPCA level's stabilised ``J_l + c_stab/2 J_l^2``).
+``1/(2 eta) Tr(H~^T G H~)``; a KPCA level's stabilised ``J_l + c_stab/2 J_l^2``), combined by
+:func:`~kppca.rkm.deep.objective.combine_terms` (``DeepRKM(objective=...)``: Table 1's models 1,B,
+1,A with the variance reward ``-c0 sum ||e_l||^2``, or 1,C with the regression level's term only).
 
 The targets are standardised first (:func:`standardize_targets`): the objective's squares
 of ``y`` would otherwise underflow (``y ~ 1e-300``) or overflow, and the L-BFGS tolerances
@@ -22,6 +24,7 @@ import torch
 from ...optim import minimize
 from .chain import run_chain
 from .levels import Level
+from .objective import combine_terms
 from .solvers import DeepFit, register_solver
 
 __all__ = ["fit_reduced_set", "standardize_targets"]
@@ -43,17 +46,21 @@ def standardize_targets(Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, to
     return (U - mu) / sd, c * mu, c * sd
 
 
-def _objective(levels: list[Level], prototypes: torch.Tensor, Y: torch.Tensor, grams0: tuple, c_stab: float):
+def _objective(levels: list[Level], prototypes: torch.Tensor, Y: torch.Tensor, grams0: tuple, c_stab: float,
+               objective: str = "stabilized", c0: float = 1.0):
+    outs = [lev.is_output for lev in levels]
+
     def J(*flat: torch.Tensor) -> torch.Tensor:
         L = len(levels)
         H, b, logs = list(flat[:L]), flat[L], iter(flat[L + 1:])
         lam = [None if lev.is_output else torch.exp(next(logs)) for lev in levels]
         try:
             _, es = run_chain(levels, None, prototypes, H, b, lam, Y, gram0=grams0[0])
-            total = Y.new_zeros(())
+            terms = []
             for l, lev in enumerate(levels):
                 G = grams0[1] if l == 0 else lev.kernel.gram(H[l - 1], H[l - 1])
-                total = total + lev.primal_term(G, H[l], es[l], lam[l], Y, c_stab)
+                terms.append(lev.primal_term(G, H[l], es[l], lam[l], Y, c_stab))
+            total = combine_terms(outs, terms, es, objective=objective, c0=c0)
         except ValueError:
             # A kernel refuses a trial point of the line search that overflows it: a NaN value (with a graph,
             # so the search can continue) marks the step as no descent; lbfgs rejects such an iterate.
@@ -94,7 +101,8 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
             logs.append(log_lam)
     if b is None:  # pragma: no cover - the estimator guarantees one output level
         raise ValueError("the levels have no output level")
-    J = _objective(levels, P, Ys, grams0, float(params["c_stab"]))
+    J = _objective(levels, P, Ys, grams0, float(params["c_stab"]), params.get("objective", "stabilized"),
+                   float(params.get("c0", 1.0)))
     res = minimize(J, H + [b] + logs, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]),
                    tol=float(params["tol"]), progress=bool(params.get("progress", False)),
                    desc="deep RKM (reduced set)", warn=False)  # the estimator warns
