@@ -35,7 +35,9 @@ def test_prior_with_noise_is_the_exact_model_sample(model):
     np.testing.assert_allclose(model.sample(7, random_state=3, latent="prior"),
                                model.kernel_preimage(k_c, selection="local", **SAMPLE_SMOOTHER_OPTIONS),
                                rtol=0, atol=10 * N * np.finfo(float).eps)
-    np.testing.assert_array_equal(model.sample(7, random_state=3), model.sample(7, random_state=3, latent="prior"))
+    # noise defaults to True for the prior: the exact model sample
+    np.testing.assert_array_equal(model.sample(7, random_state=3, latent="prior", noise=True),
+                                  model.sample(7, random_state=3, latent="prior"))
 
 
 def test_noise_free_prior_is_the_conditional_mean_of_standard_normal_codes(model):
@@ -148,7 +150,7 @@ def test_primal_latents(data, fmap):
     X, y = data
     feature_map = RandomFourierFeatures(1.5, n_features=60, random_state=0) if fmap else None
     m = PrimalPPCA(4, feature_map=feature_map).fit(X, y)
-    exact = m.sample(5, random_state=2)
+    exact = m.sample(5, random_state=2, latent="prior")
     if fmap is None:  # the identity map: the features are the inputs
         np.testing.assert_array_equal(exact, m.sample_features(5, random_state=2))
     mix = m.sample(5, random_state=2, latent="mixture")
@@ -159,7 +161,7 @@ def test_primal_latents(data, fmap):
         nearest = ((cls[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
         assert set(y[nearest]) == {3}
     with pytest.raises(ValueError, match="factor"):
-        m.sample(2, factor="symmetric")
+        m.sample(2, factor="symmetric", latent="prior")
 
 
 def test_mixture_needs_training_inputs():
@@ -177,3 +179,39 @@ def test_latents_and_classes_on_cuda(data):
     for kw in ({"latent": "prior"}, {"latent": "mixture"}, {"y": 3}):
         S = m.sample(5, random_state=0, **kw)
         assert isinstance(S, torch.Tensor) and S.device.type == "cuda" and S.shape == (5, X.shape[1])
+
+
+# ----------------------------------------------------------------------------- the default, latent="auto"
+@pytest.mark.parametrize("kind", ["dual", "primal", "primal-rff"])
+def test_default_latent_is_the_mixture_when_training_inputs_are_kept(kind, data):
+    X, y = data
+    if kind == "dual":
+        m = DualPPCA(4, kernel=RBF(1.5)).fit(X, y)
+    else:
+        fmap = RandomFourierFeatures(1.5, n_features=60, random_state=0) if kind == "primal-rff" else None
+        m = PrimalPPCA(4, feature_map=fmap).fit(X, y)
+    default = m.sample(6, random_state=5)
+    # same seed, same codes, same pre-image: bitwise
+    np.testing.assert_array_equal(default, m.sample(6, random_state=5, latent="mixture"))
+    np.testing.assert_array_equal(default, m.sample(6, random_state=5, latent="auto"))
+    assert not np.array_equal(default, m.sample(6, random_state=5, latent="prior"))  # the choice is visible
+    # class-conditional sampling with the default latent: the class's mixture
+    np.testing.assert_array_equal(m.sample(4, random_state=1, y=7), m.sample(4, random_state=1, y=7, latent="mixture"))
+    S = m.sample(4, random_state=1, y=7, n_neighbors=1)
+    if kind != "primal":  # pre-images from class 7 only (the identity map needs no pre-image)
+        nearest = ((S[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
+        assert set(y[nearest]) == {7}
+
+
+def test_default_latent_is_the_exact_prior_without_training_inputs():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    streamed = PrimalPPCA(2).partial_fit(X[:20]).partial_fit(X[20:])
+    assert "X_fit_" not in streamed.__dict__  # no training codes: no mixture
+    default = streamed.sample(5, random_state=3)
+    np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="prior"))
+    np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="auto"))
+    # the identity map: the exact prior sample is the feature-space sample
+    np.testing.assert_array_equal(default, streamed.sample_features(5, random_state=3))
+    # the same model fitted in memory keeps its inputs and defaults to the mixture
+    kept = PrimalPPCA(2).fit(X)
+    assert not np.array_equal(kept.sample(5, random_state=3), kept.sample(5, random_state=3, latent="prior"))
