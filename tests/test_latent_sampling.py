@@ -86,11 +86,23 @@ def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
     L = mix.scale_trils.double()
     from sklearn.mixture import GaussianMixture
 
-    codes = (m._principal_coordinates(m.X_fit_) * m._gain).double().numpy()
+    codes = (m._training_coordinates() * m._gain).double().numpy()  # the codes the mixture is fitted on
     gm = GaussianMixture(len(mix.weights), covariance_type="full", reg_covar=1e-6, random_state=0).fit(codes)
     cov = torch.as_tensor(gm.covariances_)
     bound = 5 * codes.shape[1] * np.finfo(np.float32).eps * float(cov.diagonal(dim1=1, dim2=2).max())
     assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_dual_training_codes_are_read_off_the_eigenpairs(solver):
+    """The mixture's training codes ``sqrt(lam_p) u_p`` equal the projection ``K_c u_p / sqrt(lam_p)`` of the
+    training inputs (an independent N x N pass) to the eigen-solver's residual: ``|K_c u - lam u| <= N eps lam_1``
+    for a backward-stable solver, divided by ``sqrt(lam_q)``."""
+    X = np.random.default_rng(0).normal(size=(300, 5))
+    m = DualPPCA(5, kernel=RBF(2.0), eigen_solver=solver, random_state=0).fit(X)
+    lam = m.eigenvalues_
+    bound = 300 * np.finfo(np.float64).eps * float(lam[0]) / float(lam[-1].sqrt())
+    assert float((m._training_coordinates() - m._principal_coordinates(m.X_fit_)).abs().max()) <= bound
 
 
 def test_mixture_keeps_fewer_components_for_few_codes():

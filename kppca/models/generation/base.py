@@ -268,10 +268,10 @@ class GenerationMixin:
         cache = self._gen_cache()
         key = ("latent-mixture", label_index)
         if key not in cache:
-            # transform(X_train), computed once for all the mixtures (an N x N kernel pass when K_c is gone)
+            # transform(X_train), computed once for all the mixtures (the dual model reads it off its eigenpairs)
             codes = cache.get("training-codes")
             if codes is None:
-                codes = cache["training-codes"] = self._principal_coordinates(self.X_fit_) * self._gain
+                codes = cache["training-codes"] = self._training_coordinates() * self._gain
             if label_index is None:
                 cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
             else:
