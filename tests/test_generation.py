@@ -120,7 +120,7 @@ def test_reconstruct_is_inverse_transform_of_transform(model, digits, method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_sample_is_preimage_of_sample_kernel(model, method):
-    S = model.sample(6, random_state=3, preimage=method)
+    S = model.sample(6, random_state=3, preimage=method, latent="prior")
     K = model.sample_kernel(6, random_state=3)
     # sample() corrects hubs by default (selection="auto" is "local" for samples, "raw" for given vectors)
     # The default ("auto") samples with the smoother and maps given vectors with the learned map.
@@ -252,12 +252,12 @@ def test_options_validation(model):
 
 def test_learned_map_is_cached_and_refit_invalidates(digits):
     m = DualPPCA(3, kernel=RBF(1.5)).fit(digits[:60])
-    m.sample(2, random_state=0, preimage="learned")
-    m.sample(2, random_state=0, preimage="learned", n_coordinates=8)
+    m.sample(2, random_state=0, preimage="learned", latent="prior")
+    m.sample(2, random_state=0, preimage="learned", n_coordinates=8, latent="prior")
     keys = [k for k in m._gen_cache() if isinstance(k, tuple)]
     assert len(keys) == 2
     m.fit(digits[60:])
-    out = m.sample(5, random_state=0, preimage="knn", n_neighbors=1)
+    out = m.sample(5, random_state=0, preimage="knn", n_neighbors=1, latent="prior")
     assert all(any(np.allclose(row, x) for x in digits[60:]) for row in out)
     assert not any(isinstance(k, tuple) for k in m._gen_cache())
 
@@ -278,7 +278,7 @@ def test_pickle_drops_cache_and_keeps_results(model, tmp_path):
 
 def test_primal_identity_map(digits):
     p = PrimalPPCA(4).fit(digits)
-    np.testing.assert_array_equal(p.sample(5, random_state=2), p.sample_features(5, random_state=2))
+    np.testing.assert_array_equal(p.sample(5, random_state=2, latent="prior"), p.sample_features(5, random_state=2))
     h = np.random.default_rng(0).normal(size=(3, 4))
     np.testing.assert_allclose(p.inverse_transform(h), h @ p.W_.numpy().T + p.mean_.numpy(), atol=1e-12)
     np.testing.assert_allclose(p.inverse_transform(p.transform(digits[:4])), p.reconstruct(digits[:4]), atol=1e-12)

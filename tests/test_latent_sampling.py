@@ -35,7 +35,9 @@ def test_prior_with_noise_is_the_exact_model_sample(model):
     np.testing.assert_allclose(model.sample(7, random_state=3, latent="prior"),
                                model.kernel_preimage(k_c, selection="local", **SAMPLE_SMOOTHER_OPTIONS),
                                rtol=0, atol=10 * N * np.finfo(float).eps)
-    np.testing.assert_array_equal(model.sample(7, random_state=3), model.sample(7, random_state=3, latent="prior"))
+    # noise defaults to True for the prior: the exact model sample
+    np.testing.assert_array_equal(model.sample(7, random_state=3, latent="prior", noise=True),
+                                  model.sample(7, random_state=3, latent="prior"))
 
 
 def test_noise_free_prior_is_the_conditional_mean_of_standard_normal_codes(model):
@@ -84,11 +86,23 @@ def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
     L = mix.scale_trils.double()
     from sklearn.mixture import GaussianMixture
 
-    codes = (m._principal_coordinates(m.X_fit_) * m._gain).double().numpy()
+    codes = (m._training_coordinates() * m._gain).double().numpy()  # the codes the mixture is fitted on
     gm = GaussianMixture(len(mix.weights), covariance_type="full", reg_covar=1e-6, random_state=0).fit(codes)
     cov = torch.as_tensor(gm.covariances_)
     bound = 5 * codes.shape[1] * np.finfo(np.float32).eps * float(cov.diagonal(dim1=1, dim2=2).max())
     assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
+
+
+@pytest.mark.parametrize("solver", ["dense", "partial"])
+def test_dual_training_codes_are_read_off_the_eigenpairs(solver):
+    """The mixture's training codes ``sqrt(lam_p) u_p`` equal the projection ``K_c u_p / sqrt(lam_p)`` of the
+    training inputs (an independent N x N pass) to the eigen-solver's residual: ``|K_c u - lam u| <= N eps lam_1``
+    for a backward-stable solver, divided by ``sqrt(lam_q)``."""
+    X = np.random.default_rng(0).normal(size=(300, 5))
+    m = DualPPCA(5, kernel=RBF(2.0), eigen_solver=solver, random_state=0).fit(X)
+    lam = m.eigenvalues_
+    bound = 300 * np.finfo(np.float64).eps * float(lam[0]) / float(lam[-1].sqrt())
+    assert float((m._training_coordinates() - m._principal_coordinates(m.X_fit_)).abs().max()) <= bound
 
 
 def test_mixture_keeps_fewer_components_for_few_codes():
@@ -148,7 +162,7 @@ def test_primal_latents(data, fmap):
     X, y = data
     feature_map = RandomFourierFeatures(1.5, n_features=60, random_state=0) if fmap else None
     m = PrimalPPCA(4, feature_map=feature_map).fit(X, y)
-    exact = m.sample(5, random_state=2)
+    exact = m.sample(5, random_state=2, latent="prior")
     if fmap is None:  # the identity map: the features are the inputs
         np.testing.assert_array_equal(exact, m.sample_features(5, random_state=2))
     mix = m.sample(5, random_state=2, latent="mixture")
@@ -159,7 +173,7 @@ def test_primal_latents(data, fmap):
         nearest = ((cls[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
         assert set(y[nearest]) == {3}
     with pytest.raises(ValueError, match="factor"):
-        m.sample(2, factor="symmetric")
+        m.sample(2, factor="symmetric", latent="prior")
 
 
 def test_mixture_needs_training_inputs():
@@ -177,3 +191,39 @@ def test_latents_and_classes_on_cuda(data):
     for kw in ({"latent": "prior"}, {"latent": "mixture"}, {"y": 3}):
         S = m.sample(5, random_state=0, **kw)
         assert isinstance(S, torch.Tensor) and S.device.type == "cuda" and S.shape == (5, X.shape[1])
+
+
+# ----------------------------------------------------------------------------- the default, latent="auto"
+@pytest.mark.parametrize("kind", ["dual", "primal", "primal-rff"])
+def test_default_latent_is_the_mixture_when_training_inputs_are_kept(kind, data):
+    X, y = data
+    if kind == "dual":
+        m = DualPPCA(4, kernel=RBF(1.5)).fit(X, y)
+    else:
+        fmap = RandomFourierFeatures(1.5, n_features=60, random_state=0) if kind == "primal-rff" else None
+        m = PrimalPPCA(4, feature_map=fmap).fit(X, y)
+    default = m.sample(6, random_state=5)
+    # same seed, same codes, same pre-image: bitwise
+    np.testing.assert_array_equal(default, m.sample(6, random_state=5, latent="mixture"))
+    np.testing.assert_array_equal(default, m.sample(6, random_state=5, latent="auto"))
+    assert not np.array_equal(default, m.sample(6, random_state=5, latent="prior"))  # the choice is visible
+    # class-conditional sampling with the default latent: the class's mixture
+    np.testing.assert_array_equal(m.sample(4, random_state=1, y=7), m.sample(4, random_state=1, y=7, latent="mixture"))
+    S = m.sample(4, random_state=1, y=7, n_neighbors=1)
+    if kind != "primal":  # pre-images from class 7 only (the identity map needs no pre-image)
+        nearest = ((S[:, None, :] - X[None, :, :]) ** 2).sum(-1).argmin(1)
+        assert set(y[nearest]) == {7}
+
+
+def test_default_latent_is_the_exact_prior_without_training_inputs():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    streamed = PrimalPPCA(2).partial_fit(X[:20]).partial_fit(X[20:])
+    assert "X_fit_" not in streamed.__dict__  # no training codes: no mixture
+    default = streamed.sample(5, random_state=3)
+    np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="prior"))
+    np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="auto"))
+    # the identity map: the exact prior sample is the feature-space sample
+    np.testing.assert_array_equal(default, streamed.sample_features(5, random_state=3))
+    # the same model fitted in memory keeps its inputs and defaults to the mixture
+    kept = PrimalPPCA(2).fit(X)
+    assert not np.array_equal(kept.sample(5, random_state=3), kept.sample(5, random_state=3, latent="prior"))

@@ -81,7 +81,7 @@ def test_a_kept_context_survives_the_sampling_factor(digits):
     model = DualPPCA(4, kernel=RBF(1.5), eigen_solver="partial", random_state=0).fit(digits)
     ctx = model.preimage_context()
     assert ctx.gram_centered is not None
-    model.sample(3, random_state=0)
+    model.sample(3, random_state=0, latent="prior")
     assert ctx.gram_centered is None
     X = torch.as_tensor(digits)
     np.testing.assert_array_equal(ctx.gram_rows(0, 3), RBF(1.5).gram(X[:3], X))  # the same computation

@@ -203,7 +203,7 @@ _TARGET_SCRIPT = textwrap.dedent(
     fit = status("VmHWM")
     model.transform(X)
     model.sample_kernel(64, random_state=0)
-    model.sample(64, random_state=0)
+    model.sample(64, random_state=0)  # the default (latent "auto": the mixture on the training codes)
     print(fit - base, status("VmHWM") - base)
     """
 )

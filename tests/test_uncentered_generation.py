@@ -19,7 +19,7 @@ def _outputs(model, V, method, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed-point convergence warnings are not the point here
         out = [
-            (model.sample(4, random_state=seed, preimage=method), 4),
+            (model.sample(4, random_state=seed, preimage=method, latent="prior"), 4),
             (model.inverse_transform(-np.ones((1, 2)), preimage=method), 1),
             (model.inverse_transform(2.0 * rng.normal(size=(5, 2)), preimage=method), 5),
         ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 #: Latent distributions of ``sample`` (``kppca.models.generation.LATENTS``).
-LATENTS: tuple[str, ...] = ("prior", "mixture")
+LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 #: Pre-image methods (``kppca.preimage.PREIMAGE_METHODS``) and the default one (``DEFAULT_PREIMAGE``).
 PREIMAGE_METHODS: tuple[str, ...] = ("auto", "smoother", "knn", "fixed-point", "learned")
 DEFAULT_PREIMAGE = "auto"

@@ -197,6 +197,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
             self._cache.set("full_eigen", (spectrum.values, spectrum.vectors))
 
     # ------------------------------------------------------------------ to be provided by subclasses
+    def _training_coordinates(self) -> torch.Tensor:
+        """Principal coordinates of the training inputs ``X_fit_`` (N, q)."""
+        return self._principal_coordinates(self.X_fit_)
+
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         """Unit-norm coordinates of ``phi(x) - m`` along the top ``q`` principal directions, (M, q)."""
         raise NotImplementedError

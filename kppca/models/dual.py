@@ -219,6 +219,15 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         return self._project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
 
+    def _training_coordinates(self) -> torch.Tensor:
+        """Principal coordinates of the training inputs (N, q): ``K_c u_p / sqrt(lam_p) = sqrt(lam_p) u_p``.
+
+        Read off the eigenpairs (equal to projecting ``X_fit_`` up to the eigen-solver's
+        rounding), so the latent mixture needs no ``N x N`` kernel pass after sampling has
+        factored ``K_c`` in place.
+        """
+        return self.eigenvectors_ * self.eigenvalues_.sqrt()
+
     def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         values, vectors = self._full_eigen()
         return self._project(X, vectors) / values.sqrt()

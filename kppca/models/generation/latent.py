@@ -20,8 +20,9 @@ import torch
 
 __all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS"]
 
-#: Latent distributions accepted by ``sample(latent=...)``.
-LATENTS: tuple[str, ...] = ("prior", "mixture")
+#: Latent distributions accepted by ``sample(latent=...)``; ``"auto"`` (the default) is
+#: ``"mixture"`` for a model that kept its training inputs, else ``"prior"``.
+LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 
 #: Components of the mixture on all training codes (fewer when there are fewer than
 #: ``5 (q + 1)`` codes per component); 10, 20 and 50 gave the same sample quality on MNIST
