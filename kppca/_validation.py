@@ -309,30 +309,3 @@ def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
     name = str(dtype).replace("torch.", "")
     cause = cause or f"a spread below {torch.finfo(dtype).eps:.1e} of the data's magnitude is lost"
     return f" In {name}, {cause}: pass float64 data."
-
-
-def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:
-    """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
-
-    The one dtype-aware tolerance of the checks that decide whether a computed
-    matrix is usable: ``n`` entries of size ``scale``, each rounded at relative
-    precision ``eps`` (2.2e-16 in float64, 1.2e-7 in float32), add up to an
-    absolute error of at most about ``n * eps * scale`` in a sum, an inner product
-    or an eigenvalue (Weyl's bound with the ``n x n`` error matrix's norm). A
-    margin (a ridge, an eigenvalue) below this level cannot be told from rounding
-    in ``dtype``: the problem is beyond that precision (use float64, or rescale).
-
-    Parameters
-    ----------
-    dtype : torch.dtype
-        Floating dtype of the computation.
-    n : int
-        Number of terms (e.g. the order ``N`` of a Gram matrix).
-    scale : float
-        Magnitude of the terms (e.g. ``max |K_ij|``).
-
-    Returns
-    -------
-    float
-    """
-    return float(n) * torch.finfo(dtype).eps * float(scale)

@@ -36,6 +36,7 @@ from .tolerances import (
     feature_rank,
     matrix_scale,
     rank_tolerance,
+    rounding_tolerance,
     scatter_rounding_scale,
 )
 
@@ -68,5 +69,6 @@ __all__ = [
     "feature_rank",
     "matrix_scale",
     "rank_tolerance",
+    "rounding_tolerance",
     "scatter_rounding_scale",
 ]

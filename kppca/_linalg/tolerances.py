@@ -8,6 +8,7 @@ import torch
 
 __all__ = [
     "CENTERING_ROUNDINGS",
+    "rounding_tolerance",
     "rank_tolerance",
     "scatter_rounding_scale",
     "feature_rank",
@@ -21,6 +22,33 @@ __all__ = [
 #: numbers of size ``max|K|``): 1/2 + 3/2 + 2 = 4. Kernels whose own evaluation is less accurate
 #: than a few ulps of ``max|K|`` are covered only up to this factor.
 CENTERING_ROUNDINGS = 4.0
+
+
+def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:
+    """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
+
+    The one dtype-aware tolerance of the checks that decide whether a computed
+    matrix is usable: ``n`` entries of size ``scale``, each rounded at relative
+    precision ``eps`` (2.2e-16 in float64, 1.2e-7 in float32), add up to an
+    absolute error of at most about ``n * eps * scale`` in a sum, an inner product
+    or an eigenvalue (Weyl's bound with the ``n x n`` error matrix's norm). A
+    margin (a ridge, an eigenvalue) below this level cannot be told from rounding
+    in ``dtype``: the problem is beyond that precision (use float64, or rescale).
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        Floating dtype of the computation.
+    n : int
+        Number of terms (e.g. the order ``N`` of a Gram matrix).
+    scale : float
+        Magnitude of the terms (e.g. ``max |K_ij|``).
+
+    Returns
+    -------
+    float
+    """
+    return float(n) * torch.finfo(dtype).eps * float(scale)
 
 
 def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float = 0.0) -> float:
@@ -63,7 +91,7 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
     orders of magnitude above ``eigen_max``; a tolerance relative to ``eigen_max`` only
     then calls rounding noise "negative eigenvalues" or "rank".
     """
-    return float(size * torch.finfo(dtype).eps * max(eigen_max, CENTERING_ROUNDINGS * scale, 0.0))
+    return rounding_tolerance(dtype, size, max(eigen_max, CENTERING_ROUNDINGS * scale, 0.0))
 
 
 def scatter_rounding_scale(raw_scale: float, trace: float, size: int) -> float:

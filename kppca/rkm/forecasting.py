@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from .._param_validation import Interval, Options, check_scalar, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, precision_advice, rounding_tolerance, to_output
+from .._linalg import rounding_tolerance
+from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, precision_advice, to_output
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register

@@ -32,7 +32,7 @@ from __future__ import annotations
 import torch
 
 from .._linalg import cholesky_or_none
-from .._validation import rounding_tolerance
+from .._linalg import rounding_tolerance
 
 __all__ = ["LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
 

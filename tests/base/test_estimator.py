@@ -195,7 +195,7 @@ def test_detach_target_for_score_mixins():
 
 
 def test_rounding_tolerance_is_n_eps_scale():
-    from kppca._validation import rounding_tolerance
+    from kppca._linalg import rounding_tolerance
 
     assert rounding_tolerance(torch.float64, 10, 3.0) == 10 * np.finfo(np.float64).eps * 3.0
     assert rounding_tolerance(torch.float32, 10, 3.0) == pytest.approx(10 * np.finfo(np.float32).eps * 3.0, rel=1e-15)
