@@ -382,3 +382,18 @@ def test_cuda_tensors_stay_on_device(blobs):  # pragma: no cover - GPU only
     assert knn_preimage(d2, X, n_neighbors=2).device.type == "cuda"
     lp = LearnedPreimage().fit(X[:, :2], X)
     assert lp.predict(X[:3, :2]).device.type == "cuda"
+
+
+def test_smoother_resolves_a_data_scaled_width_once_at_fit():
+    """``KernelSmoother(RBF())`` takes its width from the training inputs at ``fit`` (kept in ``kernel_``);
+    ``predict`` is the smoother of that resolved kernel's weights."""
+    from kppca.preimage.smoother import KernelSmoother, kernel_smoother
+
+    rng = np.random.default_rng(0)
+    X, Xn = rng.normal(size=(40, 3)) * 7.0, rng.normal(size=(5, 3)) * 7.0
+    smoother = KernelSmoother(RBF()).fit(X)
+    width = float(np.sqrt(X.shape[1] * X.var() / 2.0))  # scikit-learn's gamma="scale" as a width
+    assert smoother.kernel_.bandwidth == pytest.approx(width, rel=64 * np.finfo(float).eps)
+    expected = kernel_smoother(RBF(smoother.kernel_.bandwidth)(torch.as_tensor(Xn), torch.as_tensor(X)),
+                               torch.as_tensor(X))
+    np.testing.assert_array_equal(smoother.predict(Xn), np.asarray(expected))

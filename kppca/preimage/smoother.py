@@ -194,6 +194,8 @@ class KernelSmoother:
     ----------
     X_fit_ : Tensor of shape (N, D_in)
     targets_ : Tensor of shape (N, D) or (N,)
+    kernel_ : Kernel
+        ``kernel`` with a data-derived width resolved on ``X_fit_``.
     """
 
     def __init__(
@@ -221,6 +223,7 @@ class KernelSmoother:
             )
         check_n_neighbors(self.n_neighbors, self.X_fit_.shape[0], allow_none=True)
         check_nonnegative(self.epsilon, "epsilon")
+        self.kernel_ = self.kernel.resolve(self.X_fit_)  # a data-derived width (RBF()) from X, once
         return self
 
     def predict(self, X_new: ArrayLike) -> Any:
@@ -231,7 +234,7 @@ class KernelSmoother:
         Xn = as_tensor(X_new, "X_new", dtype=self.X_fit_.dtype, device=self.X_fit_.device)
         if Xn.shape[1] != self.X_fit_.shape[1]:
             raise ValueError(f"X_new has {Xn.shape[1]} features but the smoother was fitted on {self.X_fit_.shape[1]}.")
-        W = self.kernel.resolve(self.X_fit_).gram(Xn, self.X_fit_)  # a data-derived width: from X_fit_
+        W = self.kernel_.gram(Xn, self.X_fit_)
         out = kernel_smoother(
             W, self.targets_, n_neighbors=self.n_neighbors, clip_negative=self.clip_negative, epsilon=self.epsilon
         )
