@@ -39,24 +39,10 @@ import subprocess
 import sys
 import time
 
+from bench_dual_fit_and_sampling import _reset_peak, _status_kib  # the same /proc memory probes
+
 Q = 10
 BANDWIDTH = 5.0
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as fh:  # resets VmHWM to VmRSS (Linux)
-        fh.write("5")
 
 
 def load_data(n: int, dtype: str = "float64"):
