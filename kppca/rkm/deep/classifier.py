@@ -252,8 +252,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
             if bool((X == X[:1]).all()):  # no distance to take the width from
                 raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
-                                 f"separate the classes; check X (in {str(X.dtype).replace('torch.', '')} a "
-                                 "variation below its rounding level is lost: pass float64 data).")
+                                 "separate the classes; check X." + precision_advice(X.dtype))
         return resolve_kernel(self.kernel, X)
 
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
