@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
-
 import numpy as np
 import torch
 
-from .._linalg import block_rows
+from .._linalg import block_rows, symmetric
 from .base import CallableKernel, Kernel
 from .distances import _needs_scaling
 from .standard import RBF
@@ -24,9 +22,10 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     about ``N^2 / 2`` pairs and the memory beyond the result is one block of
     ``batch_size x N`` values (by default about 128 MiB, see
     :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
-    stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel's blocks are
-    written in place (one matrix product into the buffer, then in-place passes over
-    cache-sized tiles, see :func:`_rbf_filler`): no block temporary at all.
+    stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel is written in
+    place, no block temporary at all (see :class:`_RBFFill`): on the CPU its whole lower
+    triangle is one BLAS ``syrk`` (the cost of numpy's ``X @ X.T``), elsewhere (or with a
+    ``batch_size``) one matrix product per row block; then in-place passes over cache-sized tiles.
 
     A :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong)
     is evaluated on full row blocks instead, and checked for symmetry: a kernel must
@@ -63,6 +62,13 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
             K[i : i + rows] = kernel.gram(X[i : i + rows], X)
         _check_symmetric(K, rows)
         return K
+    if fill is not None and batch_size is None and symmetric.supports(X):
+        # The whole lower triangle in one symmetric rank-D update (BLAS syrk: half the products
+        # of a GEMM, written straight into the buffer), then the element-wise passes by tiles.
+        fill.whole_lower(K)
+        _mirror_lower(K, rows)
+        K.diagonal().copy_(kernel.diag(X))
+        return K
     if fill is not None and batch_size is None:
         # Written in place, a block costs no memory: fewer, larger products run closer to peak speed.
         rows = max(rows, -(-N // 8))
@@ -93,15 +99,42 @@ def _matmul_into(A: torch.Tensor, B: torch.Tensor, out: torch.Tensor) -> None:
         out.copy_(A @ B.T)
 
 
-def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tensor], None] | None:
-    """A function filling ``K[i:j, :j]`` of the RBF kernel in place: one product, four in-place passes.
+class _RBFFill:
+    """Fills the RBF Gram matrix in place: one product, then four in-place passes over tiles.
 
     With ``Z = sqrt(2 gamma) (X - c)`` (``c`` the mean of ``X``, for translation invariance as in
     :func:`~kppca.kernels.squared_distances`) and ``s_i = |z_i|^2 / 2``,
     ``-gamma |x_i - x_j|^2 = z_i . z_j - s_i - s_j``, clipped at 0 (rounding), then ``exp``.
     The entries agree with ``kernel.gram`` to the rounding of the expansion (``~ D eps`` relative
-    to the squared distances), the diagonal is set to exactly 1 by the caller.
+    to the squared distances); the caller sets the diagonal to exactly 1.
     """
+
+    def __init__(self, Z: torch.Tensor, half_sq: torch.Tensor) -> None:
+        self.Z, self.half_sq = Z, half_sq
+
+    def __call__(self, i: int, j: int, out: torch.Tensor) -> None:
+        """``out = K[i:j, :j]`` (a row-strided view of the buffer)."""
+        _matmul_into(self.Z[i:j], self.Z[:j], out)
+        self._finish(out, i)
+
+    def whole_lower(self, K: torch.Tensor) -> None:
+        """The lower triangle of ``K`` (N, N), on the CPU: one BLAS ``syrk``, then the passes."""
+        symmetric.lower_gram_into(self.Z, K)
+        N = K.shape[0]
+        for t in range(0, N, _TILE_ROWS):  # rows t.. up to their diagonal tile: the lower triangle
+            self._finish(K[t : t + _TILE_ROWS, : t + _TILE_ROWS], t)
+
+    def _finish(self, block: torch.Tensor, i: int) -> None:
+        """``block <- exp(min(0, block - s_rows - s_cols))`` for rows ``i..`` and the first columns."""
+        cols = self.half_sq[None, : block.shape[1]]
+        for t in range(0, block.shape[0], _TILE_ROWS):
+            tile = block[t : t + _TILE_ROWS]
+            tile.sub_(self.half_sq[i + t : i + t + tile.shape[0], None]).sub_(cols)
+            tile.clamp_(max=0.0).exp_()
+
+
+def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
+    """The in-place RBF fill for ``X``, or None where its exponent is not representable."""
     gamma = kernel.gamma  # validates the bandwidth
     if not (0.0 < gamma < math.inf):
         return None  # a width beyond the float range: kernel.gram forms the exponent stably (its limits)
@@ -109,16 +142,17 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tenso
     Z = (X - c).mul_(math.sqrt(2.0 * gamma))
     if _needs_scaling(float(Z.abs().max()) if Z.numel() else 0.0, X.dtype, X.shape[1], 2):
         return None  # squares of the scaled data over- or underflow: kernel.gram rescales them exactly
-    half_sq = (Z * Z).sum(1).mul_(0.5)
+    return _RBFFill(Z, (Z * Z).sum(1).mul_(0.5))
 
-    def fill(i: int, j: int, out: torch.Tensor) -> None:
-        _matmul_into(Z[i:j], Z[:j], out)
-        for t in range(0, j - i, _TILE_ROWS):
-            tile = out[t : t + _TILE_ROWS]
-            tile.sub_(half_sq[i + t : i + t + tile.shape[0], None]).sub_(half_sq[None, :j])
-            tile.clamp_(max=0.0).exp_()
 
-    return fill
+def _mirror_lower(K: torch.Tensor, rows: int) -> None:
+    """Copy the lower triangle of ``K`` onto its upper one, by blocks of ``rows`` columns."""
+    N = K.shape[0]
+    for i in range(0, N, rows):
+        j = min(i + rows, N)
+        K[:i, i:j] = K[i:j, :i].T
+        diag_block = K[i:j, i:j]
+        diag_block.copy_(diag_block.tril() + diag_block.tril(-1).T)
 
 
 def _check_symmetric(K: torch.Tensor, rows: int) -> None:

@@ -1,0 +1,88 @@
+"""BLAS symmetric products (syrk into a lower triangle, symv operator) against plain torch products."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from kppca._linalg import eigh_top, symmetric
+from kppca.kernels import RBF
+from kppca.kernels.gram import gram_matrix
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_lower_gram_into_writes_the_lower_triangle_of_z_zt(rng, dtype):
+    N, D = 37, 11
+    Z = torch.as_tensor(rng.normal(size=(N, D)), dtype=dtype)
+    out = torch.full((N, N), float("nan"), dtype=dtype)
+    symmetric.lower_gram_into(Z, out)
+    lower = torch.ones(N, N, dtype=torch.bool).tril()
+    assert bool(out[~lower].isnan().all())  # the strict upper triangle is left as it was
+    ref = Z.double() @ Z.double().T
+    # A dot product of D terms: |error| <= D eps |z_i| |z_j| (Cauchy-Schwarz bounds the sum of |terms|).
+    norms = Z.double().norm(dim=1)
+    tol = D * torch.finfo(dtype).eps * torch.outer(norms, norms)
+    assert bool(((out.double() - ref).abs() <= tol)[lower].all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_symmetric_operator_reads_the_lower_triangle_only(rng, dtype):
+    n = 29
+    B = torch.as_tensor(rng.normal(size=(n, n)), dtype=dtype)
+    A = (B + B.T).contiguous()
+    x = rng.normal(size=n).astype(np.float64 if dtype == torch.float64 else np.float32)
+    expected = A.double() @ torch.as_tensor(x, dtype=torch.float64)
+    A_poisoned = A.clone()
+    upper = torch.ones(n, n, dtype=torch.bool).triu(1)
+    A_poisoned[upper] = float("nan")
+    y = symmetric.symmetric_operator(A_poisoned).matvec(x)
+    # n terms per entry: |error| <= n eps sum_j |a_ij x_j|.
+    tol = n * torch.finfo(dtype).eps * (A.double().abs() @ torch.as_tensor(np.abs(x), dtype=torch.float64))
+    assert bool(((torch.as_tensor(y, dtype=torch.float64) - expected).abs() <= tol).all())
+
+
+def test_the_blas_routines_refuse_what_they_cannot_serve():
+    with pytest.raises(ValueError, match="float32/float64"):
+        symmetric.symmetric_operator(torch.zeros(3, 3, dtype=torch.float16))
+    with pytest.raises(ValueError, match="contiguous"):
+        symmetric.lower_gram_into(torch.zeros(3, 2), torch.zeros(6, 6)[::2, ::2])
+    assert not symmetric.supports(torch.zeros(2, dtype=torch.int64))
+
+
+def test_eigh_top_on_the_operator_equals_dense_eigh(rng):
+    n, k = 300, 6
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    values = np.geomspace(1.0, 1e-6, n)
+    A = torch.as_tensor((Q * values) @ Q.T)
+    A = (A + A.T) / 2
+    top_values, top_vectors = eigh_top(A, k, random_state=np.random.default_rng(0))
+    dense_values, dense_vectors = torch.linalg.eigh(A)
+    # Eigenvalues of a symmetric matrix move by at most ||dA|| ~ n eps ||A|| (Weyl).
+    eps = torch.finfo(A.dtype).eps
+    torch.testing.assert_close(top_values, dense_values.flip(0)[:k], rtol=0, atol=n * eps * values[0])
+    # Eigenvectors of either solver are within an angle theta ~ n eps ||A|| / gap of the exact ones,
+    # so |cos| >= 1 - theta^2 / 2 (less the n-term rounding of the dot product).
+    gap = min(values[i] - values[i + 1] for i in range(k))
+    theta = 2 * n * eps * values[0] / gap
+    overlap = (top_vectors.T @ dense_vectors.flip(1)[:, :k]).diagonal().abs()
+    assert bool((overlap >= 1 - theta**2 / 2 - n * eps).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_rbf_gram_by_syrk_equals_the_kernel(rng, dtype):
+    """The CPU fast path (one syrk for the lower triangle, then tiles, then mirroring)."""
+    N, D = 150, 9  # more than one 64-row tile
+    X = torch.as_tensor(rng.normal(size=(N, D)), dtype=dtype)
+    kernel = RBF(2.0)
+    K = gram_matrix(kernel, X)
+    assert torch.equal(K, K.T)
+    assert bool((K.diagonal() == 1).all())
+    ref = kernel.gram(X.double(), X.double())
+    # The exponent z_i.z_j - s_i - s_j (z = sqrt(2 gamma)(x - mean)) is formed with (D + 2) roundings
+    # of terms bounded by (|z_i| + |z_j|)^2; exp turns that absolute error into a relative one on
+    # K <= 1, plus the exp's own rounding.
+    Xc = X.double() - X.double().mean(0)
+    norms = Xc.norm(dim=1) * math.sqrt(2 * kernel.gamma)
+    bound = (D + 3) * torch.finfo(dtype).eps * ((norms[:, None] + norms[None, :]) ** 2 + 1)
+    assert bool(((K.double() - ref).abs() <= bound).all())
