@@ -15,7 +15,7 @@ from kppca.datasets import make_moons
 from kppca.inference import default_sigma2_grid, kpca_limit_sweep
 from kppca.kernels import RBF
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMA2 = [1e-2, 1e-3, 1e-4, 1e-6, 1e-8, 1e-10]
 
 

@@ -279,7 +279,7 @@ def test_new_flags_reject_bad_values(capsys, argv, needle):
 # ----------------------------------------------------------------------------- start-up and messages (issue 20, 18)
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _python(code: str) -> str:
