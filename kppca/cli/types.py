@@ -4,7 +4,7 @@ Nothing here imports torch or the models: argument errors are reported before th
 library is loaded (``kppca sample --bandwidth -1`` answers in a fraction of a second).
 The ranges are those of the library's own constraints, stated in the same words
 ("must be an int in the range [1, inf), got 0"), and the names those the library
-accepts; ``tests/test_cli.py`` checks the ranges against
+accepts; ``tests/cli/test_cli.py`` checks the ranges against
 :func:`kppca._param_validation.check_scalar` value by value and the names against the
 library's constants.
 """
