@@ -13,6 +13,8 @@ inherits :class:`KernelEstimator`, so that
 * results come back as numpy or torch like the user's input
   (:meth:`KernelEstimator._to_output`).
 
+Constructors only store their arguments, with one call:
+``self._store_params(locals())`` (see :meth:`KernelEstimator._store_params`).
 Hyper-parameters are checked by :func:`~kppca._param_validation.fit_context`
 (wrapping ``fit``) against the class attribute ``_parameter_constraints``.
 """
@@ -97,6 +99,20 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     _fitted_marker: str = "n_features_in_"
     _fit_call: str = "fit(X)"
     _cache_attribute: str | None = None
+
+    # ------------------------------------------------------------------ constructor
+    def _store_params(self, arguments: dict[str, Any]) -> None:
+        """Store each constructor argument as the attribute of the same name, unchanged.
+
+        Called as the first statement of ``__init__``, ``self._store_params(locals())``,
+        when ``locals()`` holds exactly the signature's parameters (plus ``self``), which is
+        scikit-learn's contract for ``get_params`` / ``clone``: ``__init__`` sets its
+        parameters and nothing else, and validates nothing (``fit`` does).
+        """
+        for name, value in arguments.items():
+            # ``__class__`` is a local of methods that call ``super()``: not a parameter.
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
 
     # ------------------------------------------------------------------ caches
     @property

@@ -107,15 +107,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         device: torch.device | str | None = None,
         batch_size: int | None = None,
     ):
-        self.n_components = n_components
-        self.sigma2 = sigma2
-        self.kernel = kernel
-        self.center = center
-        self.eigen_solver = eigen_solver
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
-        self.batch_size = batch_size
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fit
     _parameter_constraints = {

@@ -83,15 +83,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         device: torch.device | str | None = None,
         batch_size: int | None = None,
     ):
-        self.n_components = n_components
-        self.sigma2 = sigma2
-        self.feature_map = feature_map
-        self.center = center
-        self.eigen_solver = eigen_solver
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
-        self.batch_size = batch_size
+        self._store_params(locals())
 
     _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
     #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); ``d`` is the feature dimension.

@@ -119,15 +119,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, n_components: Sequence[int] | int = (1, 1),
                  ridge: float = 1e-3, eta: float = 1.0, eta_levels: Sequence[float] = (1e-2, 1e-2),
                  n_passes: int = 2, random_state: Any = None, dtype: Any = None, device: Any = None):
-        self.kernel = kernel
-        self.n_components = n_components
-        self.ridge = ridge
-        self.eta = eta
-        self.eta_levels = eta_levels
-        self.n_passes = n_passes
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     _fitted_marker = "intercept_"
     _fit_call = "fit(X, y)"

@@ -125,17 +125,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
                  ridge: float = 1e-3, noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),
                  n_jobs: int | None = None, progress: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
-        self.estimator = estimator
-        self.subset_size = subset_size
-        self.validation_fraction = validation_fraction
-        self.ridge = ridge
-        self.noise = noise
-        self.clip = clip
-        self.n_jobs = n_jobs
-        self.progress = progress
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ pieces
     def _template(self) -> Any:

@@ -179,22 +179,7 @@ class NARForecaster(KernelEstimator):
         dtype: Any = None,
         device: Any = None,
     ):
-        self.lags = lags
-        self.n_components = n_components
-        self.kernel_x = kernel_x
-        self.kernel_y = kernel_y
-        self.form = form
-        self.solver = solver
-        self.rotate = rotate
-        self.rescale = rescale
-        self.standardize = standardize
-        self.stiefel_method = stiefel_method
-        self.max_iter = max_iter
-        self.tol = tol
-        self.progress = progress
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     def _model(self) -> MultiViewKPCA:
         specs = [self.kernel_x, self.kernel_y]

@@ -138,10 +138,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
 
     def __init__(self, kernel: Kernel | Callable | str | None = "rbf", *, solver: str = "dual",
                  dtype: Any = None, device: Any = None):
-        self.kernel = kernel
-        self.solver = solver
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     _fitted_marker = "probabilities_"
 

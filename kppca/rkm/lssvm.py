@@ -195,13 +195,7 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
         dtype: Any = None,
         device: Any = None,
     ):
-        self.kernel = kernel
-        self.feature_map = feature_map
-        self.ridge = ridge
-        self.eta = eta
-        self.solver = solver
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMRegressor:
@@ -271,14 +265,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         dtype: Any = None,
         device: Any = None,
     ):
-        self.kernel = kernel
-        self.feature_map = feature_map
-        self.ridge = ridge
-        self.eta = eta
-        self.solver = solver
-        self.multi_class = multi_class
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     @staticmethod
     def make_codebook(n_classes: int, multi_class: str = "ova") -> np.ndarray:

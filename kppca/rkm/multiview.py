@@ -183,21 +183,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         dtype: Any = None,
         device: Any = None,
     ):
-        self.n_components = n_components
-        self.kernels = kernels
-        self.feature_maps = feature_maps
-        self.form = form
-        self.solver = solver
-        self.rotate = rotate
-        self.rescale = rescale
-        self.center = center
-        self.stiefel_method = stiefel_method
-        self.max_iter = max_iter
-        self.tol = tol
-        self.progress = progress
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     # ------------------------------------------------------------------------------------------
     # fit

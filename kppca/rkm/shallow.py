@@ -96,12 +96,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         dtype: Any = None,
         device: Any = None,
     ):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.eta = eta
-        self.center = center
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> KernelPCARKM:

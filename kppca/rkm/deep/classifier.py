@@ -215,24 +215,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
                  hidden_layer_size: int = 10, smoother_bandwidth: float | None = None,
                  smoother_grid: Sequence[float] | None = None, random_state: Any = None, progress: bool = False,
                  dtype: Any = None, device: Any = None):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.level_kernel = level_kernel
-        self.head = head
-        self.init = init
-        self.fine_tune = fine_tune
-        self.eta = eta
-        self.ridge = ridge
-        self.max_iter = max_iter
-        self.tol = tol
-        self.optimizer = optimizer
-        self.hidden_layer_size = hidden_layer_size
-        self.smoother_bandwidth = smoother_bandwidth
-        self.smoother_grid = smoother_grid
-        self.random_state = random_state
-        self.progress = progress
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

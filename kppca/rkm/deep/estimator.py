@@ -218,27 +218,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                  max_iter: int = 200, tol: float = 1e-10,
                  progress: bool = False, hidden_units: Any = None, toeplitz: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
-        self.levels = levels
-        self.kernel = kernel
-        self.n_components = n_components
-        self.ridge = ridge
-        self.eta = eta
-        self.eta_levels = eta_levels
-        self.n_passes = n_passes
-        self.solver = solver
-        self.solver_options = solver_options
-        self.n_prototypes = n_prototypes
-        self.c_stab = c_stab
-        self.objective = objective
-        self.c0 = c0
-        self.max_iter = max_iter
-        self.tol = tol
-        self.progress = progress
-        self.hidden_units = hidden_units
-        self.toeplitz = toeplitz
-        self.random_state = random_state
-        self.dtype = dtype
-        self.device = device
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ architecture
     def _default_levels(self) -> list[Level]:
