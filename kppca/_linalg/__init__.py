@@ -6,7 +6,7 @@
 * :mod:`.factorizations`: Cholesky factorisations (in place, pivoted, checked) and solves;
 * :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
   dense-or-Lanczos policy (:func:`prefer_partial`);
-* :mod:`.symmetric`: BLAS ``syrk``/``symv`` on CPU buffers (one triangle: half the work);
+* :mod:`.symmetric`: a symmetric CPU matrix as a BLAS ``symv`` operator (one triangle read);
 * :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level).
 
 Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.

@@ -1,9 +1,7 @@
-"""Symmetric products on the CPU through the BLAS: ``syrk`` into a lower triangle, ``symv`` as an operator.
+"""A symmetric CPU matrix as a Lanczos operator through BLAS ``symv``.
 
-Why these two routines and why scipy's BLAS:
+Why ``symv`` and why scipy's BLAS:
 
-* ``Z Z^T`` is symmetric: ``syrk`` computes one triangle, half the products of a general
-  matrix product (numpy's ``Z @ Z.T`` is the same ``syrk``), straight into a caller's buffer.
 * ``A x`` with a symmetric ``A`` read through ``symv`` touches one triangle only: half the
   memory traffic of ``gemv``, and a Lanczos iteration is bound by memory traffic.
 * ARPACK (:func:`scipy.sparse.linalg.eigsh`) runs on scipy's BLAS. numpy and torch bring
@@ -11,7 +9,7 @@ Why these two routines and why scipy's BLAS:
   threads spinning while the other computes (measured 2-3x slower Lanczos iterations on
   2 cores). Matrix-vector products in the same BLAS as ARPACK avoid that.
 
-Only float32 and float64 arrays on the CPU qualify (:func:`supports`); callers keep a torch
+Only float32 and float64 tensors on the CPU qualify (:func:`supports`); callers keep a torch
 path for everything else (other dtypes, CUDA).
 """
 
@@ -22,7 +20,7 @@ import torch
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["supports", "lower_gram_into", "symmetric_operator"]
+__all__ = ["supports", "symmetric_operator"]
 
 _PREFIX = {torch.float32: "s", torch.float64: "d"}
 
@@ -30,25 +28,6 @@ _PREFIX = {torch.float32: "s", torch.float64: "d"}
 def supports(A: torch.Tensor) -> bool:
     """True when ``A`` is a float32/float64 CPU tensor, the case the BLAS routines here serve."""
     return A.device.type == "cpu" and A.dtype in _PREFIX
-
-
-def lower_gram_into(Z: torch.Tensor, out: torch.Tensor) -> None:
-    """Write the lower triangle (diagonal included) of ``Z Z^T`` into ``out``; the strict upper triangle is left as it was.
-
-    Parameters
-    ----------
-    Z : Tensor of shape (N, D), float32 or float64 on the CPU
-    out : Tensor of shape (N, N), C-contiguous, same dtype as ``Z``
-    """
-    if not (supports(Z) and out.dtype == Z.dtype and out.is_contiguous()):
-        raise ValueError("lower_gram_into needs float32/float64 CPU tensors of one dtype and a contiguous output.")
-    syrk = getattr(blas, _PREFIX[Z.dtype] + "syrk")
-    # A C-ordered (N, N) buffer is the Fortran-ordered transpose: BLAS's upper triangle of it is
-    # our lower one. Z^T (D, N) is Fortran-ordered too, and trans=1 forms (Z^T)^T Z^T = Z Z^T.
-    out_f = out.numpy().T
-    result = syrk(1.0, np.asarray(Z.numpy()).T, beta=0.0, c=out_f, trans=1, lower=0, overwrite_c=1)
-    if not np.shares_memory(result, out_f):  # f2py copied (it should not for this layout): keep the result anyway
-        out_f[...] = np.triu(result) + np.tril(out_f, -1)
 
 
 def symmetric_operator(A: torch.Tensor) -> LinearOperator:

@@ -23,3 +23,10 @@ def test_the_input_is_left_alone():
     X = torch.tensor([[-0.0, 2.0], [0.0, 2.0]])
     count_distinct_rows(X)
     assert torch.signbit(X[0, 0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_rows_whose_bits_sum_alike_are_compared_in_full(dtype):
+    """Permuted entries give the same wrap-around sum of bits: those rows must still count as distinct."""
+    X = torch.tensor([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [5.0, 5.0, 5.0]], dtype=dtype)
+    assert count_distinct_rows(X) == 4
