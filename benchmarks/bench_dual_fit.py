@@ -3,12 +3,14 @@
 Time (one process, one run, so every ratio shares the machine's state): for each ``N``
 the best of ``--repeats`` wall times of
 
-* ``X @ X.T`` (the reference: one dense ``N x N x D`` product),
+* ``X @ X.T`` (the reference; numpy computes it as a ``syrk``, one triangle),
+* ``X @ Y.T`` with ``Y`` a copy of ``X`` (every pair: shows what the ``syrk`` saves),
 * ``DualPPCA(10, kernel=RBF(5.0)).fit(X)`` (the "auto" solver: Lanczos for ``N > 1000``),
 * scikit-learn ``KernelPCA(10, kernel="rbf", gamma=1/50, eigen_solver="arpack").fit(X)``,
 * scikit-learn ``KernelPCA(..., eigen_solver="randomized", random_state=0).fit(X)``,
 
-printed as ratios to ``X @ X.T``. Data: MNIST digits (``kppca.datasets.load_mnist``, the
+printed as ratios to ``X @ X.T``; each repetition starts after a 0.25 s pause (idle OpenBLAS
+threads of the previous step spin for up to ~0.1 s). Data: MNIST digits (``kppca.datasets.load_mnist``, the
 5,000 bundled ones, or the IDX files named by ``KPPCA_MNIST_DIR``); beyond the digits
 available, the digits are repeated with a small jitter (same dimension, scale and spectrum).
 
@@ -61,6 +63,9 @@ def load_data(n: int, dtype: str = "float64"):
 def best_time(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
+        # OpenBLAS worker threads keep spinning for up to ~0.1 s after a call returns: without a
+        # pause, whatever runs next shares the cores with the previous step's idle threads.
+        time.sleep(0.25)
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
