@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 import torch
 
 from .._linalg import block_rows

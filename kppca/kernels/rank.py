@@ -45,14 +45,15 @@ def count_distinct_rows(X: torch.Tensor) -> int:
     # the same for equal rows whatever the order of summation: only rows sharing that sum (rare)
     # are compared, by their bytes. Linear in N D; a lexicographic sort of the rows is not.
     rows = (X + 0.0).numpy()
-    bits = rows.view(np.uint64 if rows.itemsize == 8 else np.uint32)
+    bits = rows.view(np.dtype(f"u{rows.itemsize}"))
     sums = np.add.reduce(bits, axis=1, dtype=np.uint64)
-    _, first, counts = np.unique(sums, return_index=True, return_counts=True)
-    distinct = len(counts)
-    if (counts > 1).any():
-        for value in sums[first[counts > 1]]:
-            group = rows[sums == value]
-            distinct += len(set(map(bytes, group))) - 1
+    order = np.argsort(sums, kind="stable")
+    sorted_sums = sums[order]
+    starts = np.flatnonzero(np.r_[True, sorted_sums[1:] != sorted_sums[:-1], True])
+    distinct = len(starts) - 1
+    for a, b in zip(starts[:-1], starts[1:]):
+        if b - a > 1:  # rows sharing a sum: equal, or a collision
+            distinct += len(set(map(bytes, rows[order[a:b]]))) - 1
     return distinct
 
 
