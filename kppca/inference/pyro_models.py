@@ -281,7 +281,7 @@ def subspace_coordinates(model: PrimalPPCA | DualPPCA, X: Any) -> torch.Tensor:
     Tensor of shape (M, r)
     """
     model = _check_model(model)
-    return model._subspace_coordinates(model._input(X))
+    return model._subspace_coordinates(model._validate_new_input(X, method="subspace_coordinates"))
 
 
 def _loading_coordinates(model: BasePPCA) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -329,12 +329,13 @@ def latent_model(
     """
     model = _check_model(model)
     values, basis, loading = _loading_coordinates(model)
+    Xt = None if X is None else model._validate_new_input(X, method="latent_model")
     if isinstance(model, PrimalPPCA):
-        y = None if X is None else model._centered_features(model._input(X)) @ basis
+        y = None if Xt is None else model._centered_features(Xt) @ basis
         return functools.partial(
             primal_latent_model, y, loading, model.sigma2_, basis=basis, mean=model.mean_, num_points=num_points
         )
-    u = None if X is None else model._project(model._input(X), basis)
+    u = None if Xt is None else model._project(Xt, basis)
     return functools.partial(
         dual_latent_model, u, loading, model.sigma2_, values, basis=basis, num_points=num_points
     )

@@ -56,7 +56,7 @@ SCORING_PREIMAGE: dict[str, Any] = {"preimage": "smoother", "n_neighbors": None}
 
 
 def _check_model(model: Any) -> None:
-    if not (hasattr(model, "transform") and hasattr(model, "inverse_transform") and hasattr(model, "_input")):
+    if not all(hasattr(model, name) for name in ("transform", "inverse_transform", "_validate_new_input")):
         raise TypeError(
             f"model must be a fitted kppca.PrimalPPCA or kppca.DualPPCA, got {type(model).__name__}."
         )
@@ -88,9 +88,9 @@ def reconstruction_samples(
     """
     _check_model(model)
     preimage, preimage_options = _scoring_preimage(preimage, preimage_options)
-    Xt = model._input(X)  # validated copy: the caller's array is never touched
+    Xt = model._validate_new_input(X, method="reconstruction_error")  # a validated copy: X is never touched
     X_hat = torch.as_tensor(model.inverse_transform(model.transform(Xt), preimage, **preimage_options))
-    return model._output(((Xt - X_hat) ** 2).sum(1), X)
+    return model._to_output(((Xt - X_hat) ** 2).sum(1), X)
 
 
 def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, **preimage_options: Any) -> float:

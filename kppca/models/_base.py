@@ -17,7 +17,7 @@ from .._linalg import (
     partial_spectrum,
 )
 from .._param_validation import Interval, Options
-from .._validation import ArrayLike, as_tensor, check_feature_names, check_new_input, is_numpy_like, numpy_rng
+from .._validation import ArrayLike, as_tensor, check_feature_names, is_numpy_like, numpy_rng
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
@@ -114,10 +114,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """Number of output columns of :meth:`transform` (names from :meth:`get_feature_names_out`)."""
         return self.n_components_
 
-    def _input(self, X: ArrayLike, name: str = "X") -> torch.Tensor:
-        """Validate new data against the fitted model (dtype, device, feature count and names)."""
-        return check_new_input(self, X, name)
-
     def _latent(self, h: ArrayLike, name: str = "h") -> torch.Tensor:
         """Validate latent codes: shape (M, q) or (q,) -> (M, q)."""
         T = as_tensor(h, name, ndim=(1, 2), dtype=self._dtype, device=self._device)
@@ -128,10 +124,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
                 f"pass codes of shape (n, {self.n_components_})."
             )
         return T
-
-    def _output(self, T: torch.Tensor, like: Any = None) -> np.ndarray | torch.Tensor:
-        """Return ``T`` as numpy when the reference input (or the training data) was not a tensor."""
-        return self._to_output(T) if like is None else self._to_output(T, like)
 
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
@@ -222,16 +214,15 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         ndarray or Tensor of shape (M, q)
             ``N diag(1/lam) W^T (phi(x) - m)`` (primal) = ``N diag(1/lam) A^T k_c(x)`` (dual).
         """
-        self._check_fitted("transform")
-        return self._output(self._principal_coordinates(self._input(X)) * self._gain, X)
+        Xt = self._validate_new_input(X, method="transform")
+        return self._to_output(self._principal_coordinates(Xt) * self._gain, X)
 
     def latent_posterior(self, X: ArrayLike) -> dist.MultivariateNormal:
         """The posterior ``p(h | x)``: batch shape (M,), event shape (q,).
 
         Its covariance ``N sigma2 diag(1/lam)`` is the same for every point.
         """
-        self._check_fitted("latent_posterior")
-        loc = self._principal_coordinates(self._input(X)) * self._gain
+        loc = self._principal_coordinates(self._validate_new_input(X, method="latent_posterior")) * self._gain
         import pyro.distributions as dist
 
         return dist.MultivariateNormal(loc, scale_tril=torch.diag(self._posterior_std))
@@ -270,8 +261,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         -------
         ndarray or Tensor of shape (M,)
         """
-        self._check_fitted("score_samples")
-        y = self._subspace_coordinates(self._input(X))
+        y = self._subspace_coordinates(self._validate_new_input(X, method="score_samples"))
         q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
         # y holds the k <= r coordinates that are resolved numerically; the other r - k
         # directions of H_E (eigenvalues of K_c below its rounding level) carry no
@@ -280,7 +270,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         variances = torch.cat([self.eigenvalues_ / N, torch.full((k - q,), s2, dtype=y.dtype, device=y.device)])
         log_det = float(torch.log(self.eigenvalues_ / N).sum()) + (r - q) * math.log(s2)
         logp = -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
-        return self._output(logp, X)
+        return self._to_output(logp, X)
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
         """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).

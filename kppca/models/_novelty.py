@@ -59,8 +59,7 @@ class NoveltyMixin:
         ndarray or Tensor of shape (M,)
             Values in ``[0, 1]``; the type of ``X``.
         """
-        self._check_fitted("novelty_score")
-        Xt = self._input(X)
+        Xt = self._validate_new_input(X, method="novelty_score")
         rows = self._block_rows()
         parts = [self._outside_and_total(Xt[i : i + rows]) for i in range(0, Xt.shape[0], rows)]
         if parts:
@@ -72,7 +71,7 @@ class NoveltyMixin:
         # Below the rounding floor the point is indistinguishable from the mean, which lies in m + H_E.
         at_mean = total <= floor
         fraction = torch.where(at_mean, torch.zeros_like(total), outside / torch.where(at_mean, 1.0, total))
-        return self._output(fraction.clamp(0.0, 1.0), X)
+        return self._to_output(fraction.clamp(0.0, 1.0), X)
 
     def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(|(I - P_E)(phi - m)|^2, |phi - m|^2, rounding floor of the latter)``, each of shape (M,)."""

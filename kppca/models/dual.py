@@ -178,8 +178,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         -------
         ndarray or Tensor of shape (M, N); rows sum to zero when ``center=True``.
         """
-        self._check_fitted("centered_kernel")
-        return self._output(self._centered_kernel(self._input(X)), X)
+        return self._to_output(self._centered_kernel(self._validate_new_input(X, method="centered_kernel")), X)
 
     def _centered_kernel(self, X: torch.Tensor) -> torch.Tensor:
         return self._gram().centered_vectors(X)
@@ -397,10 +396,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             top = self._top_factor()
             q = top.shape[1]
             a = torch.randn((int(n), q + self._noise_width()), generator=gen, dtype=self._dtype, device=self._device)
-            return self._output(self._noise_kernel_vectors(a[:, q:]).addmm_(a[:, :q], top.T))
+            return self._to_output(self._noise_kernel_vectors(a[:, q:]).addmm_(a[:, :q], top.T))
         F = self.sampling_factor(factor)
         a = torch.randn((int(n), F.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
-        return self._output(a @ F.T)
+        return self._to_output(a @ F.T)
 
     # ------------------------------------------------------------------ reconstruction, covariance
     def reconstruct_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
@@ -410,11 +409,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         -------
         ndarray or Tensor of shape (M, N)
         """
-        self._check_fitted("reconstruct_kernel")
-        Xt = self._input(X)
+        Xt = self._validate_new_input(X, method="reconstruct_kernel")
         shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
         coords = self._project(Xt, self.eigenvectors_)
-        return self._output((coords * shrink) @ self.eigenvectors_.T, X)
+        return self._to_output((coords * shrink) @ self.eigenvectors_.T, X)
 
     def get_covariance(self) -> torch.Tensor:
         """The marginal covariance ``S`` (N, N) of ``k_c`` (needs the full eigendecomposition)."""

@@ -194,7 +194,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             self._fitted_feature_map(X)
         else:
             self._check_streaming_signature()
-            X = self._input(X)
+            X = self._validate_new_input(X, method="partial_fit")
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
         self._fit_stats(batch if stats is None else stats.merge(batch))
         return self
@@ -352,8 +352,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     # ------------------------------------------------------------------ coordinates
     def features(self, X: ArrayLike) -> Any:
         """``phi(X)`` (M, d) with the fitted feature map."""
-        self._check_fitted("features")
-        return self._output(self.feature_map_.map(self._input(X)), X)
+        Xt = self._validate_new_input(X, method="features")  # first: the fitted check
+        return self._to_output(self.feature_map_.map(Xt), X)
 
     def _centered_features(self, X: torch.Tensor) -> torch.Tensor:
         return self.feature_map_.map(X) - self.mean_
@@ -416,7 +416,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()
         gen = torch_generator(random_state, self._device)
         a = torch.randn((int(n), std.shape[0]), generator=gen, dtype=self._dtype, device=self._device)
-        return self._output((a * std) @ V.T + self.mean_)
+        return self._to_output((a * std) @ V.T + self.mean_)
 
     # ------------------------------------------------------------------ reconstruction, covariance
     def get_covariance(self) -> torch.Tensor:

@@ -102,7 +102,6 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     def fit(self, X: ArrayLike, y: Any = None) -> KernelPCARKM:
         """Solve the KPCA eigenvalue problem on ``X`` (N, D); ``y`` is ignored. Returns ``self``."""
         Xt, _ = self._validate_fit_input(X)
-        N = Xt.shape[0]
         self.kernel_ = resolve_kernel(self.kernel, Xt)
         G = CenteredGram(self.kernel_, Xt, center=self.center, what="Gram matrix of `kernel` on X")
         s = int(self.n_components)

@@ -63,7 +63,7 @@ class DualGenerationMixin(GenerationMixin):
         else:
             k_c = (self._centered_gram() @ alpha.T).T  # the projection on range(K_c) that alpha represents
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
-        return self._output(out[0] if single else out, K_c_rows)
+        return self._to_output(out[0] if single else out, K_c_rows)
 
     def preimage_context(self) -> TrainingContext:
         """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""

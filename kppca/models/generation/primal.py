@@ -30,8 +30,8 @@ class PrimalGenerationMixin(GenerationMixin):
 
         :meth:`reconstruct` maps it back to inputs.
         """
-        self._check_fitted("reconstruct_features")
-        return self._output(self._reconstruction_points(self._input(X)), X)
+        Xt = self._validate_new_input(X, method="reconstruct_features")
+        return self._to_output(self._reconstruction_points(Xt), X)
 
     def preimage_context(self) -> TrainingContext:
         """The :class:`~kppca.preimage.TrainingContext` (induced kernel of the feature map), cached."""
