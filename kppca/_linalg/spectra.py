@@ -12,7 +12,15 @@ from .eigen import eigh_descending, eigh_top
 from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
-__all__ = ["Spectrum", "float64_trace", "full_spectrum", "partial_spectrum"]
+__all__ = ["INDEFINITE_ADVICE", "Spectrum", "float64_trace", "full_spectrum", "partial_spectrum"]
+
+#: Why an indefinite kernel is refused, and what to do (scikit-learn's KernelPCA fits one when its top
+#: eigenvalues are positive; a probabilistic model cannot: K_c is its covariance in feature space).
+INDEFINITE_ADVICE = (
+    " A probabilistic model needs a PSD kernel: an indefinite Gram matrix is the covariance of no feature "
+    "vectors, so its likelihood, noise and samples are undefined. Use a PSD kernel, or make the matrix PSD "
+    "(clip its negative eigenvalues to zero, or add |smallest eigenvalue| to its diagonal) before fitting."
+)
 
 @dataclass
 class Spectrum:
@@ -92,6 +100,7 @@ def full_spectrum(
         raise ValueError(
             f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
             f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
+            + INDEFINITE_ADVICE
             + precision_advice(G.dtype, "rounded kernel values can make a valid kernel's matrix indefinite")
         )
     resolved = int((values > tol).sum())
@@ -133,7 +142,7 @@ def partial_spectrum(
     if trace < -zero_tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (negative trace {trace:.3g}); check that the kernel is "
-            "a valid (PSD) kernel."
+            "a valid (PSD) kernel." + INDEFINITE_ADVICE
         )
     if trace <= zero_tol:
         raise ValueError(
@@ -147,7 +156,7 @@ def partial_spectrum(
     if trace < float(values.sum()) - tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
-            "check that the kernel is a valid (PSD) kernel."
+            "check that the kernel is a valid (PSD) kernel." + INDEFINITE_ADVICE
         )
     r = rank(tol) if callable(rank) else int(rank)
     return Spectrum(values, vectors, trace, r, False, tol)

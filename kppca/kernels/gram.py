@@ -131,4 +131,8 @@ def _check_symmetric(K: torch.Tensor, rows: int) -> None:
     tol = 1e3 * torch.finfo(K.dtype).eps * scale
     for i in range(0, K.shape[0], rows):
         if float((K[i : i + rows] - K[:, i : i + rows].T).abs().max()) > tol:
-            raise ValueError("the kernel's Gram matrix is not symmetric; a kernel must satisfy k(x, y) = k(y, x).")
+            raise ValueError(
+                "the kernel's Gram matrix is not symmetric; a kernel must satisfy k(x, y) = k(y, x). A probabilistic "
+                "model reads it as inner products of feature vectors (its covariance), which are symmetric; "
+                "symmetrize the kernel, e.g. fn(A, B) = (k(A, B) + k(B, A).T) / 2."
+            )

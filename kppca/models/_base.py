@@ -165,11 +165,11 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
         """Store ``q``, ``sigma2`` and the eigenvalue summaries shared by both models."""
-        if spectrum.rank < 2 and self.n_features_in_ == 1:
+        if spectrum.rank < 2 and self.n_features_in_ == 1 and self.sigma2 is None:
             raise ValueError(
                 f"the centered data have rank {spectrum.rank}: X has 1 feature(s), which here span(s) at most one "
-                "direction; probabilistic PCA needs rank >= 2. Use more features, or a non-linear kernel or "
-                "feature map."
+                "direction; probabilistic PCA with an estimated sigma2 needs rank >= 2. Use more features, a "
+                "non-linear kernel or feature map, or give sigma2 (then q = 1 of rank 1 is allowed)."
             )
         q, sigma2 = select_components(spectrum, n_samples, self.n_components, self.sigma2)
         lam = spectrum.values[:q].clone()

@@ -14,6 +14,7 @@ import math
 import numbers
 
 import numpy as np
+import torch
 from scipy.special import gammaln
 
 from .._linalg import PARTIAL_MIN_SIZE, Spectrum, prefer_partial
@@ -22,24 +23,17 @@ __all__ = ["PARTIAL_MIN_SIZE", "resolve_solver", "check_component_args", "select
 
 
 def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
-    """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
+    """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
+
+    ``eigen_solver="partial"`` is a request for speed, never a restriction of the model: where
+    Lanczos cannot serve the request (a fraction, ``"mle"`` or ``sigma2`` alone need the whole
+    spectrum; Lanczos needs ``q <= size - 2``) the dense solver is used, and ``eigen_solver_``
+    records it.
+    """
     integer_q = isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool)
     if eigen_solver == "partial":
-        if not integer_q:
-            raise ValueError(
-                "eigen_solver='partial' needs an integer n_components (the fraction, 'mle' and "
-                "sigma2-only modes need the whole spectrum); use eigen_solver='dense'."
-            )
-        if n_components >= size - 1:
-            # Lanczos needs k < order - 1 (and one direction is left for the noise).
-            raise ValueError(
-                f"eigen_solver='partial' needs n_components <= {size - 2} for an eigen-problem of order {size}"
-                f" (got {n_components}); use eigen_solver='dense'."
-                if size >= 3
-                else f"eigen_solver='partial' needs an eigen-problem of order >= 3, got {size}; use "
-                "eigen_solver='dense'."
-            )
-        return "partial"
+        # Lanczos finds k < order - 1 eigenpairs; scikit-learn's arpack accepts these q by going dense too.
+        return "partial" if integer_q and n_components <= size - 2 else "dense"
     if eigen_solver == "dense":
         return "dense"
     # The one dense-or-Lanczos policy of the package (kppca._linalg.prefer_partial); only an integer
@@ -66,11 +60,14 @@ def check_component_args(n_components, sigma2) -> None:
 def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) -> tuple[int, float]:
     """Choose ``q`` and ``sigma2`` (spec, "Maximum likelihood").
 
-    * ``n_components=q`` (int): ``sigma2 = sum_{p>q} lam_p / (N (r - q))``.
-    * ``n_components`` float in (0, 1): the smallest ``q`` whose explained variance reaches it.
+    * ``n_components=q`` (int): ``sigma2 = sum_{p>q} lam_p / (N (r - q))``, so ``q < r``.
+    * ``n_components`` float in (0, 1): the smallest ``q`` whose cumulative explained variance
+      ratio reaches it (``>=``, up to the rounding of summing ``q`` ratios); ``q < r``.
     * ``n_components="mle"``: Minka's evidence (:func:`minka_dimension`).
-    * ``sigma2`` alone: ``q = #{p : lam_p / N > sigma2}``.
-    * both ``q`` and ``sigma2``: ``sigma2`` is fixed (not estimated), ``0 < sigma2 < lam_q / N``.
+    * ``sigma2`` alone: ``q = #{p : lam_p / N > sigma2}`` (up to ``r``).
+    * both ``q`` and ``sigma2``: ``sigma2`` is fixed (not estimated), ``0 < sigma2 < lam_q / N``
+      and ``q <= r``: only the ML estimate of ``sigma2`` needs a discarded direction.
+    * ``None`` (and no ``sigma2``): ``min(2, r - 1)``.
 
     Returns
     -------
@@ -80,14 +77,18 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
     Raises
     ------
     ValueError
-        When ``q >= rank``, ``q < 1`` or ``sigma2 >= lam_q / N``.
+        When ``q`` exceeds what the spectrum allows (``q >= r`` with an estimated ``sigma2``,
+        ``q > r`` with a fixed one), or ``sigma2 >= lam_q / N``.
     """
     lam = spectrum.values.detach().cpu().numpy().astype(np.float64)
     N, r = n_samples, spectrum.rank
-    if r < 2:
+    estimate = sigma2 is None  # the ML sigma2 needs at least one discarded direction
+    if r < (2 if estimate else 1):
         raise ValueError(
-            f"the centered data have rank {r}; probabilistic PCA needs rank >= 2 (q >= 1 component plus noise). "
-            "The rank counts variation above the rounding level of the uncentered data: for data far from the "
+            f"the centered data have rank {r}; probabilistic PCA "
+            + ("with an estimated sigma2 needs rank >= 2 (q >= 1 component plus noise; with a fixed sigma2, "
+               "rank >= 1 suffices). " if estimate else "needs rank >= 1. ")
+            + "The rank counts variation above the rounding level of the uncentered data: for data far from the "
             "origin (or a float32 model) subtract a constant offset from X, rescale it, or use dtype='float64'."
         )
     if lam.size == 0:
@@ -98,7 +99,9 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             "standardise it), subtract a constant offset, or use dtype='float64'."
         )
     if n_components is None and sigma2 is None:
-        n_components = min(2, r - 1)  # the default always fits: two components when the rank allows
+        # A probabilistic model keeps a noise direction: all r - 1 would make sigma2 the smallest
+        # eigenvalue (a degenerate model, and O(N^3)); see docs/coming_from_sklearn.
+        n_components = min(2, r - 1)
     if n_components == "mle":
         q = minka_dimension(lam, N)
     elif n_components is None:
@@ -111,22 +114,16 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
     elif isinstance(n_components, numbers.Integral):
         q = int(n_components)
     else:
-        ratios = np.cumsum(lam) / spectrum.trace
-        q = int(np.searchsorted(ratios, n_components, side="right")) + 1
-        usable = min(r - 1, ratios.size)  # one discarded direction is needed for sigma2
-        if q > usable:
-            raise ValueError(
-                f"n_components={n_components!r} asks for that fraction of the variance, but the most the model can "
-                f"keep is {ratios[usable - 1]:.6g}: the top {usable} of the rank-{r} spectrum"
-                + (" (at least one direction must be discarded to estimate sigma2)" if usable == r - 1 else
-                   f" (the only eigenvalues above the rounding level {spectrum.tolerance:.3g})")
-                + f". Use a fraction of at most {ratios[usable - 1]:.6g}, or an integer n_components."
-            )
-    if q >= r:
+        q = _fraction_components(lam, spectrum, float(n_components))
+    if q > r or (estimate and q == r):
         raise ValueError(
             f"n_components = {q} must be smaller than the rank of the centered data ({r}); the model needs at "
-            "least one discarded direction to estimate sigma2. Use fewer components"
-            + (" or a larger sigma2." if sigma2 is not None else ".")
+            "least one discarded direction to estimate sigma2. Use fewer components or give sigma2 (a fixed "
+            "sigma2 allows n_components up to the rank)."
+            if estimate
+            else f"n_components = {q} exceeds the rank of the centered data ({r}): the data span only {r} "
+            "direction(s). Use at most that many components"
+            + (" or a larger sigma2." if n_components is None else ".")
         )
     resolved = int((lam > spectrum.tolerance).sum())
     if q > resolved:
@@ -161,6 +158,35 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             "(repeated eigenvalues at the cut, or sigma2 too large). Change n_components or sigma2."
         )
     return q, float(sigma2)
+
+
+def _fraction_components(lam: np.ndarray, spectrum: Spectrum, fraction: float) -> int:
+    """The smallest ``q`` whose cumulative explained variance ratio reaches ``fraction`` (ML ``sigma2``: ``q < r``).
+
+    A user computes the fraction from the fitted ``explained_variance_ratio_`` (each ``lam_p / trace``
+    rounded, then summed), we from ``cumsum(lam) / trace``: the two differ by the rounding of ``q + 1``
+    operations on numbers at most 1, at most ``(q + 1) eps`` of the model's dtype (plus the cast of the
+    ratios to it). A ratio within ``2 (q + 2) eps`` below the fraction counts as reaching it, so
+    ``n_components = ratios[:q].sum()`` selects ``q``, whatever the order of the sums.
+    """
+    r = spectrum.rank
+    eps = float(torch.finfo(spectrum.values.dtype).eps)
+    ratios = np.cumsum(lam) / spectrum.trace
+    counts = np.arange(1, ratios.size + 1)
+    reached = ratios >= fraction - 2.0 * (counts + 2) * eps
+    usable = min(r - 1, ratios.size)  # one discarded direction is needed for sigma2
+    q = int(np.argmax(reached)) + 1 if reached.any() else ratios.size + 1
+    if q > usable:
+        # Quoted in full precision (repr), so that the quoted maximum is itself accepted.
+        most = float(ratios[usable - 1])
+        raise ValueError(
+            f"n_components={fraction!r} asks for that fraction of the variance, but the most the model can "
+            f"keep is {most!r}: the top {usable} of the rank-{r} spectrum"
+            + (" (at least one direction must be discarded to estimate sigma2)" if usable == r - 1 else
+               f" (the only eigenvalues above the rounding level {spectrum.tolerance:.3g})")
+            + f". Use a fraction of at most {most!r}, or an integer n_components."
+        )
+    return q
 
 
 def minka_dimension(eigenvalues: np.ndarray, n_samples: int, max_components: int = 1000) -> int:

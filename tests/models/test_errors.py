@@ -159,9 +159,10 @@ def test_sigma2_alone_keeping_every_direction(X):
     N = X.shape[0]
     Xc = X - X.mean(0)
     lam_min = np.linalg.eigvalsh(Xc.T @ Xc)[0]
-    # q would be r = 6: no direction left for the noise
-    with pytest.raises(ValueError, match="n_components = 6 must be smaller than the rank.*larger sigma2"):
-        DualPPCA(sigma2=0.5 * lam_min / N).fit(X)
+    # q = r = 6 with a fixed sigma2: defined (no direction is needed to estimate the noise), issue 27;
+    # the estimated-sigma2 model still refuses it (test_n_components_not_below_rank).
+    model = DualPPCA(sigma2=0.5 * lam_min / N).fit(X)
+    assert model.n_components_ == model.rank_ == 6
 
 
 def test_incompatible_mode_combinations(X):
@@ -169,10 +170,9 @@ def test_incompatible_mode_combinations(X):
         DualPPCA("mle", sigma2=0.1).fit(X)
     with pytest.raises(ValueError, match="pass either a fractional n_components or sigma2"):
         PrimalPPCA(0.5, sigma2=0.1).fit(X)
-    with pytest.raises(ValueError, match="eigen_solver='partial' needs an integer n_components"):
-        DualPPCA(0.9, eigen_solver="partial").fit(X)
-    with pytest.raises(ValueError, match=r"eigen_solver='partial' needs n_components <= 38 for an eigen-problem of order 40 \(got 39\)"):
-        DualPPCA(39, eigen_solver="partial").fit(X)
+    # eigen_solver='partial' where Lanczos cannot serve the request falls back to the dense solver (issue 27)
+    assert DualPPCA(0.9, eigen_solver="partial").fit(X).eigen_solver_ == "dense"
+    assert DualPPCA(5, sigma2=1e-6, eigen_solver="partial").fit(X).eigen_solver_ == "partial"  # 5 <= 40 - 2
 
 
 # ----------------------------------------------------------------------------- other parameters
