@@ -15,6 +15,30 @@ from torch.distributions.utils import lazy_property
 LEAK_QUANTILE = 13.0
 
 
+class _AffineSubspace(constraints.Constraint):
+    """The support of one :class:`DegenerateMultivariateNormal`: the affine subspace ``loc + range(F)``.
+
+    ``check`` applies the test of :meth:`DegenerateMultivariateNormal.log_prob` (one basis, one
+    tolerance), so ``support.check(x)`` is True exactly where ``log_prob(x)`` is finite (and where
+    ``validate_args=True`` accepts ``x``). Event dimension 1: one answer per vector.
+    """
+
+    is_discrete = False
+    event_dim = 1
+
+    def __init__(self, distribution: "DegenerateMultivariateNormal"):
+        self._distribution = distribution
+        super().__init__()
+
+    def check(self, value: torch.Tensor) -> torch.Tensor:
+        _, off_support = self._distribution.support_coordinates(value)
+        return ~off_support
+
+    def __repr__(self) -> str:
+        n, r = self._distribution.event_shape[0], self._distribution.rank
+        return f"AffineSubspace(dim={r} in R^{n})"
+
+
 class DegenerateMultivariateNormal(TorchDistribution):
     r"""Multivariate normal with a possibly singular covariance ``F F^T``.
 
@@ -66,8 +90,27 @@ class DegenerateMultivariateNormal(TorchDistribution):
     """
 
     arg_constraints = {"loc": constraints.real_vector}
-    support = constraints.real_vector
     has_rsample = True
+
+    @constraints.dependent_property(is_discrete=False, event_dim=1)
+    def support(self) -> constraints.Constraint:
+        """The affine subspace ``loc + range(F)`` (``R^n`` when ``F`` has full rank), event dimension 1.
+
+        ``support.check(x)`` agrees with :meth:`log_prob`: True where the density is finite.
+        """
+        return _AffineSubspace(self)
+
+    @classmethod
+    def infer_shapes(cls, loc, scale_factor=None, basis=None, basis_scale=None):
+        """``(batch_shape, event_shape)`` from the shapes of the arguments (Pyro's contract).
+
+        ``loc`` (..., n) carries the batch; ``scale_factor`` (n, m), ``basis`` (n, r) and
+        ``basis_scale`` (r,) are shared by the batch.
+        """
+        loc = torch.Size(loc)
+        if len(loc) < 1:
+            raise ValueError("loc must be at least one-dimensional, shape (..., n).")
+        return loc[:-1], loc[-1:]
 
     def __init__(
         self,
@@ -207,6 +250,12 @@ class DegenerateMultivariateNormal(TorchDistribution):
             Residual ``||(I - U U^T)(value - loc)||`` above ``LEAK_QUANTILE * leak + rtol * size``
             (see the class notes), with ``size = ||value|| + ||loc|| + max(basis_scale)``.
         """
+        n = self.event_shape[0]
+        if value.ndim < 1 or value.shape[-1] != n:
+            # Broadcasting would otherwise spread a value of event size 1 over all n coordinates.
+            raise ValueError(
+                f"value must have event shape ({n},) (shape (..., {n})), got shape {tuple(value.shape)}."
+            )
         U, s = self._basis
         y = value - self.loc
         z = y @ U
