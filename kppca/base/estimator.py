@@ -25,6 +25,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import DataConversionWarning
@@ -99,6 +100,8 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     _fitted_marker: str = "n_features_in_"
     _fit_call: str = "fit(X)"
     _cache_attribute: str | None = None
+    #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
+    _accepts_sparse: bool = False
 
     # ------------------------------------------------------------------ constructor
     def _store_params(self, arguments: dict[str, Any]) -> None:
@@ -179,6 +182,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         if target is not None and y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         self._drop_caches()
+        X = self._densify(X)
         self._resolve_dtype_device(X)
         self._numpy_fit_ = is_numpy_like(X)
         check_feature_names(self, X, reset=True)
@@ -244,7 +248,18 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     def _validate_new_input(self, X: ArrayLike, name: str = "X", *, method: str) -> torch.Tensor:
         """New data for the fitted model: fitted check, feature names and count, fit dtype and device."""
         self._check_fitted(method)
-        return check_new_input(self, X, name)
+        return check_new_input(self, self._densify(X), name)
+
+    def _densify(self, X: ArrayLike) -> ArrayLike:
+        """A scipy.sparse ``X`` as a new dense array when the estimator accepts sparse input (else unchanged).
+
+        The models keep dense kernel matrices and, for pre-images, their training inputs as a
+        dense tensor: a sparse matrix is converted once, on entry (its dtype kept), and gives the
+        same model as its dense twin. Estimators that do not accept it refuse it in ``as_tensor``.
+        """
+        if self._accepts_sparse and scipy.sparse.issparse(X):
+            return X.toarray()
+        return X
 
     def _to_output(self, T: torch.Tensor, like: Any = _UNSET) -> np.ndarray | torch.Tensor:
         """``T`` as numpy when ``like`` (default: the fit input) was numpy-like, else the tensor itself."""
@@ -253,7 +268,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     def __sklearn_tags__(self):  # noqa: D105 - scikit-learn's estimator tags
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False  # kernels and scatter matrices are dense
+        tags.input_tags.sparse = self._accepts_sparse  # densified on entry: kernels and scatter matrices are dense
         tags.input_tags.allow_nan = False
         return tags
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import torch
-
 import copy
 
+import scipy.sparse
+import torch
 from sklearn.base import BaseEstimator
 
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
@@ -38,7 +38,7 @@ class FeatureMap(BaseEstimator):
         y : ignored
         """
         self._check_params()
-        X = as_tensor(X, "X")
+        X = as_tensor(X.toarray() if scipy.sparse.issparse(X) else X, "X")  # sparse: densified
         self.n_features_in_ = X.shape[1]
         self._fit(X)
         return self
@@ -54,6 +54,7 @@ class FeatureMap(BaseEstimator):
         """Map ``X`` (n, D) to features (n, d); numpy in, numpy out."""
         if not hasattr(self, "n_features_in_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X) first.")
+        X = X.toarray() if scipy.sparse.issparse(X) else X  # sparse: densified, same map as the dense X
         numpy_out = is_numpy_like(X)
         dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
         Xt = as_tensor(X, "X", dtype=dtype, device=X.device if isinstance(X, torch.Tensor) else None)

@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Callable, NamedTuple
 
+import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator
 
@@ -119,8 +120,10 @@ class Kernel(BaseEstimator):
         return torch.cat(parts) if parts else X.new_zeros(0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
-        """``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted); numpy in, numpy out."""
+        """``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted); numpy (or scipy.sparse) in, numpy out."""
         self._check_params()
+        # scipy.sparse input is densified (a kernel matrix is dense whatever X is); results equal the dense X's.
+        X, Y = (Z.toarray() if scipy.sparse.issparse(Z) else Z for Z in (X, Y))
         numpy_out = is_numpy_like(X)
         dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
         device = X.device if isinstance(X, torch.Tensor) else None

@@ -67,6 +67,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     #: ``sigma2_`` is set last in fit: its presence means fitted (see ``KernelEstimator``).
     _fitted_marker = "sigma2_"
+    #: scipy.sparse ``X`` is accepted and densified on entry (as scikit-learn's KernelPCA and PCA accept it).
+    _accepts_sparse = True
 
     #: The fitted state shared by both models, as model files may hold it (see :mod:`kppca.io.specs`).
     _fitted_constraints: dict[str, list[Any]] = {
