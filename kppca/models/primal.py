@@ -424,3 +424,10 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self._check_fitted("get_covariance")
         d = self.W_.shape[0]
         return self.W_ @ self.W_.T + self.sigma2_ * torch.eye(d, dtype=self._dtype, device=self._device)
+
+    def get_precision(self) -> torch.Tensor:
+        """The inverse of :meth:`get_covariance`, (d, d), by Woodbury: ``(I - V_q diag(1 - N sigma2/lam) V_q^T) / sigma2``."""
+        self._check_fitted("get_precision")
+        V, shrink = self.components_.T, 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
+        eye = torch.eye(V.shape[0], dtype=self._dtype, device=self._device)
+        return (eye - (V * shrink) @ V.T) / self.sigma2_
