@@ -76,7 +76,10 @@ napoleon_preprocess_types = False
 # -- HTML ---------------------------------------------------------------------
 html_theme = "sphinx_rtd_theme"
 html_title = f"kppca {release}"
-html_static_path: list[str] = []
+# kppca.css: wide tables, code, signatures and formulas scroll instead of being clipped at the
+# content column (checked in a headless browser by tests/test_docs_offline.py).
+html_static_path = ["_static"]
+html_css_files = ["kppca.css"]
 html_show_sourcelink = True
 
 
