@@ -131,7 +131,8 @@ window.addEventListener("load", function () { setTimeout(function () {
   for (var node = walker.nextNode(); node; node = walker.nextNode()) {
     if (!node.textContent.trim()) continue;
     var el = node.parentElement;
-    if (el.closest("script, style, .headerlink")) continue;
+    // not shown: scripts, styles, permalinks, and MathJax's copy of each formula for screen readers
+    if (el.closest("script, style, .headerlink, mjx-assistive-mml")) continue;
     var range = document.createRange(); range.selectNodeContents(node);
     var r = range.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;

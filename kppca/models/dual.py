@@ -41,18 +41,21 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         ``q``, the fraction of explained variance to keep, or Minka's choice.
         None means ``min(2, r - 1)`` (two components whenever the rank ``r`` of the
         centered data allows, so the default fits any data of rank >= 2), unless
-        ``sigma2`` is given alone (then ``q`` follows from it).
+        ``sigma2`` is given alone (then ``q`` follows from it). Unlike scikit-learn's
+        None (all components): pass ``sigma2=1e-12`` alone for that (docs: "Coming from scikit-learn").
     sigma2 : float, optional
         Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer
         ``n_components``: fixed instead of estimated (e.g. small values for the
-        kernel-PCA limit).
+        kernel-PCA limit). A fixed ``sigma2`` allows ``q`` up to the rank ``r``; the
+        estimated one needs ``q < r``.
     kernel : Kernel, callable ``fn(X, Y)``, str or None, default "linear"
     center : bool, default True
         False gives the uncentered model (``mu = 0``).
     eigen_solver : {"auto", "dense", "partial"}, default "auto"
         "partial" computes only the top ``q`` eigenpairs (Lanczos); "dense" the
-        whole spectrum. "auto" uses "partial" for integer ``q <= N/10`` when
-        ``N > 1000``. Eigenvectors follow a deterministic sign convention (largest
+        whole spectrum; where Lanczos cannot serve (a fraction, "mle", ``sigma2``
+        alone, ``q > N - 2``) the dense solver runs and ``eigen_solver_`` says so.
+        "auto" uses "partial" for integer ``q <= N/10`` when ``N > 1000``. Eigenvectors follow a deterministic sign convention (largest
         entry positive).
     random_state : int, Generator or None
         Seeds the Lanczos start vector.
