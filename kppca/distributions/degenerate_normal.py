@@ -101,11 +101,12 @@ class DegenerateMultivariateNormal(TorchDistribution):
         return _AffineSubspace(self)
 
     @classmethod
-    def infer_shapes(cls, loc, scale_factor=None, basis=None, basis_scale=None):
+    def infer_shapes(cls, loc, scale_factor=None, basis=None, basis_scale=None, support_rtol=None,
+                     validate_args=None):
         """``(batch_shape, event_shape)`` from the shapes of the arguments (Pyro's contract).
 
         ``loc`` (..., n) carries the batch; ``scale_factor`` (n, m), ``basis`` (n, r) and
-        ``basis_scale`` (r,) are shared by the batch.
+        ``basis_scale`` (r,) are shared by the batch; the scalars do not enter.
         """
         loc = torch.Size(loc)
         if len(loc) < 1:

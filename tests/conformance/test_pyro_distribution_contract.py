@@ -64,7 +64,8 @@ def _case(name):
         kw = dict(loc=_loc((3, 5), 0), scale_factor=_factor(5, 2, 1) @ _factor(2, 4, 2))
     elif name == "basis":
         Q, _ = torch.linalg.qr(_factor(5, 3, 1))
-        kw = dict(loc=_loc((2, 5), 0), basis=Q, basis_scale=torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64))
+        kw = dict(loc=_loc((2, 5), 0), basis=Q, basis_scale=torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64),
+                  support_rtol=1e-6)  # a scalar argument: shape () in infer_shapes
     else:
         return None, _model_case(name)
     return kw, DegenerateMultivariateNormal(**kw)
