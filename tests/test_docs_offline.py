@@ -31,7 +31,10 @@ import pytest
 HTML = Path(__file__).resolve().parents[1] / "docs" / "_build" / "html"
 PAGES = ["index.html", "theory.html", "notebooks/01_primal_vs_dual.html"]
 #: Pages with the widest tables, code and signatures (issue 27), checked for clipped text.
-CLIP_PAGES = PAGES + ["architecture.html", "coming_from_sklearn.html", "quickstart.html", "api/models.html"]
+CLIP_PAGES = PAGES + [
+    "architecture.html", "coming_from_sklearn.html", "quickstart.html", "installation.html", "api/kppca.html",
+    "api/models.html",
+]
 CLIP_WIDTH = 1280
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
