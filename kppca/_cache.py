@@ -47,6 +47,9 @@ class LazyCache:
     def __contains__(self, key: object) -> bool:
         return key in self._values
 
+    def __len__(self) -> int:
+        return len(self._values)
+
     # Pickles carry an empty cache (its values are recomputed on demand); an in-memory deep
     # copy keeps them, as it keeps the rest of the estimator.
     def __reduce__(self) -> tuple[type, tuple]:
