@@ -9,11 +9,14 @@ first ``sample`` after a fit. Two mixture fits, side by side in one run:
 * ``torch``: :func:`kppca.models.generation.latent.fit_latent_mixture` (the same EM in torch).
 
 Time: each variant in fresh subprocesses (so the import is counted, as a user meets it): fit, first
-``sample(64)``, second ``sample(64)``; best and all of ``--repeats`` processes. Quality: the Fréchet
+``sample(64)``, second ``sample(64)``; best and all of ``--repeats`` processes. Also the first
+``sample(64)`` after a ``sample_kernel(64)`` (whose Cholesky factor takes the memory of the cached
+``K_c``): ``sample`` must cost the same whatever ran before it. ``--before PATH`` times the previous
+code too, in the same run (a tree holding its ``kppca`` package). Quality: the Fréchet
 feature distance (FD) to held-out digits of ``--n-samples`` samples, for the mixture fitted with
 each of ``--n-inits`` seeds of its own (0 is the one the library uses; the others measure how much
-FD varies with the local optimum that EM reaches), with classifier confidence and effective classes (the judge of ``generation_defaults.py``: nothing held
-out is seen by a generative model).
+FD varies with the local optimum that EM reaches), with classifier confidence and effective
+classes (the judge of ``generation_defaults.py``: nothing held out is seen by a generative model).
 
 Run:  python benchmarks/bench_first_sample.py [--repeats 3] [--n-samples 1000] [--threads 1]
 """
@@ -65,7 +68,7 @@ def split(seed: int = 0):
     return X_tr, y_tr, X_pool, X_ho, y_ho
 
 
-def time_child(variant: str) -> dict:
+def time_child(variant: str, kernel_first: bool) -> dict:
     X_tr, y_tr, *_ = split()  # loaded before the clock starts; sklearn.model_selection is not sklearn.mixture
     t0 = time.perf_counter()
     from kppca import DualPPCA
@@ -75,12 +78,14 @@ def time_child(variant: str) -> dict:
     t1 = time.perf_counter()
     model = DualPPCA(Q, kernel=RBF(BANDWIDTH), random_state=0).fit(X_tr)
     t2 = time.perf_counter()
-    model.sample(64, random_state=0)
+    if kernel_first:  # the exact kernel-space sample first: its factor takes K_c's memory
+        model.sample_kernel(64, random_state=0)
     t3 = time.perf_counter()
-    model.sample(64, random_state=1)
+    model.sample(64, random_state=0)
     t4 = time.perf_counter()
-    return {"import": t1 - t0, "fit": t2 - t1, "first": t3 - t2, "second": t4 - t3,
-            "mixture_modules": "sklearn.mixture" in sys.modules}
+    model.sample(64, random_state=1)
+    t5 = time.perf_counter()
+    return {"import": t1 - t0, "fit": t2 - t1, "kernel": t3 - t2, "first": t4 - t3, "second": t5 - t4}
 
 
 def quality(n_samples: int, n_inits: int) -> dict:
@@ -117,34 +122,49 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--n-samples", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--n-inits", type=int, default=8, help="mixture seeds scored per fit (0 is the shipped one)")
+    parser.add_argument("--n-inits", type=int, default=8,
+                        help="mixture seeds scored per fit (0 is the shipped one)")
+    parser.add_argument("--before", metavar="PATH", default=None,
+                        help="a tree of the previous kppca (e.g. `git archive <commit> kppca | tar -x -C PATH`): "
+                        "also time it, in the same run")
     parser.add_argument("--child", choices=("sklearn", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--kernel-first", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(args.threads)
     if args.child:
-        print(json.dumps(time_child(args.child)))
+        print(json.dumps(time_child(args.child, args.kernel_first)))
         return
     load0 = os.getloadavg()
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    times: dict[str, list[dict]] = {"sklearn": [], "torch": []}
+    # (label, mixture fit, sample_kernel first, PYTHONPATH)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cases = [("sklearn", "sklearn", False, here), ("torch", "torch", False, here),
+             ("torch, after sample_kernel(64)", "torch", True, here)]
+    if args.before:
+        cases += [("before (sklearn)", "sklearn", False, args.before),
+                  ("before, after sample_kernel(64)", "sklearn", True, args.before)]
+    times: dict[str, list[dict]] = {label: [] for label, *_ in cases}
     for r in range(args.repeats):
-        for variant in times:  # interleaved, so both meet the same load
-            print(f"timing {variant} ({r + 1}/{args.repeats}) ...", file=sys.stderr, flush=True)
+        for label, variant, kernel_first, path in cases:  # interleaved, so all meet the same load
+            print(f"timing {label} ({r + 1}/{args.repeats}) ...", file=sys.stderr, flush=True)
             cmd = [sys.executable, os.path.abspath(__file__), "--child", variant, "--threads", str(args.threads)]
-            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
-            times[variant].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            cmd += ["--kernel-first"] if kernel_first else []
+            out = subprocess.run(cmd, env=dict(env, PYTHONPATH=path), check=True, capture_output=True, text=True)
+            times[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
     print("scoring samples ...", file=sys.stderr, flush=True)
     rows = quality(args.n_samples, args.n_inits)
     load1 = os.getloadavg()
     print(f"\nDualPPCA({Q}, RBF({BANDWIDTH})) on {N_TRAIN} MNIST digits (the `kppca sample` defaults), "
           f"torch threads {args.threads}, CPUs {os.cpu_count()}, load average {load0[0]:.2f} -> {load1[0]:.2f}\n")
-    print("| mixture fit | fit (s) | first `sample(64)` (s) | second (s) | first, all runs (s) |")
-    print("|---|---:|---:|---:|---|")
-    for variant, runs in times.items():
+    print("| code, mixture fit | fit (s) | `sample_kernel(64)` first (s) | first `sample(64)` (s) | second (s) | "
+          "first, all runs (s) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for label, runs in times.items():
         firsts = [t["first"] for t in runs]
-        print(f"| {variant} | {min(t['fit'] for t in runs):.2f} | {min(firsts):.3f} | "
+        kernel = f"{min(t['kernel'] for t in runs):.3f}" if runs[0]["kernel"] > 1e-4 else ""
+        print(f"| {label} | {min(t['fit'] for t in runs):.2f} | {kernel} | {min(firsts):.3f} | "
               f"{min(t['second'] for t in runs):.3f} | {', '.join(f'{t:.3f}' for t in firsts)} |")
     ratio = min(t["first"] for t in times["torch"]) / min(t["first"] for t in times["sklearn"])
     print(f"\nfirst sample(64), torch / sklearn: {ratio:.2f}x (target: first sample(64) <= 0.3 s)\n")

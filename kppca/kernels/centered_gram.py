@@ -306,8 +306,9 @@ class CenteredGram:
         the memory of** ``K_c`` (restored to ``K`` from the centering statistics), so one
         ``N x N`` matrix stays alive and :attr:`has_matrix` becomes False (callers that need
         ``K_c``'s rows read them first, or get kernel evaluations from :meth:`raw_rows`);
-        ``M L`` is a square root of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is numerically singular, ``("centered", L_c)``
-        with ``L_c`` (N, r') a pivoted Cholesky factor of ``K_c`` (at most :attr:`rank` columns).
+        ``M L`` is a square root of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is
+        numerically singular, ``("centered", L_c)`` with ``L_c`` (N, r') a pivoted Cholesky factor
+        of ``K_c`` (at most :attr:`rank` columns).
         The route depends on ``K`` only, so it is the same for a rebuilt matrix.
         """
         if self._factor is None:

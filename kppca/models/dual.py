@@ -251,7 +251,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
-        F = sigma * self._factored_gram().sqrt(self._sqrt_route)  # the same factor whatever was cached: reproducible rsample
+        # the same factor whatever was cached: reproducible rsample
+        F = sigma * self._factored_gram().sqrt(self._sqrt_route)
         # The support is always the resolved eigenbasis of K_c (one rank, fixed by the fit), whatever
         # was computed before: O(N^3) once after a partial fit, as the SVD of F would be.
         values, vectors = self._full_eigen()
@@ -295,7 +296,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
             return self._cache.get("symmetric_factor", symmetric)
         if factor == "fast":
-            return torch.cat([self._top_factor(), self.sigma2_**0.5 * self._factored_gram().sqrt(self._sqrt_route)], dim=1)
+            noise = self.sigma2_**0.5 * self._factored_gram().sqrt(self._sqrt_route)
+            return torch.cat([self._top_factor(), noise], dim=1)
         raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
 
     def _top_factor(self) -> torch.Tensor:

@@ -39,8 +39,8 @@ CLASS_MIXTURE_COMPONENTS = 3
 REG_COVAR = 1e-6
 
 #: EM stops when the mean log-likelihood per code changes by less than this (scikit-learn's
-#: criterion; its default is 1e-3, which takes twice the iterations in q = 30 dimensions for the
-#: same sample quality), or after ``MAX_EM_ITER`` iterations.
+#: criterion; looser than its default 1e-3: about half the iterations, samples as good), or after
+#: ``MAX_EM_ITER`` iterations.
 EM_TOL = 1e-2
 MAX_EM_ITER = 100
 MAX_KMEANS_ITER = 100
