@@ -113,10 +113,10 @@ def _m_step(H: torch.Tensor, resp: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     nk = resp.sum(0) + 10 * torch.finfo(H.dtype).eps  # as scikit-learn: no empty component divides by 0
     means = (resp.T @ H) / nk[:, None]
     K, q = means.shape
-    # sum_i r_ik h_i h_i^T for all k by one (K q, M) x (M, q) product, then minus n_k mu_k mu_k^T: the
-    # cancellation costs ~ q eps |h|^2, far below REG_COVAR for codes of the data's scale.
-    cov = ((H.T[None, :, :] * resp.T[:, None, :]).reshape(K * q, -1) @ H).view(K, q, q)
-    cov -= nk[:, None, None] * means[:, :, None] * means[:, None, :]
+    cov = H.new_empty(K, q, q)
+    for j in range(K):  # centred codes (as scikit-learn): no cancellation for codes far from the origin
+        diff = H - means[j]
+        torch.mm(diff.T * resp[:, j], diff, out=cov[j])
     cov /= nk[:, None, None]
     cov.diagonal(dim1=1, dim2=2).add_(REG_COVAR)
     return nk / nk.sum(), means, torch.linalg.cholesky(cov)
