@@ -93,6 +93,23 @@ def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
     assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
 
 
+def test_collapsed_component_far_from_the_origin():
+    """40 identical codes at |h| ~ 2e5 form one component of covariance ``REG_COVAR I``. The M-step
+    centres the codes first: their mean is off by at most ``M eps |h|`` (~2e-9), so the covariance
+    is ``REG_COVAR I`` to ~1e-17; ``E[h h^T] - mu mu^T`` would cancel to ``q eps |h|^2`` (~4e-5),
+    forty times ``REG_COVAR``, and could lose positive definiteness."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(0)
+    codes = torch.cat([torch.randn(300, 5, generator=gen, dtype=torch.float64) + 1e5,
+                       torch.full((40, 5), 1e5 + 50.0, dtype=torch.float64)])
+    mix = fit_latent_mixture(codes, 3)
+    j = int((mix.means - (1e5 + 50.0)).abs().sum(1).argmin())
+    cov = mix.scale_trils[j] @ mix.scale_trils[j].T
+    assert abs(float(mix.weights[j]) - 40 / 340) < 1e-9
+    torch.testing.assert_close(cov, latent.REG_COVAR * torch.eye(5, dtype=torch.float64), rtol=0, atol=1e-12)
+
+
 def test_em_agrees_with_scikit_learn():
     """Our EM from k-means is scikit-learn's ``GaussianMixture`` EM (same M-step, E-step and stopping rule):
     started from the same parameters, both reach the same mixture. Each iteration is backward stable
