@@ -102,7 +102,6 @@ class DualGenerationMixin(GenerationMixin):
         return gram
 
     # ------------------------------------------------------------------ hooks
-
     def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, basis = self._learned_dimension(n_coordinates)
