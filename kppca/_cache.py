@@ -12,7 +12,7 @@ cache, and everything in it is recomputed on demand from the fitted state
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 
 class LazyCache:
@@ -44,25 +44,11 @@ class LazyCache:
         """Store a value computed elsewhere (e.g. a by-product of ``fit``)."""
         self._values[key] = value
 
-    def pop(self, key: str, default: Any = None) -> Any:
-        """Remove and return the value under ``key`` (``default`` when absent)."""
-        return self._values.pop(key, default)
-
-    def clear(self) -> None:
-        """Forget everything (a refit must never reuse values of the previous fit)."""
-        self._values.clear()
-
     def __contains__(self, key: object) -> bool:
         return key in self._values
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._values))
-
     def __len__(self) -> int:
         return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"LazyCache({sorted(self._values)})"
 
     # Pickles carry an empty cache (its values are recomputed on demand); an in-memory deep
     # copy keeps them, as it keeps the rest of the estimator.

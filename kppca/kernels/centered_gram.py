@@ -8,11 +8,17 @@ demand a full eigendecomposition, a Cholesky factor or a square root. A
 :class:`CenteredGram` owns all of these as typed, lazily computed attributes, so a
 model holds one object (cached, rebuilt bitwise from ``X`` after loading) instead of
 keyed entries that its mixins reach into.
+
+Memory: one ``N x N`` buffer. It holds ``K_c`` until :meth:`CenteredGram.cholesky` is
+called, which factors the raw ``K`` in that same buffer (the memory budget of a fit plus a
+sample admits no second ``N x N`` matrix); :attr:`CenteredGram.has_matrix` says which it
+holds, and :meth:`CenteredGram.raw_rows` reads training Gram rows from ``K_c`` while it is
+held, else evaluates the kernel. Nothing is notified: whoever needs ``K_c`` asks this object.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,8 +55,8 @@ class CenteredGram:
     Nothing is computed at construction; the ``N x N`` matrix is built on first use
     (:attr:`matrix`, :meth:`spectrum`, ...) in row blocks into one buffer (the kernel's
     lower triangle, mirrored) and centered in place. A matrix consumed by
-    :meth:`cholesky` or dropped by :meth:`release` is rebuilt by the same operations,
-    so bitwise equal, when it is needed again.
+    :meth:`cholesky` (which factors ``K`` in its memory) or dropped by :meth:`release` is
+    rebuilt by the same operations, so bitwise equal, when it is needed again.
 
     Parameters
     ----------
@@ -99,7 +105,7 @@ class CenteredGram:
     centered_vectors(X_new) : ``k_c(x)`` (M, N) of new points.
     project(X_new, basis) : ``k_c(X_new) @ basis`` in row blocks (the rows of ``K_c`` for ``X``).
     uncenter(K_c_rows, row_means) : raw kernel vectors.
-    on_release(callback) : called when the matrix's memory is reused or dropped.
+    raw_rows(start, stop) : training rows of the raw ``K``, from ``K_c`` while it is held.
     release() : drop the matrix (statistics and factors stay).
 
     Examples
@@ -141,7 +147,6 @@ class CenteredGram:
         self._tolerance_value: float | None = None
         self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
         self._factor: tuple[str, torch.Tensor] | None = None
-        self._listeners: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -287,15 +292,23 @@ class CenteredGram:
         """Whether :meth:`cholesky` is computed (for memory decisions and tests only)."""
         return self._factor is not None
 
+    @property
+    def has_matrix(self) -> bool:
+        """Whether the buffer holds ``K_c`` now (False before the first build, after :meth:`cholesky`
+        or :meth:`release`): reading :attr:`matrix` then costs a build."""
+        return self._matrix is not None
+
     # ------------------------------------------------------------------ factors
     def cholesky(self) -> tuple[str, torch.Tensor]:
         """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
 
         ``("raw", L)`` with ``L = chol(K)`` (N, N) of the *raw* Gram matrix, computed **in
         the memory of** ``K_c`` (restored to ``K`` from the centering statistics), so one
-        ``N x N`` matrix stays alive; ``M L`` is a square root of ``K_c`` and ``K^{-1}``
-        gives dual coefficients. When ``K`` is numerically singular, ``("centered", L_c)``
-        with ``L_c`` (N, r') a pivoted Cholesky factor of ``K_c`` (at most :attr:`rank` columns).
+        ``N x N`` matrix stays alive and :attr:`has_matrix` becomes False (callers that need
+        ``K_c``'s rows read them first, or get kernel evaluations from :meth:`raw_rows`);
+        ``M L`` is a square root of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is
+        numerically singular, ``("centered", L_c)`` with ``L_c`` (N, r') a pivoted Cholesky factor
+        of ``K_c`` (at most :attr:`rank` columns).
         The route depends on ``K`` only, so it is the same for a rebuilt matrix.
         """
         if self._factor is None:
@@ -305,7 +318,7 @@ class CenteredGram:
     def _compute_cholesky(self) -> tuple[str, torch.Tensor]:
         centerer = self.centerer
         K_c = self.matrix
-        self._drop_matrix()  # consumed: the factor takes its memory
+        self._matrix = None  # consumed: the factor takes its memory
         K = centerer.restore_(K_c)  # K = K_c + 1 m^T + m 1^T - g, in place
         del K_c
         # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
@@ -396,23 +409,20 @@ class CenteredGram:
         return self.centerer.uncenter(K_c_rows, row_means)
 
     # ------------------------------------------------------------------ memory
-    def peek_matrix(self) -> torch.Tensor | None:
-        """``K_c`` if it is alive, else None (builds nothing)."""
-        return self._matrix
+    def raw_rows(self, start: int, stop: int) -> torch.Tensor:
+        """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix (builds no ``N x N`` matrix).
 
-    def on_release(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` before the matrix's memory is reused or dropped (holders of a reference)."""
-        self._listeners.append(callback)
-
-    def _drop_matrix(self) -> None:
-        for callback in self._listeners:
-            callback()
-        self._listeners.clear()
-        self._matrix = None
+        Un-centered from ``K_c`` while the buffer holds it (``O((stop - start) N)``), else
+        kernel evaluations (``O((stop - start) N D)``); equal up to the rounding of centering.
+        """
+        if self._matrix is None:
+            return self.kernel.gram(self.X[start:stop], self.X)
+        # K symmetric: the row means of training rows are the column means.
+        return self.centerer.uncenter(self._matrix[start:stop], self.centerer.column_means_[start:stop])
 
     def release(self) -> None:
         """Drop ``K_c`` (rebuilt bitwise on next use); statistics, rank, eigenpairs and factors stay."""
-        self._drop_matrix()
+        self._matrix = None
 
     def __repr__(self) -> str:
         alive = "built" if self._matrix is not None else "not built"

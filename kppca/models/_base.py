@@ -187,8 +187,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         # h_MAP = gain * (unit coordinate along the p-th principal direction); posterior std is fixed.
         self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
         self._posterior_std = torch.sqrt(N * sigma2 / lam)
-        if spectrum.complete:
-            self._cache.set("full_eigen", (spectrum.values, spectrum.vectors))
 
     # ------------------------------------------------------------------ to be provided by subclasses
     def _training_coordinates(self) -> torch.Tensor:

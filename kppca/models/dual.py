@@ -139,8 +139,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         has no cubic step; what needs one (the sampling factor, the full
         eigendecomposition for ``score_samples``) is computed on first use. Memory:
         one ``N x N`` matrix (a :class:`~kppca.kernels.CenteredGram`, kept as a cache for
-        later calls; its Cholesky factor for sampling is written over it), plus row blocks
-        of at most ``N / 32`` rows.
+        later calls; the Cholesky factor of the exact sample is computed in its memory on first
+        use, see :mod:`kppca.models.generation.dual`), plus row blocks of at most ``N / 32`` rows.
 
         ``y`` (optional): class labels, one per row, are kept only for class-conditional
         sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
@@ -181,10 +181,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         -------
         ndarray or Tensor of shape (M, N); rows sum to zero when ``center=True``.
         """
-        return self._to_output(self._centered_kernel(self._validate_new_input(X, method="centered_kernel")), X)
-
-    def _centered_kernel(self, X: torch.Tensor) -> torch.Tensor:
-        return self._gram().centered_vectors(X)
+        Xt = self._validate_new_input(X, method="centered_kernel")  # first: the fitted check
+        return self._to_output(self._gram().centered_vectors(Xt), X)
 
     def _gram(self) -> CenteredGram:
         """The model's :class:`~kppca.kernels.CenteredGram`: fit's object, or one rebuilt lazily from ``X_fit_``.
@@ -226,10 +224,6 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         values, vectors = self._full_eigen()
         return self._project(X, vectors) / values.sqrt()
 
-    def _centered_gram(self) -> torch.Tensor:
-        """``K_c`` (N, N): fit's matrix while it is alive, else rebuilt bitwise from ``X_fit_``."""
-        return self._gram().matrix
-
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The eigenpairs of ``K_c`` above the rounding level (at most ``r``; computed once, ``O(N^3)``).
 
@@ -238,27 +232,6 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         numerically and are left out (see ``score_samples``).
         """
         return self._gram().eigh()
-
-    def _rank_tolerance(self) -> float:
-        """The rounding level of ``K_c`` (eigenvalues below it are numerically zero), fixed at fit."""
-        return self._gram().tolerance
-
-    def _gram_factor(self) -> tuple[str, torch.Tensor]:
-        """The Cholesky factor behind sampling after a partial fit (:meth:`CenteredGram.cholesky`)."""
-        return self._gram().cholesky()
-
-    def _gram_square_root(self) -> torch.Tensor:
-        """A factor ``F`` (N, r') with ``F F^T = K_c``: ``E diag(sqrt(lam))`` after a dense fit, else
-        ``M chol(K)`` or a pivoted factor (:meth:`CenteredGram.sqrt`)."""
-        return self._gram().sqrt(self._sqrt_route)
-
-    def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
-        """``sigma F a`` for draws ``a`` (n, r'), ``F F^T = K_c``, without forming ``F`` (partial fits)."""
-        return self._gram().apply_sqrt(a, self._sqrt_route).mul_(self.sigma2_**0.5)
-
-    def _noise_width(self) -> int:
-        """Number of columns ``r'`` of the noise factor (the width of the draws ``a``)."""
-        return self._gram().sqrt_width(self._sqrt_route)
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
@@ -281,7 +254,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
-        F = sigma * self._gram_square_root()  # the same factor whatever was cached: reproducible rsample
+        # the same factor whatever was cached: reproducible rsample
+        F = sigma * self._factored_gram().sqrt(self._sqrt_route)
         # The support is always the resolved eigenbasis of K_c (one rank, fixed by the fit), whatever
         # was computed before: O(N^3) once after a partial fit, as the SVD of F would be.
         values, vectors = self._full_eigen()
@@ -325,7 +299,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
             return self._cache.get("symmetric_factor", symmetric)
         if factor == "fast":
-            return torch.cat([self._top_factor(), self.sigma2_**0.5 * self._gram_square_root()], dim=1)
+            noise = self.sigma2_**0.5 * self._factored_gram().sqrt(self._sqrt_route)
+            return torch.cat([self._top_factor(), noise], dim=1)
         raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
 
     def _top_factor(self) -> torch.Tensor:
@@ -373,7 +348,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         eps_rtol = torch.finfo(self._dtype).eps ** 0.5  # the distribution's default
         m = self.n_samples_ - basis_scale.shape[0]
-        allowance = (self.sigma2_ * self._rank_tolerance()) ** 0.5 * (m**0.5 + 6.0)
+        allowance = (self.sigma2_ * self._gram().tolerance) ** 0.5 * (m**0.5 + 6.0)
         return max(eps_rtol, allowance / float(basis_scale.max()))
 
     def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
@@ -393,16 +368,20 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         self._check_fitted("sample_kernel")
         n = check_count(n, "n")
-        gen = torch_generator(random_state, self._device)
+        return self._to_output(self._draw_kernel(n, torch_generator(random_state, self._device), factor))
+
+    def _draw_kernel(self, n: int, generator: torch.Generator, factor: str) -> torch.Tensor:
+        """``n`` draws ``k_c = F a`` (n, N) of the marginal model, a tensor (behind :meth:`sample_kernel`)."""
         if factor == "fast":
             # a @ [top, sigma M L]^T by blocks: the (N, q + r') factor is never materialised.
             top = self._top_factor()
             q = top.shape[1]
-            a = torch.randn((int(n), q + self._noise_width()), generator=gen, dtype=self._dtype, device=self._device)
-            return self._to_output(self._noise_kernel_vectors(a[:, q:]).addmm_(a[:, :q], top.T))
+            a = torch.randn((int(n), q + self._noise_width()), generator=generator, dtype=self._dtype,
+                            device=self._device)
+            return self._noise_kernel_vectors(a[:, q:]).addmm_(a[:, :q], top.T)
         F = self.sampling_factor(factor)
-        a = torch.randn((int(n), F.shape[1]), generator=gen, dtype=self._dtype, device=self._device)
-        return self._to_output(a @ F.T)
+        a = torch.randn((int(n), F.shape[1]), generator=generator, dtype=self._dtype, device=self._device)
+        return a @ F.T
 
     # ------------------------------------------------------------------ reconstruction, covariance
     def reconstruct_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

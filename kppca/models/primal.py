@@ -258,6 +258,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         spectrum.values, spectrum.vectors = spectrum.values.to(dtype), V.to(dtype)
         self.mean_ = mean.to(dtype)
         self._set_ml_estimates(spectrum, N)
+        if spectrum.complete:  # what _full_eigen would compute
+            self._cache.set("full_eigen", (spectrum.values, spectrum.vectors))
         q = self.n_components_
         self.components_ = spectrum.vectors[:, :q].T.clone()
         self.W_ = spectrum.vectors[:, :q] * torch.sqrt(self.eigenvalues_ / N - self.sigma2_)
@@ -411,12 +413,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
         n = check_count(n, "n")
+        return self._to_output(self._draw_features(n, torch_generator(random_state, self._device)))
+
+    def _draw_features(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        """``n`` draws (n, d) of the marginal model, a tensor (behind :meth:`sample_features`)."""
         values, V = self._full_eigen()
         q = self.n_components_
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()
-        gen = torch_generator(random_state, self._device)
-        a = torch.randn((int(n), std.shape[0]), generator=gen, dtype=self._dtype, device=self._device)
-        return self._to_output((a * std) @ V.T + self.mean_)
+        a = torch.randn((int(n), std.shape[0]), generator=generator, dtype=self._dtype, device=self._device)
+        return (a * std) @ V.T + self.mean_
 
     # ------------------------------------------------------------------ reconstruction, covariance
     def get_covariance(self) -> torch.Tensor:

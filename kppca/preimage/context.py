@@ -20,13 +20,16 @@ on any PPCA model: a Restricted Kernel Machine builds one with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .._validation import ArrayLike, as_tensor
 from ..kernels import Kernel, KernelCenterer, as_kernel
 from ._common import dtype_device
+
+if TYPE_CHECKING:
+    from ..kernels.centered_gram import CenteredGram
 
 __all__ = ["TrainingContext", "FeaturePoints"]
 
@@ -47,17 +50,18 @@ class TrainingContext:
         ``grand_mean_ = 1^T K 1 / N^2``. ``center=False`` means ``m = 0``.
     diag_centered : Tensor of shape (N,)
         ``(K_c)_ii = |phi_i - m|^2``.
-    gram_centered : Tensor of shape (N, N), optional
-        The centered training Gram matrix ``K_c`` when the caller keeps it (the dual
-        model does); otherwise the few strategies that need training Gram rows
-        recompute them with ``kernel``.
+    gram : CenteredGram, optional
+        The owner's centered Gram matrix of ``kernel`` on ``X`` (the dual model's): the few
+        strategies that need training Gram rows read them from it
+        (:meth:`~kppca.kernels.CenteredGram.raw_rows`: from ``K_c`` while it holds it);
+        without it they evaluate ``kernel``.
     """
 
     X: torch.Tensor
     kernel: Kernel
     centerer: KernelCenterer
     diag_centered: torch.Tensor
-    gram_centered: torch.Tensor | None = None
+    gram: CenteredGram | None = None
 
     @classmethod
     def from_inputs(
@@ -89,19 +93,10 @@ class TrainingContext:
         return cls(Xt, k, centerer, diag)
 
     def gram_rows(self, start: int, stop: int) -> torch.Tensor:
-        """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram_centered`` when kept."""
-        if self.gram_centered is None:
+        """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram`` when given."""
+        if self.gram is None:
             return self.kernel.gram(self.X[start:stop], self.X)
-        # K symmetric: the row means of training rows are the column means.
-        return self.centerer.uncenter(self.gram_centered[start:stop], self.centerer.column_means_[start:stop])
-
-    def release_gram(self) -> None:
-        """Forget ``gram_centered``: its owner is about to reuse that memory (e.g. factor it in place).
-
-        Later :meth:`gram_rows` calls recompute the rows with ``kernel``, so a context
-        that someone kept stays correct. The only mutation of a context.
-        """
-        object.__setattr__(self, "gram_centered", None)
+        return self.gram.raw_rows(start, stop)
 
     @property
     def n_samples(self) -> int:

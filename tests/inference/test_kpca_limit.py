@@ -71,7 +71,7 @@ def test_table_columns_and_closed_forms(table, moons):
         # measured error carries an absolute floor ||delta P||_F / ||P||_F, whatever sigma2 is: eigenvectors
         # from a backward-stable solver (backward error ~ N eps ||K_c||_2) move the rank-q projection by
         # ~ N eps lam_1 / (lam_q - lam_{q+1}). rtol: rounding of the two Frobenius norms (N^2 terms each).
-        spectrum = np.linalg.eigvalsh(model._centered_gram().numpy())[::-1]
+        spectrum = np.linalg.eigvalsh(model._gram().matrix.numpy())[::-1]
         eps = np.finfo(np.float64).eps
         floor = N * eps * spectrum[0] / (spectrum[q - 1] - spectrum[q])
         assert floor < 1e-3 * expected.min()  # the closed form is still checked to 0.1 % at the smallest sigma2

@@ -45,7 +45,7 @@ def test_uncentering_is_exact_on_training_points(digits, solver):
     m = DualPPCA(4, kernel=RBF(1.5), eigen_solver=solver).fit(X)
     assert m._gram().has_eigh == (solver == "dense")
     K = _gram(X, 1.5)
-    K_c = m._centered_gram().numpy()
+    K_c = m._gram().matrix.numpy()
     out = m.kernel_preimage(K_c[:7], preimage="smoother", n_neighbors=None, clip_negative=False)
     np.testing.assert_allclose(out, kernel_smoother(K[:7], X, clip_negative=False), atol=1e-10)
 
@@ -54,7 +54,7 @@ def test_dual_coefficients_cholesky_equals_pseudoinverse(digits):
     m = DualPPCA(4, kernel=RBF(1.5), eigen_solver="partial").fit(digits)
     k_c = torch.as_tensor(m.sample_kernel(5, random_state=0))
     alpha_chol = m._dual_coefficients(k_c)
-    assert m._gram_factor()[0] == "raw"  # chol(K) of the sampling factor solves for alpha
+    assert m._gram().cholesky()[0] == "raw"  # chol(K) of the sampling factor solves for alpha
     values, vectors = m._full_eigen()
     np.testing.assert_array_equal(m._dual_coefficients(k_c), alpha_chol)  # the route depends on the fit only
     alpha_eig = ((k_c @ vectors) / values) @ vectors.T
@@ -65,7 +65,7 @@ def test_dual_coefficients_cholesky_equals_pseudoinverse(digits):
 
 
 def test_training_kernel_vectors_map_back_to_training_points(model, digits):
-    K_c = model._centered_gram().numpy()
+    K_c = model._gram().matrix.numpy()
     idx = [0, 17, 42, 99]
     # knn and the one-neighbour smoother select the training point itself: exact up to an ulp of the
     # pixels (in [0, 1]). The fixed-point iteration stops on a step of 1e-8 (1 + |z|) and the learned map
@@ -306,3 +306,35 @@ def test_primal_feature_map_fixed_point_not_implemented(digits):
     p = PrimalPPCA(3, feature_map=fmap).fit(digits[:50])
     with pytest.raises(NotImplementedError, match="fixed-point"):
         p.sample(2, preimage="fixed-point")
+
+
+def test_sample_does_not_depend_on_call_order(digits):
+    """After a partial fit the exact sample factors K_c in its own memory. The default sample's pre-image
+    reads K_c (hub scores): they are taken before the factor, so ``sample`` after ``sample_kernel``
+    reads no kernel rows and gives bitwise what it gives first."""
+    from kppca.preimage.strategies import make_preimage
+
+    def fitted():
+        return DualPPCA(4, kernel=RBF(1.5), eigen_solver="partial", random_state=0).fit(digits)
+
+    first = fitted().sample(5, random_state=3)
+    model = fitted()
+    model.sample_kernel(2, random_state=0)
+    gram = model._gram()
+    assert gram.has_cholesky and not gram.has_matrix
+    hub_keys = [k for k in model._gen_cache() if isinstance(k, tuple) and k[0] == "local-hub-scores"]
+    smoother = make_preimage(None).choose(sampled=True)
+    assert hub_keys == [("local-hub-scores", round(smoother.options["hub_neighbors"] * len(digits)))]
+    calls = []
+    gram.kernel = _CountingKernel(gram.kernel, calls)  # any kernel evaluation of training rows is counted
+    np.testing.assert_array_equal(model.sample(5, random_state=3), first)
+    assert calls == []
+
+
+class _CountingKernel:
+    def __init__(self, kernel, calls):
+        self.kernel, self.calls = kernel, calls
+
+    def gram(self, A, B):
+        self.calls.append(A.shape[0])
+        return self.kernel.gram(A, B)

@@ -84,13 +84,56 @@ def test_float32_mixture_of_collapsed_components_is_factored_in_float64():
     # The float32 factor is the float64 one rounded: L L^T reproduces each covariance to float32
     # rounding of its entries (|L|^2 eps32 per entry, q terms).
     L = mix.scale_trils.double()
-    from sklearn.mixture import GaussianMixture
-
-    codes = (m._training_coordinates() * m._gain).double().numpy()  # the codes the mixture is fitted on
-    gm = GaussianMixture(len(mix.weights), covariance_type="full", reg_covar=1e-6, random_state=0).fit(codes)
-    cov = torch.as_tensor(gm.covariances_)
+    # The reference: the same EM on the same codes in float64 (the fit runs in float64 whatever the
+    # codes' dtype; test_em_agrees_with_scikit_learn checks that EM against an independent one).
+    codes = (m._training_coordinates() * m._gain).double()  # the codes the mixture is fitted on
+    L64 = fit_latent_mixture(codes, len(mix.weights)).scale_trils
+    cov = L64 @ L64.transpose(1, 2)
     bound = 5 * codes.shape[1] * np.finfo(np.float32).eps * float(cov.diagonal(dim1=1, dim2=2).max())
     assert float((L @ L.transpose(1, 2) - cov).abs().max()) < bound
+
+
+def test_collapsed_component_far_from_the_origin():
+    """40 identical codes at |h| ~ 2e5 form one component of covariance ``REG_COVAR I``. The M-step
+    centres the codes first: their mean is off by at most ``M eps |h|`` (~2e-9), so the covariance
+    is ``REG_COVAR I`` to ~1e-17; ``E[h h^T] - mu mu^T`` would cancel to ``q eps |h|^2`` (~4e-5),
+    forty times ``REG_COVAR``, and could lose positive definiteness."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(0)
+    codes = torch.cat([torch.randn(300, 5, generator=gen, dtype=torch.float64) + 1e5,
+                       torch.full((40, 5), 1e5 + 50.0, dtype=torch.float64)])
+    mix = fit_latent_mixture(codes, 3)
+    j = int((mix.means - (1e5 + 50.0)).abs().sum(1).argmin())
+    cov = mix.scale_trils[j] @ mix.scale_trils[j].T
+    assert abs(float(mix.weights[j]) - 40 / 340) < 1e-9
+    torch.testing.assert_close(cov, latent.REG_COVAR * torch.eye(5, dtype=torch.float64), rtol=0, atol=1e-12)
+
+
+def test_em_agrees_with_scikit_learn():
+    """Our EM from k-means is scikit-learn's ``GaussianMixture`` EM (same M-step, E-step and stopping rule):
+    started from the same parameters, both reach the same mixture. Each iteration is backward stable
+    in float64 and the fixed point is attracting, so the two runs differ by rounding amplified over
+    a few iterations: 1e-8 relative to the codes' scale leaves six orders of margin above q M eps."""
+    from sklearn.mixture import GaussianMixture
+
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(3)
+    centres = torch.randn(4, 6, generator=gen, dtype=torch.float64) * 3
+    codes = centres[torch.arange(600) % 4] + torch.randn(600, 6, generator=gen, dtype=torch.float64)
+    mix = fit_latent_mixture(codes, 4)
+    labels = latent._kmeans_labels(codes, 4, torch.Generator().manual_seed(0))
+    w0, mu0, L0 = latent._m_step(codes, torch.nn.functional.one_hot(labels, 4).double())
+    prec0 = torch.cholesky_inverse(L0)
+    gm = GaussianMixture(4, covariance_type="full", reg_covar=latent.REG_COVAR, tol=latent.EM_TOL,
+                         max_iter=latent.MAX_EM_ITER, weights_init=w0.numpy(), means_init=mu0.numpy(),
+                         precisions_init=prec0.numpy()).fit(codes.numpy())
+    scale = float(codes.abs().max())
+    np.testing.assert_allclose(mix.weights.numpy(), gm.weights_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(mix.means.numpy(), gm.means_, rtol=0, atol=1e-8 * scale)
+    cov = (mix.scale_trils @ mix.scale_trils.transpose(1, 2)).numpy()
+    np.testing.assert_allclose(cov, gm.covariances_, rtol=0, atol=1e-8 * scale**2)
 
 
 @pytest.mark.parametrize("solver", ["dense", "partial"])

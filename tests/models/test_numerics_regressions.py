@@ -297,7 +297,7 @@ def test_kernel_marginal_does_not_depend_on_call_order():
     # 0.5 sum_{p > q} |d sigma2| / sigma2 (1 + z_p^2 / c_p) to first order (x2 for the rest).
     values, vectors = dense._full_eigen()
     q, N, r = 2, 300, dense.rank_
-    tol = dense._rank_tolerance()
+    tol = dense._gram().tolerance
     z2_over_c = ((v @ vectors[:, q:]) ** 2 / (dense.sigma2_ * values[q:])).sum(1)
     dsigma = q * tol / (N * (r - q)) / dense.sigma2_
     bound = 2 * 0.5 * dsigma * ((values.shape[0] - q) + z2_over_c)

@@ -68,7 +68,7 @@ def test_raw_weights_and_distances_are_exact_for_training_points(context):
 def test_model_context_gives_the_raw_gram_rows(digits, context):
     model = DualPPCA(4, kernel=RBF(1.5)).fit(digits)
     ctx = model.preimage_context()
-    assert ctx.gram_centered is not None and context.gram_centered is None
+    assert ctx.gram is model._gram() and model._gram().has_matrix and context.gram is None
     K = RBF(1.5).gram(torch.as_tensor(digits), torch.as_tensor(digits))
     bound = 4 * len(digits) * EPS  # centering and un-centering: sums of N terms of size <= 1
     np.testing.assert_allclose(ctx.gram_rows(10, 30), K[10:30], rtol=0, atol=bound)
@@ -76,13 +76,13 @@ def test_model_context_gives_the_raw_gram_rows(digits, context):
 
 
 def test_a_kept_context_survives_the_sampling_factor(digits):
-    """After a partial fit the first sample factors the cached K_c in place: a context handed out
-    before must not keep reading that memory (it recomputes its rows instead)."""
+    """After a partial fit the first exact sample factors the cached K_c in place: a context handed out
+    before must not read that memory as K_c (it asks the Gram object, which evaluates the kernel)."""
     model = DualPPCA(4, kernel=RBF(1.5), eigen_solver="partial", random_state=0).fit(digits)
     ctx = model.preimage_context()
-    assert ctx.gram_centered is not None
+    assert ctx.gram.has_matrix
     model.sample(3, random_state=0, latent="prior")
-    assert ctx.gram_centered is None
+    assert not ctx.gram.has_matrix and ctx.gram.has_cholesky
     X = torch.as_tensor(digits)
     np.testing.assert_array_equal(ctx.gram_rows(0, 3), RBF(1.5).gram(X[:3], X))  # the same computation
 

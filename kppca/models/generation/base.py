@@ -1,14 +1,21 @@
 """The generation methods shared by the primal and dual models, implemented once.
 
-A model provides four hooks that produce feature-space points (in its own
-representation: :class:`~kppca.preimage.FeaturePoints` for the dual model, feature
-vectors for the primal) and one that maps such points to inputs with a pre-image
-strategy:
+Every method is one tensor pipeline, ``codes -> feature-space points -> strategy(points,
+context)``; ``sample`` reads::
+
+    latent codes h (prior N(0, I), or the mixture on the training codes)  -- torch, the model's generator
+      -> _latent_points(h) [-> _add_noise]       or   _marginal_points(n)  (exact draws, prior + noise)
+      -> _points_to_inputs(points, strategy)     == strategy(points, preimage_context(), cache)
+      -> _to_output                              (numpy only here, for numpy-fitted models)
+
+A model provides the hooks that produce feature-space points (in its own representation:
+:class:`~kppca.preimage.FeaturePoints` for the dual model, feature vectors for the primal)
+and the one that maps them to inputs:
 
 ``_latent_points(h)``
     the conditional mean of latent codes (``K_c A h`` / ``W h + m``);
-``_prior_points(n, random_state, factor)``
-    exact draws from the marginal model (the model's own sample);
+``_marginal_points(n, generator, factor)``
+    exact draws from the marginal model (the tensors behind ``sample_kernel`` / ``sample_features``);
 ``_add_noise(points, generator)``
     the model noise ``sigma2`` added to points (``k_c + sigma L a`` / ``psi + sigma V_r a``);
 ``_reconstruction_points(X)``
@@ -16,9 +23,10 @@ strategy:
 ``_points_to_inputs(points, strategy, candidates)``
     the pre-image.
 
-Everything kept between calls (the training context, dual-coefficient factor,
-latent mixtures, learned maps, hub scores) lives in the one per-fit cache returned
-by :meth:`GenerationMixin._gen_cache`.
+Everything kept between calls (the training context, latent mixtures, learned maps, hub
+scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`; the
+dual model's Gram matrix and its sampling factor live in its
+:class:`~kppca.kernels.CenteredGram` (one ``N x N`` buffer, see ``DualGenerationMixin._factored_gram``).
 """
 
 from __future__ import annotations
@@ -142,18 +150,14 @@ class GenerationMixin:
             noise = latent == "prior" and y is None
         noise = bool(check_scalar(noise, "noise", ["boolean"]))
         n = check_count(n, "n")
-        self._before_draw(strategy)
+        gen = torch_generator(random_state, self._device)
         candidates = None
-        if latent == "prior":
-            if noise:
-                points = self._prior_points(n, random_state, factor)
-            else:
-                gen = torch_generator(random_state, self._device)
-                h = torch.randn((n, self.n_components_), generator=gen, dtype=self._dtype, device=self._device)
-                points = self._latent_points(h)
+        if latent == "prior" and noise:
+            points = self._marginal_points(n, gen, factor)  # the exact model sample
         else:
-            gen = torch_generator(random_state, self._device)
-            if y is None:
+            if latent == "prior":
+                h = torch.randn((n, self.n_components_), generator=gen, dtype=self._dtype, device=self._device)
+            elif y is None:
                 h = self._latent_mixture(None).sample(n, gen)
             else:
                 h, wanted = self._class_codes(y, n, gen)
@@ -252,9 +256,6 @@ class GenerationMixin:
         if return_codes:
             return self._to_output(X), self._to_output(codes)
         return self._to_output(X)
-
-    def _before_draw(self, strategy: Preimage) -> None:
-        """Hook run by :meth:`sample` before anything is drawn (default: nothing)."""
 
     # ------------------------------------------------------------------ latent mixtures
     def _latent_mixture(self, label_index: int | None) -> LatentMixture:

@@ -8,6 +8,13 @@ factor ``L = chol(K)`` of the raw Gram matrix (two triangular solves and a rank-
 correction for the centering, see ``_dual_coefficients``), or the full
 eigendecomposition when ``K`` is numerically singular.
 
+The factor's storage: ``L`` is computed on first use (not at fit: ``O(N^3 / 3)`` that a model
+which never samples should not pay) **in the memory of** the cached ``K_c`` (the budget of a
+fit plus a sample is one ``N x N`` matrix), by :meth:`DualGenerationMixin._factored_gram`, the
+one place that asks for it. What the default pre-image of ``sample`` reads from ``K_c`` (the
+local hub scores) is taken there first, so ``sample`` costs the same whatever ran before it;
+later reads of training Gram rows (other hub options) evaluate the kernel.
+
 Uncentered models (``center=False``): ``K_c``, ``Phi_c`` and ``m`` read ``K``, ``Phi``
 and ``0``.
 """
@@ -19,8 +26,9 @@ from typing import Any
 import torch
 
 from ..._validation import ArrayLike, as_tensor
+from ...kernels.centered_gram import CenteredGram
 from ...preimage import FeaturePoints, TrainingContext
-from ...preimage.strategies import Preimage
+from ...preimage.strategies import Preimage, make_preimage
 from .base import GenerationMixin
 
 __all__ = ["DualGenerationMixin"]
@@ -57,11 +65,11 @@ class DualGenerationMixin(GenerationMixin):
                 f"K_c_rows has {k_c.shape[1]} columns but the model was fitted on {self.n_samples_} points."
             )
         alpha = self._dual_coefficients(k_c)
-        if self._gram().range_is_complement_of_ones(self._sqrt_route):
+        if self._factored_gram().range_is_complement_of_ones(self._sqrt_route):
             # K positive definite: range(K_c) is the complement of 1, the projection a centering.
             k_c = k_c - k_c.mean(1, keepdim=True) if self.center else k_c
         else:
-            k_c = (self._centered_gram() @ alpha.T).T  # the projection on range(K_c) that alpha represents
+            k_c = (self._gram().matrix @ alpha.T).T  # the projection on range(K_c) that alpha represents
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
         return self._to_output(out[0] if single else out, K_c_rows)
 
@@ -74,21 +82,26 @@ class DualGenerationMixin(GenerationMixin):
             diag = self.kernel_.diag(self.X_fit_)
             if c.center:
                 diag = diag - 2 * c.column_means_ + c.grand_mean_
-            # K_c while the fit's matrix is alive (never rebuilt for this: a second N x N matrix); the
-            # context forgets it when the Gram object reuses that memory (the Cholesky factor).
-            gram = self._gram()
-            context = TrainingContext(self.X_fit_, self.kernel_, c, diag, gram.peek_matrix())
-            if context.gram_centered is not None:
-                gram.on_release(context.release_gram)
-            cache["context"] = context
+            # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
+            cache["context"] = TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
         return cache["context"]
 
-    # ------------------------------------------------------------------ hooks
-    def _before_draw(self, strategy: Preimage) -> None:
-        # Drawing may turn the cached K_c into the sampling factor: what the pre-image reads
-        # from the Gram matrix (hub scores) is cheapest now.
-        strategy.prepare(self.preimage_context(), self._gen_cache(), sampled=True)
+    def _factored_gram(self) -> CenteredGram:
+        """The Gram object with the factor of the sampling route (``_sqrt_route``) computed.
 
+        The only caller of :meth:`CenteredGram.cholesky` (via ``sqrt``, ``apply_sqrt``, ``solve``):
+        before the factor takes ``K_c``'s memory, the hub scores of the default pre-image for
+        sampled points are read from ``K_c`` (one pass, cached), so that ``sample`` never pays a
+        kernel pass for them, whatever was called first. After a dense fit nothing is consumed.
+        """
+        gram = self._gram()
+        if self._sqrt_route == "cholesky" and not gram.has_cholesky:
+            if gram.has_matrix:
+                make_preimage(None).prepare(self.preimage_context(), self._gen_cache(), sampled=True)
+            gram.cholesky()
+        return gram
+
+    # ------------------------------------------------------------------ hooks
     def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, basis = self._learned_dimension(n_coordinates)
@@ -103,9 +116,8 @@ class DualGenerationMixin(GenerationMixin):
         E = self.eigenvectors_
         return self._points((h * (self.eigenvalues_ * a)) @ E.T, (h * a) @ E.T)
 
-    def _prior_points(self, n: int, random_state: Any, factor: str) -> FeaturePoints:
-        k_c = torch.as_tensor(self.sample_kernel(n, random_state=random_state, factor=factor))
-        k_c = k_c.to(dtype=self._dtype, device=self._device)
+    def _marginal_points(self, n: int, generator: torch.Generator, factor: str) -> FeaturePoints:
+        k_c = self._draw_kernel(n, generator, factor)
         return self._points(k_c, self._dual_coefficients(k_c))
 
     def _add_noise(self, points: FeaturePoints, generator: torch.Generator) -> FeaturePoints:
@@ -113,6 +125,14 @@ class DualGenerationMixin(GenerationMixin):
         a = torch.randn((len(points), self._noise_width()), generator=generator, dtype=self._dtype, device=self._device)
         k_c = self._noise_kernel_vectors(a).add_(points.k_c)
         return self._points(k_c, self._dual_coefficients(k_c))
+
+    def _noise_width(self) -> int:
+        """Number of columns ``r'`` of the noise factor ``F`` (``F F^T = K_c``): the width of the draws ``a``."""
+        return self._factored_gram().sqrt_width(self._sqrt_route)
+
+    def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
+        """``sigma a F^T`` (n, N) for draws ``a`` (n, r'), without forming ``F`` (partial fits)."""
+        return self._factored_gram().apply_sqrt(a, self._sqrt_route).mul_(self.sigma2_**0.5)
 
     def _reconstruction_points(self, X: torch.Tensor) -> FeaturePoints:
         shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
@@ -145,4 +165,4 @@ class DualGenerationMixin(GenerationMixin):
         definite; otherwise through the eigenbasis. The route depends only on the fit, so
         results do not change with what was cached since.
         """
-        return self._gram().solve(k_c, self._sqrt_route)
+        return self._factored_gram().solve(k_c, self._sqrt_route)

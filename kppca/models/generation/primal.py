@@ -68,10 +68,10 @@ class PrimalGenerationMixin(GenerationMixin):
     def _latent_points(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.W_.T + self.mean_
 
-    def _prior_points(self, n: int, random_state: Any, factor: str) -> torch.Tensor:
+    def _marginal_points(self, n: int, generator: torch.Generator, factor: str) -> torch.Tensor:
         if factor != "fast":
             raise ValueError(f"factor={factor!r}: the primal model draws its features one way only; use 'fast'.")
-        return torch.as_tensor(self.sample_features(n, random_state=random_state)).to(self._dtype).to(self._device)
+        return self._draw_features(n, generator)
 
     def _add_noise(self, points: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         # phi | h ~ N(W h + m, sigma2 I) on m + H_E.
