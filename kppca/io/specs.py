@@ -20,6 +20,8 @@ holds :data:`OPTIONAL`. A file holding an undeclared attribute (e.g.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -170,7 +172,16 @@ class ArraySpec(StateConstraint):
 
 
 def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str | None:
-    """None if ``value`` satisfies one of ``constraints``, else the reasons."""
+    """None if ``value`` satisfies one of ``constraints``, else the reasons.
+
+    A value that is an instance of a class in ``constraints`` is also validated by
+    its own class (:func:`validate_object`), recursively: a nested kernel, feature
+    map, centerer, view, level or estimator is checked as the model itself is.
+    """
+    for c in constraints:
+        if isinstance(c, type) and isinstance(value, c):
+            reason = validate_object(value)
+            return None if reason is None else f"({type(value).__name__}): {reason}"
     reasons = []
     for c in constraints:
         if c == OPTIONAL:
@@ -304,6 +315,65 @@ def declared(cls: type) -> dict[str, list[Any]]:
     """The fitted-state declaration of ``cls`` (empty when it declares none)."""
     constraints = getattr(cls, "_fitted_constraints", None)
     return constraints if isinstance(constraints, dict) else {}
+
+
+def init_params(obj: Any) -> dict[str, Any]:
+    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
+    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
+    if hasattr(obj, "get_params"):
+        return obj.get_params(deep=False)
+    if getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:  # registered helper object
+        return {}
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
+    # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
+    names = [p for p in inspect.signature(type(obj).__init__).parameters if p not in ("self", "args", "kwargs")]
+    return {name: getattr(obj, name) for name in names}
+
+
+def validate_object(obj: Any, *, unfitted: bool = False) -> str | None:
+    """Check a live object by its own class: parameters, then declared fitted state, nested objects included.
+
+    The parameters by the class's own checks (``_check_params`` of kernels and
+    feature maps, ``_parameter_constraints`` of estimators), nested kernels and
+    feature maps among them recursively; the state (public ``name_`` attributes
+    and declared private ones) by :func:`validate_state`. ``unfitted=True``: an object
+    with no fitted state at all is valid (a template among parameters).
+
+    Returns
+    -------
+    str or None
+        None when valid, else what is wrong.
+    """
+    from .._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    cls, params = type(obj), init_params(obj)
+    try:
+        if hasattr(obj, "_check_params"):
+            obj._check_params()
+        if hasattr(obj, "get_params") and isinstance(getattr(cls, "_parameter_constraints", None), dict):
+            validate_parameter_constraints(cls._parameter_constraints, params, cls.__name__)
+    except (InvalidParameterError, ValueError, TypeError) as exc:
+        return f"has an invalid parameter ({exc})"
+    for key, value in params.items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            reason = _nested_component(item)
+            if reason:
+                return f"parameter {key!r} {reason}"
+    constraints = declared(cls)
+    names = list(getattr(obj, "__dict__", {}))
+    names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
+    state = {k: getattr(obj, k) for k in dict.fromkeys(names)
+             if k not in params and (k in constraints or is_fitted_name(k))}
+    return None if unfitted and not state else validate_state(cls, state, params)
+
+
+def _nested_component(value: Any) -> str | None:
+    """A kernel or feature map (what has ``_check_params``) inside another one's parameters, checked by its class."""
+    if hasattr(value, "_check_params") and not isinstance(value, type):
+        reason = validate_object(value, unfitted=True)
+        return None if reason is None else f"({type(value).__name__}): {reason}"
+    return None
 
 
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> str | None:
