@@ -180,7 +180,7 @@ def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str
     """
     for c in constraints:
         if isinstance(c, type) and isinstance(value, c):
-            reason = validate_object(value)
+            reason = validate_object(value, symbols=context.symbols)
             return None if reason is None else f"({type(value).__name__}): {reason}"
     reasons = []
     for c in constraints:
@@ -331,14 +331,16 @@ def init_params(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in names}
 
 
-def validate_object(obj: Any, *, unfitted: bool = False) -> str | None:
+def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None) -> str | None:
     """Check a live object by its own class: parameters, then declared fitted state, nested objects included.
 
     The parameters by the class's own checks (``_check_params`` of kernels and
     feature maps, ``_parameter_constraints`` of estimators), nested kernels and
     feature maps among them recursively; the state (public ``name_`` attributes
     and declared private ones) by :func:`validate_state`. ``unfitted=True``: an object
-    with no fitted state at all is valid (a template among parameters).
+    with no fitted state at all is valid (a template among parameters). ``symbols``:
+    the free shape symbols bound by the enclosing object, shared with this one (``"n"``,
+    the number of training points, is the same in a model and in its centerer).
 
     Returns
     -------
@@ -365,7 +367,24 @@ def validate_object(obj: Any, *, unfitted: bool = False) -> str | None:
     names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
     state = {k: getattr(obj, k) for k in dict.fromkeys(names)
              if k not in params and (k in constraints or is_fitted_name(k))}
-    return None if unfitted and not state else validate_state(cls, state, params)
+    if unfitted and not state:
+        return None
+    return validate_state(cls, state, params, symbols) or check_relations(obj)
+
+
+def check_relations(obj: Any) -> str | None:
+    """The class's own ``_check_fitted_state()`` (relations a declaration cannot express), run on valid state."""
+    check = getattr(obj, "_check_fitted_state", None)
+    try:
+        return check() if check is not None else None
+    except Exception as exc:  # noqa: BLE001 - any failure of the check is a reason to refuse the state
+        return f"has inconsistent fitted state ({type(exc).__name__}: {exc})"
+
+
+def _holds_objects(value: Any) -> bool:
+    """An object with attributes (a nested part), or a list of them."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(hasattr(v, "__dict__") and not isinstance(v, (torch.Tensor, np.ndarray, type)) for v in items)
 
 
 def _nested_component(value: Any) -> str | None:
@@ -376,8 +395,12 @@ def _nested_component(value: Any) -> str | None:
     return None
 
 
-def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> str | None:
+def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
+                   symbols: dict[str, int] | None = None) -> str | None:
     """Check a decoded fitted ``state`` against ``cls._fitted_constraints``.
+
+    Values that are not nested objects are checked first, so that the shape
+    symbols they bind also hold in the nested objects (see :func:`validate_object`).
 
     Returns
     -------
@@ -393,7 +416,10 @@ def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> 
     if missing:
         return f"its state lacks {', '.join(map(repr, missing))} (required fitted state of {cls.__name__})"
     context = ShapeContext({**params, **state})
-    for key, allowed in constraints.items():
+    context.symbols.update(symbols or {})
+    nested = [k for k in constraints if k in state and _holds_objects(state[k])]
+    for key, allowed in [(k, v) for k, v in constraints.items() if k not in nested] + [
+            (k, constraints[k]) for k in nested]:
         if key in state:
             reason = _check_one(state[key], allowed, context)
             if reason:

@@ -94,6 +94,13 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     kernel_ : Kernel
     """
 
+    def _check_fitted_state(self) -> str | None:
+        """The centerer's statistics are of the training Gram matrix (N = n_samples_; see kppca.io)."""
+        means = getattr(self.centerer_, "column_means_", None)
+        if means is None or means.shape != (self.n_samples_,):
+            return f"centerer_.column_means_ must have shape ({self.n_samples_},)"
+        return None
+
     def __init__(
         self,
         n_components: int | float | str | None = None,

@@ -103,7 +103,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(ndim=1)],
+        "classes_": [ArraySpec(shape=("c",))],
         "kernel_": [Kernel, callable],
         "X_fit_": [TensorSpec(torch.float64, ("n", "n_features_in_"))],
         "dual_coef_": [TensorSpec(torch.float64, ("n", "c"))],

@@ -24,7 +24,7 @@ from sklearn.base import ClassifierMixin, clone
 from .._param_validation import Interval, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
-from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
+from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, ListOf, TensorSpec, register
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 
@@ -101,13 +101,25 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(ndim=1)],
-        "estimators_": [ListOf([KernelEstimator])],
-        "subsets_": [ListOf([ArraySpec("iu", ndim=1)])],
+        "classes_": [ArraySpec(shape=("n_classes",))],
+        "estimators_": [ListOf([KernelEstimator], length="n_submodels")],
+        "subsets_": [ListOf([ArraySpec("iu", ndim=1)], length="n_submodels")],
         "holdout_indices_": [ArraySpec("iu", ndim=1)],
-        "coef_": [TensorSpec(ndim=2)],
-        "intercept_": [TensorSpec(ndim=1)],
+        "coef_": [TensorSpec(shape=(None, "n_outputs"))],
+        "intercept_": [TensorSpec(shape=("n_outputs",))],
+        "ridge_": [Interval("real", 0, None, closed="neither"), OPTIONAL],
     }
+
+    def _check_fitted_state(self) -> str | None:
+        """What the declaration cannot say: the combiner's sizes and the submodels' classes (see kppca.io)."""
+        C, M = len(self.classes_), len(self.estimators_)
+        rows, outputs = (M, 1) if C == 2 else (M * C, C)
+        if tuple(self.coef_.shape) != (rows, outputs):
+            return f"coef_ has shape {tuple(self.coef_.shape)}, expected ({rows}, {outputs}) for {M} submodels"
+        for k, est in enumerate(self.estimators_):
+            if not np.isin(est.classes_, self.classes_).all():
+                return f"estimators_[{k}] has classes {est.classes_!r} outside classes_"
+        return None
 
     _parameter_constraints = {
         "subset_size": [Interval("int", 2, None, closed="left")],

@@ -130,6 +130,15 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         "y_codes_": [TensorSpec("int", ("n",)), OPTIONAL],
     }
 
+    def _check_fitted_state(self) -> str | None:
+        """The labels' codes index ``classes_`` (a relation the declaration cannot say; see kppca.io)."""
+        codes = getattr(self, "y_codes_", None)
+        if (codes is None) != (getattr(self, "classes_", None) is None):
+            return "classes_ and y_codes_ must be both present or both absent"
+        if codes is not None and codes.numel() and not (0 <= int(codes.min()) and int(codes.max()) < len(self.classes_)):
+            return f"y_codes_ holds codes outside [0, {len(self.classes_)}) (one per entry of classes_)"
+        return None
+
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
         "solver": [Options({"dual", "primal"})],

@@ -248,8 +248,8 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [Options({"ova", "code"})]}
     _fitted_constraints = {
         **_LSSVMBase._fitted_constraints,
-        "classes_": [ArraySpec(ndim=1)],
-        "codebook_": [TensorSpec(shape=(None, "p"))],
+        "classes_": [ArraySpec(shape=("c",))],
+        "codebook_": [TensorSpec(shape=("c", "p"))],  # one code per class
         "temperature_": [Interval("real", 0, None, closed="neither")],
     }
 
