@@ -167,6 +167,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         if tuple(self.coef_.shape) != (rows, outputs):
             return f"coef_ has shape {tuple(self.coef_.shape)}, expected ({rows}, {outputs}) for {M} submodels"
         for k, est in enumerate(self.estimators_):
+            if getattr(est, "n_features_in_", None) != self.n_features_in_:
+                return f"estimators_[{k}] reads {getattr(est, 'n_features_in_', None)} features, not n_features_in_"
             if not np.isin(est.classes_, self.classes_).all():
                 return f"estimators_[{k}] has classes {est.classes_!r} outside classes_"
         return None

@@ -137,6 +137,10 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
             return "classes_ and y_codes_ must be both present or both absent"
         if codes is not None and codes.numel() and not (0 <= int(codes.min()) and int(codes.max()) < len(self.classes_)):
             return f"y_codes_ holds codes outside [0, {len(self.classes_)}) (one per entry of classes_)"
+        if self.solver_ == "primal":  # the weights live in the kernel's explicit feature space
+            Phi = self.kernel_.explicit_features(self.X_fit_[:1])
+            if Phi is None or Phi.shape[1] != self.coef_.shape[0]:
+                return "coef_ does not match the kernel's explicit features"
         return None
 
     _parameter_constraints = {

@@ -293,15 +293,26 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                           stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
-    def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
-        Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+    def _outputs(self, Xt: torch.Tensor) -> torch.Tensor:
+        """Outputs (M, p) of validated inputs in the working dtype."""
         own = get_solver(self.solver).predict  # feed-forward networks predict with their own model
         with torch.no_grad():
             if own is not None:
-                out = own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
-            else:
-                out, _ = run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
-                                   self.scales_)
-        out = out.to(self._dtype)
+                return own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
+            return run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
+                             self.scales_)[0]
+
+    def _check_fitted_state(self) -> str | None:
+        """The levels, hidden features and solver state fit together: one point's outputs (see kppca.io)."""
+        out = self._outputs(torch.zeros(1, self.n_features_in_, dtype=self.intercept_.dtype,
+                                        device=self.intercept_.device))
+        if tuple(out.shape) != (1, self.intercept_.shape[0]) or not bool(torch.isfinite(out).all()):
+            return (f"its outputs for one point have shape {tuple(out.shape)} or are not finite (expected "
+                    f"(1, {self.intercept_.shape[0]}), finite)")
+        return None
+
+    def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
+        Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+        out = self._outputs(Xt).to(self._dtype)
         return self._to_output(out[:, 0] if self._single_output else out, like=X)
