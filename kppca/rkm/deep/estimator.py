@@ -304,6 +304,11 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
 
     def _check_fitted_state(self) -> str | None:
         """The levels, hidden features and solver state fit together: one point's outputs (see kppca.io)."""
+        if self.intercept_.numel() < 1 or (self._single_output and self.intercept_.numel() != 1):
+            return f"intercept_ has {self.intercept_.numel()} outputs"
+        for i, (H, lam) in enumerate(zip(self.hidden_features_, self.scales_)):
+            if lam is not None and lam.shape != H.shape[1:]:
+                return f"scales_[{i}] has shape {tuple(lam.shape)}, hidden_features_[{i}] {tuple(H.shape)}"
         out = self._outputs(torch.zeros(1, self.n_features_in_, dtype=self.intercept_.dtype,
                                         device=self.intercept_.device))
         if tuple(out.shape) != (1, self.intercept_.shape[0]) or not bool(torch.isfinite(out).all()):
