@@ -303,6 +303,9 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = True
+        if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
+            raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
+                             "(e.g. a view scaled by 1e300); standardise the views before fitting.")
         if self.solver == "eig":
             spec = top_spectrum(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
             return spec.vectors, torch.diag(spec.values)

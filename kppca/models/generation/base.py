@@ -62,7 +62,7 @@ class GenerationMixin:
         if y is None:
             return
         labels = np.asarray(y)
-        if labels.ndim != 1 or type_of_target(labels) not in ("binary", "multiclass"):
+        if labels.ndim != 1 or type_of_target(labels, input_name="y") not in ("binary", "multiclass"):
             return
         if labels.shape[0] != n_samples:
             raise ValueError(
