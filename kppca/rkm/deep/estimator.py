@@ -74,7 +74,9 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     levels : list of Level, optional
         The architecture, in order: exactly one :class:`LSSVMLevel`, first or last, and at
         least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
-        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
+        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters;
+        with ``solver="feedforward"`` (KPCA levels first, paper §5.3)
+        ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
     kernel : Kernel, str or callable, default "rbf"
         LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
         is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
@@ -123,7 +125,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         Show a progress bar for the iterative solvers.
     hidden_units : int or sequence of int, optional
         ``solver="feedforward"`` (paper §5.3, :mod:`~kppca.rkm.deep.feedforward`): hidden
-        units of each level's layer (an int: the same for every level).
+        units of each level's layer (an int: the same for every level); None: 20 per level.
     toeplitz : bool, default False
         ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
     random_state, dtype, device
@@ -230,6 +232,9 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         if len(etas) != 2:
             raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), got {self.eta_levels!r}.")
         etas = [check_positive_finite(e, f"eta_levels[{i}]") for i, e in enumerate(etas)]
+        if self.solver == "feedforward":  # KPCA levels, then the regression level (paper §5.3)
+            return [KPCALevel(int(s[0]), etas[0], self.kernel), KPCALevel(int(s[1]), etas[1]),
+                    LSSVMLevel("linear", float(self.ridge), float(self.eta))]
         return [LSSVMLevel(self.kernel, float(self.ridge), float(self.eta)),
                 KPCALevel(int(s[0]), etas[0]), KPCALevel(int(s[1]), etas[1])]
 
