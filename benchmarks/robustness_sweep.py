@@ -6,8 +6,9 @@ Two parts:
     ``DualPPCA``/``PrimalPPCA`` configurations (``tests/robustness.py``); counts each outcome.
 ``rkm``
     the seven RKM estimators (``tests/robustness_rkm.py``): every configuration in float64
-    and float32 on the same data, eight kernels plus the estimator's default; and, per
-    estimator, a fixed set of bad inputs. The table gives per estimator: bad inputs answered
+    and float32 on the same data, eight kernels plus the estimator's default; per
+    estimator, a fixed set of bad inputs; and extreme valid inputs (values near 1e308,
+    a view scaled by 1e300, far points, ill-typed or extreme parameters). The table gives per estimator: bad inputs answered
     unclearly or accepted, unclear errors of valid configurations, non-finite outputs, errors
     after a successful fit, and float32 failures where float64 fits.
 
@@ -82,6 +83,12 @@ def rkm_part(args: argparse.Namespace) -> None:
             elif outcome == "accepted":
                 table[estimator]["bad_input_accepted"] += 1
                 defects["bad_input_accepted"].append((estimator, case, f"{case}: accepted"))
+    extreme = robustness_rkm.extreme_input_outcomes()
+    for case, outcome, detail in extreme:
+        if outcome == "unclear_error":
+            defects["extreme_input_unclear"].append((case.split()[0], case, f"{case}: {detail}"))
+    print(f"extreme inputs: {sum(o != 'unclear_error' for _, o, _ in extreme)} of {len(extreme)} fit or fail "
+          "clearly")
     column = {"ok": "ok", "clear_error": "clear", "unclear_error": "unclear", "rejected_valid_kernel": "rejected_psd",
               "nonfinite_output": "nonfinite", "error_after_fit": "error_after_fit", "float32_fails": "f32_fails"}
     for _ in tqdm(range(args.n_configs), desc="configurations"):
