@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 import kppca
-from kppca import DualPPCA, ModelFileError, PrimalPPCA
+from kppca import DualPPCA, ModelFileError
 from kppca.io.format import METADATA_KEY, json_depth
 from kppca.kernels import RBF
 
