@@ -126,7 +126,6 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         **BasePPCA._fitted_constraints,
         "kernel_": [Kernel, callable],
         "centerer_": [KernelCenterer],
-        "_gram_scale": [Interval("real", 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
         "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
