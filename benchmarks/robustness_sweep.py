@@ -6,10 +6,18 @@ Two parts:
     ``DualPPCA``/``PrimalPPCA`` configurations (``tests/robustness.py``); counts each outcome.
 ``rkm``
     the seven RKM estimators (``tests/robustness_rkm.py``): every configuration in float64
-    and float32 on the same data, eight kernels plus the estimator's default; and, per
-    estimator, a fixed set of bad inputs. The table gives per estimator: bad inputs answered
+    and float32 on the same data, eight kernels plus the estimator's default; per
+    estimator, a fixed set of bad inputs; and extreme valid inputs (values near 1e308,
+    a view scaled by 1e300, far points, ill-typed or extreme parameters). The table gives per estimator: bad inputs answered
     unclearly or accepted, unclear errors of valid configurations, non-finite outputs, errors
     after a successful fit, and float32 failures where float64 fits.
+
+``files``
+    crafted model files (``tests/io/crafted.py``): every value saved by every
+    round-trip case of ``tests/io/test_roundtrip.py`` (every registered estimator,
+    nested parts included) made invalid, the digest recomputed; counts how many
+    are refused (``ModelFileError``) and how many load and then change outputs,
+    fail at first use, or raise another error.
 
 The issue's target is zero in every defect column.
 
@@ -17,6 +25,7 @@ Usage::
 
     python benchmarks/robustness_sweep.py --part rkm --n-configs 600 --seed 0 [--show 20] [--max-n 1000]
     python benchmarks/robustness_sweep.py --part ppca --n-configs 2000
+    python benchmarks/robustness_sweep.py --part files [--every 1]
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "io"))
 
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
@@ -73,6 +83,12 @@ def rkm_part(args: argparse.Namespace) -> None:
             elif outcome == "accepted":
                 table[estimator]["bad_input_accepted"] += 1
                 defects["bad_input_accepted"].append((estimator, case, f"{case}: accepted"))
+    extreme = robustness_rkm.extreme_input_outcomes()
+    for case, outcome, detail in extreme:
+        if outcome == "unclear_error":
+            defects["extreme_input_unclear"].append((case.split()[0], case, f"{case}: {detail}"))
+    print(f"extreme inputs: {sum(o != 'unclear_error' for _, o, _ in extreme)} of {len(extreme)} fit or fail "
+          "clearly")
     column = {"ok": "ok", "clear_error": "clear", "unclear_error": "unclear", "rejected_valid_kernel": "rejected_psd",
               "nonfinite_output": "nonfinite", "error_after_fit": "error_after_fit", "float32_fails": "f32_fails"}
     for _ in tqdm(range(args.n_configs), desc="configurations"):
@@ -96,9 +112,38 @@ def rkm_part(args: argparse.Namespace) -> None:
             print(f"  {count:4d}  {estimator}: {detail}")
 
 
+def files_part(args: argparse.Namespace) -> None:
+    import tempfile
+
+    import crafted
+    from test_roundtrip import CASES, _data
+
+    counts = collections.Counter()
+    defects = collections.defaultdict(list)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, (make, fit_args, outputs) in tqdm(CASES.items(), desc="estimator setups"):
+            data = _data(np.random.default_rng(0))
+            model = make().fit(*fit_args(data))
+            for label, outcome, detail in crafted.sweep_case(model, lambda m: outputs(m, data), Path(tmp),
+                                                             every=args.every):
+                counts[outcome] += 1
+                if outcome in crafted.DEFECTS:
+                    defects[outcome].append(f"{case} {label}: {detail[:120]}")
+    total = sum(counts.values())
+    print(f"{total} crafted files over {len(CASES)} estimator setups in {time.perf_counter() - start:.0f} s")
+    for name in crafted.OUTCOMES:
+        print(f"  {name:24s} {counts[name]:6d}")
+    for kind, items in defects.items():
+        print(f"\n[{kind}] {len(items)}:")
+        for line in items[: args.show]:
+            print(f"  {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["ppca", "rkm", "all"], default="all")
+    parser.add_argument("--part", choices=["ppca", "rkm", "files", "all"], default="all")
+    parser.add_argument("--every", type=int, default=1, help="files part: craft every k-th edit only")
     parser.add_argument("--n-configs", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-n", type=int, default=1000, help="largest N of the RKM part")
@@ -108,6 +153,8 @@ def main() -> None:
         ppca_part(args)
     if args.part in ("rkm", "all"):
         rkm_part(args)
+    if args.part in ("files", "all"):
+        files_part(args)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from kppca import DualPPCA
 from kppca.features import Nystroem, RandomFourierFeatures
 from kppca.kernels import RBF, Laplacian, Linear, Polynomial
 from kppca.rkm import (
@@ -344,7 +345,66 @@ def bad_input_outcomes(estimator: str) -> list[tuple[str, str, str]]:
     return results
 
 
+def _extreme_cases() -> dict[str, Callable[[], Any]]:
+    """Valid but extreme inputs (issue 26, item 9): values near the float64 limit, a view scaled by 1e300,
+    far test points, a clip that is not numbers. Each must fit with finite outputs or fail clearly."""
+    from kppca.rkm import DeepLSSVMClassifier, KernelPMF, SubsetEnsembleClassifier
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(24, 3))
+    huge = np.clip(X, -1.7, 1.7) * 1e308
+    y = np.arange(24) % 2
+
+    def pmf_far():
+        out = KernelPMF().fit(X).score_samples(X[:3] + 1e200)
+        if not np.isfinite(out).all():
+            raise RuntimeError(f"KernelPMF.score_samples of far points is not finite: {out}")
+
+    return {
+        "DeepRKM near 1e308": lambda: DeepRKM(n_passes=1).fit(huge, y.astype(float)),
+        "DeepLSSVMClassifier near 1e308": lambda: DeepLSSVMClassifier(n_passes=1).fit(huge, y),
+        "KernelPMF near 1e308": lambda: KernelPMF().fit(huge),
+        "LSSVMClassifier near 1e308": lambda: LSSVMClassifier().fit(huge, y),
+        "SubsetEnsembleClassifier near 1e308": lambda: SubsetEnsembleClassifier(
+            LSSVMClassifier(), subset_size=8).fit(huge, y),
+        "MultiViewKPCA view x 1e300": lambda: MultiViewKPCA(1).fit([X[:, :2] * 1e300, X[:, 2:]]),
+        "KernelPMF far points": pmf_far,
+        "SubsetEnsembleClassifier clip strings": lambda: SubsetEnsembleClassifier(
+            LSSVMClassifier(), subset_size=8, noise=0.1, clip=("a", "b")).fit(X, y),
+        "DualPPCA y with NaN": lambda: DualPPCA(2).fit(X, np.where(np.arange(24) == 3, np.nan, y)),
+        "DeepLSSVMClassifier ridge 1e-300": lambda: DeepLSSVMClassifier(ridge=1e-300).fit(X, y),
+        "DeepLSSVMClassifier eta_levels inf": lambda: DeepLSSVMClassifier(eta_levels=(np.inf, 1.0)).fit(X, y),
+    }
+
+
+#: Words an extreme case's message must contain to count as clear (it names the argument or the fix).
+_EXTREME_NAMES = {"y with NaN": "y", "ridge 1e-300": "ridge", "eta_levels inf": "eta_levels",
+                  "clip strings": "clip", "view x 1e300": "view"}
+
+
+def extreme_input_outcomes() -> list[tuple[str, str, str]]:
+    """``[(case, outcome, detail)]`` of :func:`_extreme_cases`: ``"ok"``, ``"clear_error"`` (a short
+    ValueError/TypeError naming what :data:`_EXTREME_NAMES` asks) or ``"unclear_error"``."""
+    results = []
+    for case, fit in _extreme_cases().items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit()
+        except (ValueError, TypeError) as exc:
+            word = next((w for k, w in _EXTREME_NAMES.items() if case.endswith(k)), "")
+            clear = _classify_message(exc) == "clear_error" and word in str(exc)
+            results.append((case, "clear_error" if clear else "unclear_error", str(exc)[:200]))
+            continue
+        except Exception as exc:  # noqa: BLE001
+            results.append((case, "unclear_error", f"{type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        results.append((case, "ok", ""))
+    return results
+
+
 __all__ = [
+    "extreme_input_outcomes",
     "RKMConfig",
     "ESTIMATORS",
     "KERNEL_FAMILIES",

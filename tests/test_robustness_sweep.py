@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from robustness import DEFECTS, random_config, run
 from robustness_rkm import DEFECTS as RKM_DEFECTS
-from robustness_rkm import ESTIMATORS, bad_input_outcomes, run_pair
+from robustness_rkm import ESTIMATORS, bad_input_outcomes, extreme_input_outcomes, run_pair
 from robustness_rkm import random_config as random_rkm_config
 
 
@@ -71,3 +71,10 @@ def test_rkm_estimators_at_n_1000(estimator):
 def test_rkm_bad_inputs_are_refused_clearly(estimator):
     bad = [r for r in bad_input_outcomes(estimator) if r[1] != "clear_error"]
     assert not bad, bad
+
+
+def test_extreme_inputs_fit_or_fail_clearly():
+    """Issue 26, items 9-10: values near 1e308, a view x 1e300, far points, clip=("a", "b"), NaN in y,
+    ridge=1e-300, eta_levels=(inf, 1): finite results or a message naming the argument."""
+    unclear = [r for r in extreme_input_outcomes() if r[1] == "unclear_error"]
+    assert not unclear, unclear

@@ -119,7 +119,7 @@ def build_model(args: argparse.Namespace) -> Any:
 
     try:
         kernel = RBF(args.bandwidth)
-        probe = np.asarray(kernel(np.zeros((1, 1)), np.ones((1, 1))))
+        probe = np.asarray(kernel(np.zeros((1, 1)), np.full((1, 1), 28.0)))  # 28: the farthest two images
     except (ValueError, TypeError, ArithmeticError) as exc:  # ZeroDivisionError, OverflowError: too extreme
         raise OptionError("--bandwidth", f"{args.bandwidth:g} cannot be used, the RBF kernel is not computable "
                           f"with it ({one_line(exc)}); pixels are in [0, 1], the default is {DEFAULTS['bandwidth']}"
@@ -127,6 +127,10 @@ def build_model(args: argparse.Namespace) -> Any:
     if not np.isfinite(probe).all():
         raise OptionError("--bandwidth", f"{args.bandwidth:g} cannot be used, the RBF kernel is not finite with it; "
                           f"pixels are in [0, 1], the default is {DEFAULTS['bandwidth']}")
+    if 1.0 - float(probe.ravel()[0]) < 1e-8:  # the kernel is 1 to 8 digits between any two 784-pixel images
+        raise OptionError("--bandwidth", f"{args.bandwidth:g} is so wide that the RBF kernel is 1 between any two "
+                          f"digits (pixels in [0, 1]): the model would see no variation; the default is "
+                          f"{DEFAULTS['bandwidth']}")
     q = args.n_components
     if q is None and args.sigma2 is None:
         q = DEFAULTS["n_components"]

@@ -6,6 +6,7 @@ import torch
 
 from .._linalg import rank_tolerance
 from .._validation import check_positive, numpy_rng
+from ..io.specs import TensorSpec
 from ..kernels.base import Kernel
 from ..kernels.registry import as_kernel
 from .base import FeatureMap
@@ -34,6 +35,13 @@ class Nystroem(FeatureMap):
     landmarks_ : Tensor of shape (n_landmarks, D)
     normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
     """
+
+    _fitted_constraints = {
+        **FeatureMap._fitted_constraints,
+        "kernel_": [Kernel],
+        "landmarks_": [TensorSpec(shape=("m", "n_features_in_"))],
+        "normalization_": [TensorSpec(shape=("m", None))],
+    }
 
     def __init__(self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, random_state=None):
         self.kernel = kernel

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .._param_validation import Interval
+from ..io.specs import TensorSpec
 from ..kernels.polynomial import apply_monomial_map, check_polynomial_params, monomial_map
 from .base import FeatureMap
 
@@ -29,6 +31,13 @@ class PolynomialFeatures(FeatureMap):
     weights_ : Tensor of shape (d,)
     coef0_ : float
     """
+
+    _fitted_constraints = {
+        **FeatureMap._fitted_constraints,
+        "index_": [TensorSpec("int", ("d", "degree"), nonnegative=True)],
+        "weights_": [TensorSpec(torch.float64, ("d",))],
+        "coef0_": [Interval("real", 0, None, closed="left")],
+    }
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):
         self.degree = degree

@@ -7,7 +7,9 @@ import math
 import numpy as np
 import torch
 
+from .._param_validation import Interval
 from .._validation import check_positive, numpy_rng
+from ..io.specs import TensorSpec
 from ..kernels.bandwidth import check_bandwidth, resolve_bandwidth
 from .base import FeatureMap
 
@@ -36,6 +38,13 @@ class RandomFourierFeatures(FeatureMap):
     omega_ : Tensor of shape (D, d)
     offset_ : Tensor of shape (d,)
     """
+
+    _fitted_constraints = {
+        **FeatureMap._fitted_constraints,
+        "bandwidth_": [Interval("real", 0, None, closed="neither")],
+        "omega_": [TensorSpec(torch.float64, ("n_features_in_", "n_features"))],
+        "offset_": [TensorSpec(torch.float64, ("n_features",))],
+    }
 
     def __init__(self, bandwidth: float = 1.0, n_features: int = 500, random_state=None):
         self.bandwidth = bandwidth

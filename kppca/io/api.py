@@ -9,10 +9,11 @@ from typing import Any
 
 import torch
 
-from .._param_validation import InvalidParameterError, device_from_spec
+from .._param_validation import device_from_spec
 from .encoding import Decoder, Encoder
 from .format import FORMAT_NAME, FORMAT_VERSION, ModelFileError, invalid, read_file, write_file
 from .registry import lookup, name_of, registered
+from .specs import validate_object
 
 
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
@@ -41,7 +42,8 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     Notes
     -----
     A ``random_state`` that is a numpy/torch Generator (not an int) is saved
-    as None: the fitted model does not depend on it, only a refit would.
+    as None, with a warning: the fitted model does not depend on it, but its
+    random draws (``sample(random_state=None)``) and a refit would.
 
     Raises
     ------
@@ -50,6 +52,9 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
         cannot store or an undeclared fitted attribute (the message names it).
     kppca.io.CustomKernelError
         A custom kernel without ``allow_callable_kernel=True`` (a ValueError).
+    kppca.ModelFileError
+        The model's state (or a nested part's) breaks its class's declaration, e.g. a
+        tensor of the wrong shape or NaN: the file would be refused at load.
     """
     # The package is imported whenever this module is; read its version without importing it back.
     version = getattr(sys.modules.get("kppca"), "__version__", "unknown")
@@ -61,6 +66,9 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
         )
     encoder = Encoder(allow_callable_kernel)
     params, state = encoder.encode_parts(model, "params", "state")
+    reason = validate_object(model)  # a corrupted object is refused here, not at its next load
+    if reason:
+        raise ModelFileError(f"cannot save {type(model).__name__}: {reason}.")
     document = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -78,18 +86,10 @@ def _target_device(document: dict[str, Any], decoder: Decoder, map_location: Any
         return device_from_spec(map_location)
     state = document["state"]
     saved = state.get("_device") if isinstance(state, dict) else None
-    if saved is None:
-        return None
-    device = decoder.decode(saved)
-    if not isinstance(device, torch.device):
+    device = None if saved is None else decoder.decode(saved)
+    if not (device is None or isinstance(device, torch.device)):
         raise invalid(path, "_device is not a device")
-    try:
-        return device_from_spec(device)
-    except InvalidParameterError as exc:
-        raise ModelFileError(
-            f"{path} holds a model saved on {device}, which is not available here; load it with "
-            "kppca.load(path, map_location='cpu')."
-        ) from exc
+    return device
 
 
 def load(path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None) -> Any:
@@ -129,15 +129,15 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
         ``path`` does not exist.
     """
     path = Path(path)
-    document, tensors, version = read_file(path)
+    document, tensors, _ = read_file(path)
     key = document["class"]
-    cls = lookup(key, version) if isinstance(key, str) else None
+    cls = lookup(key) if isinstance(key, str) else None
     if cls is None or not hasattr(cls, "get_params"):
         known = ", ".join(k for k, c in registered().items() if hasattr(c, "get_params"))
         raise invalid(path, f"unknown model class {key!r} (known: {known})")
-    probe = Decoder(path, {}, None, None, version)
+    probe = Decoder(path, {}, None, None)
     device = _target_device(document, probe, map_location, path)
-    decoder = Decoder(path, tensors, device, kernel, version, override_device=map_location is not None)
+    decoder = Decoder(path, tensors, device, kernel, override_device=map_location is not None)
     model = decoder.build(cls, document["params"], document["state"], cls.__name__)
     if kernel is not None and not decoder.used_kernel:
         raise ValueError(

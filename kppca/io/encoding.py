@@ -12,39 +12,27 @@ else a file names, and fills them with tensors, numbers and strings.
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 import torch
 
+from .._param_validation import InvalidParameterError, device_from_spec
 from .format import CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
-from .specs import declared, is_fitted_name
+from .specs import declared, init_params, is_fitted_name
 from .validation import build_instance
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
     "__dtype__", "__device__", "__float__", "__object__", "__custom_kernel__", "__slice__",
 )  # fmt: skip
+#: Devices whose tensors hold data (a model file never names "meta" or other placeholders).
+_DATA_DEVICES = ("cpu", "cuda", "mps", "xpu")
 _DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool")
-
-
-def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
-    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
-    if hasattr(obj, "get_params"):
-        return obj.get_params(deep=False)
-    if name_of(type(obj)) is not None:
-        return {}
-    if dataclasses.is_dataclass(obj):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
-    # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
-    names = [p for p in inspect.signature(type(obj).__init__).parameters if p not in ("self", "args", "kwargs")]
-    return {name: getattr(obj, name) for name in names}
 
 
 def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
@@ -160,7 +148,12 @@ class Encoder:
         encoded = {}
         for key, value in params.items():
             if key == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
-                value = None  # a Generator's state is not stored; the fitted model does not depend on it
+                warnings.warn(
+                    f"{params_where}/random_state of {type(obj).__name__} is a {type(value).__name__}, which a model "
+                    "file cannot store; it is saved as None, so the loaded model's random draws (and a refit) "
+                    "differ from this one's. Pass an int random_state to make the file reproducible.",
+                    UserWarning, stacklevel=2)
+                value = None
             encoded[key] = self.encode(value, f"{params_where}/{key}")
         state = {k: self.encode(getattr(obj, k), f"{state_where}/{k}") for k in fitted_names(obj, params)}
         return encoded, state
@@ -183,8 +176,8 @@ class Decoder:
     """Inverse of :class:`Encoder`; every unexpected shape raises :class:`~kppca.io.format.ModelFileError`."""
 
     def __init__(self, path: Any, tensors: dict[str, torch.Tensor], device: torch.device | None, kernel: Any,
-                 version: int, *, override_device: bool = False):
-        self.path, self.tensors, self.device, self.kernel, self.version = path, tensors, device, kernel, version
+                 *, override_device: bool = False):
+        self.path, self.tensors, self.device, self.kernel = path, tensors, device, kernel
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
         self.components = component_classes()
@@ -283,10 +276,25 @@ class Decoder:
             if body not in _DTYPES:
                 raise self.fail(f"unknown dtype {body!r}")
             return getattr(torch, body)
-        try:  # "__device__": checked to exist when it is used (see kppca.io.api)
-            return torch.device(str(body))
+        return self.device_of(body)
+
+    def device_of(self, body: Any) -> torch.device:
+        """A ``__device__`` value: ``map_location`` when given, else the saved device, checked to exist here."""
+        try:
+            device = torch.device(str(body))
         except (RuntimeError, ValueError) as exc:
-            raise self.fail(f"unknown device {body!r}") from exc
+            raise self.fail(f"unknown device {str(body)[:40]!r}") from exc
+        if device.type not in _DATA_DEVICES:  # e.g. "meta": tensors without data
+            raise self.fail(f"device {str(device)!r} holds no data (one of {', '.join(_DATA_DEVICES)} is expected)")
+        if self.override_device:
+            return self.device
+        try:
+            return device_from_spec(device)
+        except InvalidParameterError as exc:
+            raise ModelFileError(
+                f"{self.path} holds a model saved on {device}, which is not available here; load it with "
+                "kppca.load(path, map_location='cpu')."
+            ) from exc
 
     def attributes(self, encoded: Any, what: str) -> dict[str, Any]:
         """Decode a ``name -> value`` JSON object whose names become attribute or parameter names."""
@@ -301,7 +309,7 @@ class Decoder:
         name = value["__object__"]
         cls = None
         if isinstance(name, str):
-            cls = self.components.get(name) or lookup(name, version=max(self.version, 2))
+            cls = self.components.get(name) or lookup(name)
         if cls is None:
             raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
                             "classes registered with kppca.io.register)")
@@ -322,8 +330,6 @@ class Decoder:
             state = self.attributes(encoded_state, f"the state of {name}")
         finally:
             self.in_params = in_params
-        if self.override_device and "_device" in state:
-            state["_device"] = self.device
         return build_instance(cls, params, state, name, self.fail, unfitted=in_params and not state)
 
     def custom_kernel(self, value: dict) -> Any:

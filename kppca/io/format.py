@@ -1,17 +1,23 @@
 """The model-file container: a safetensors file whose header holds one JSON document.
 
-Layout (``format_version`` 2)::
+Layout (``format_version`` 3)::
 
     safetensors header  {"__metadata__": {"kppca": "<JSON document>"}, "<tensor>": {...}, ...}
-    JSON document       {"format": "kppca-model", "format_version": 2, "kppca_version": "...",
+    JSON document       {"format": "kppca-model", "format_version": 3, "kppca_version": "...",
                          "class": "kppca.DualPPCA", "params": {...}, "state": {...},
-                         "tensors_sha256": "<hex>"}
+                         "sha256": "<hex>"}
     body                the tensors, bit-exact
 
-``tensors_sha256`` is the SHA-256 of the tensors in name order (name, dtype,
-shape and raw bytes of each, see :func:`tensors_digest`), so a flipped byte in
-the body is a :class:`ModelFileError` instead of a silently different model.
-Version 1 files (kppca 0.1.0: no checksum, short class names) are still read.
+``sha256`` is the SHA-256 of the whole document (every field but itself, as
+canonical JSON) followed by the tensors in name order (name, dtype, shape and
+raw bytes of each, see :func:`document_digest`): a flipped digit in the
+metadata or a flipped byte in the body is a :class:`ModelFileError` instead of
+a silently different model. It detects corruption and careless edits, not a
+forger who recomputes it; what a file may hold is checked separately, by the
+classes' declarations (:mod:`kppca.io.specs`). Only this version is read:
+versions 1 and 2 were written by development versions of kppca 0.1.0 (their
+checksums left the metadata, or everything, unchecked) and no released kppca
+wrote them, so reading them would only keep unchecked paths alive.
 
 Reading takes the whole file into memory once and copies every tensor out of
 it: a loaded model never maps its file, so overwriting or truncating the file
@@ -31,10 +37,8 @@ from typing import Any
 import torch
 
 FORMAT_NAME = "kppca-model"
-#: Version written by this kppca; files with a larger version are refused (written by a newer kppca).
-FORMAT_VERSION = 2
-#: Oldest version still read (1: kppca 0.1.0, without checksum).
-OLDEST_FORMAT_VERSION = 1
+#: The version written and read by this kppca (a larger one is a newer kppca's, a smaller one a development version's).
+FORMAT_VERSION = 3
 #: The safetensors metadata key holding the JSON document.
 METADATA_KEY = "kppca"
 #: Bounds checked before any JSON is parsed: nesting depth (a model needs < 20) and header size.
@@ -62,15 +66,23 @@ def invalid(path: Any, what: str) -> ModelFileError:
     return ModelFileError(f"{path} is not a valid kppca model file: {what}.")
 
 
-def tensors_digest(tensors: dict[str, torch.Tensor]) -> str:
-    """SHA-256 (hex) of ``tensors`` in name order: each name, dtype, shape and raw bytes.
+def document_digest(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> str:
+    """SHA-256 (hex) of ``document`` without its ``sha256`` field, then ``tensors`` in name order.
+
+    The document is hashed as canonical JSON (sorted keys, no spaces), so the
+    digest of a parsed document equals that of the one written; each tensor as
+    its name, dtype, shape and raw bytes.
 
     Parameters
     ----------
+    document : dict
+        The JSON document (JSON-ready values).
     tensors : dict of str to Tensor
         CPU tensors (any dtype, any layout: hashed in row-major order).
     """
     digest = hashlib.sha256()
+    fields = {k: v for k, v in document.items() if k != "sha256"}
+    digest.update(json.dumps(fields, sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
     for name in sorted(tensors):
         T = tensors[name].detach().cpu().contiguous()
         digest.update(json.dumps([name, str(T.dtype), list(T.shape)]).encode())
@@ -97,15 +109,15 @@ def parse_json(text: str, path: Any, what: str) -> Any:
         raise invalid(path, f"its {what} is nested {depth} levels deep (at most {MAX_JSON_DEPTH} are allowed)")
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise invalid(path, f"its {what} is not JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:  # ValueError: also ints beyond Python's digit limit
+        raise invalid(path, f"its {what} is not JSON that kppca reads ({exc})") from exc
 
 
 def write_file(path: str | Path, document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
-    """Write ``document`` (JSON-ready, without the checksum) and ``tensors`` (CPU, contiguous) to ``path``."""
+    """Write ``document`` (JSON-ready, without the digest) and ``tensors`` (CPU, contiguous) to ``path``."""
     from safetensors.torch import save as safetensors_bytes
 
-    document = {**document, "tensors_sha256": tensors_digest(tensors)}
+    document = {**document, "sha256": document_digest(document, tensors)}
     data = safetensors_bytes(tensors, metadata={METADATA_KEY: json.dumps(document)})
     Path(path).write_bytes(data)
 
@@ -192,12 +204,13 @@ def check_version(document: dict[str, Any], path: Path) -> int:
     if document["format"] != FORMAT_NAME:
         raise ModelFileError(f"{path} is not a kppca model file (format {document['format']!r}).")
     version = document["format_version"]
-    if not isinstance(version, int) or isinstance(version, bool) or version < OLDEST_FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise invalid(path, f"bad format_version {version!r}")
-    if version > FORMAT_VERSION:
+    if version != FORMAT_VERSION:
+        fix = "upgrade kppca" if version > FORMAT_VERSION else "refit the model with this kppca and save it again"
         raise ModelFileError(
-            f"{path} was written by kppca {document['kppca_version']} in model-file format version {version}; "
-            f"this kppca reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}: upgrade kppca."
+            f"{path} was written by kppca {str(document['kppca_version'])[:40]} in model-file format version "
+            f"{version}; this kppca reads version {FORMAT_VERSION} only: {fix}."
         )
     return version
 
@@ -210,8 +223,8 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     document : dict
         The JSON document (fields checked: format, version, required fields).
     tensors : dict of str to Tensor
-        CPU tensors, copies owned by the caller; their checksum has been verified
-        (format version 2 and later).
+        CPU tensors, copies owned by the caller; the digest of the document and
+        the tensors has been verified.
     version : int
         The file's format version.
 
@@ -244,10 +257,10 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     version = check_version(document, path)
     tensors = _tensors(data, header, path)
     del data
-    if version >= 2:
-        expected = document.get("tensors_sha256")
-        if not isinstance(expected, str):
-            raise invalid(path, "it has no tensors_sha256 checksum")
-        if tensors_digest(tensors) != expected:
-            raise invalid(path, "the checksum of its tensor data does not match (the file is corrupt or was edited)")
+    expected = document.get("sha256")
+    if not isinstance(expected, str):
+        raise invalid(path, "it has no sha256 digest")
+    if document_digest(document, tensors) != expected:
+        raise invalid(path, "the sha256 digest of its metadata and tensors does not match (the file is corrupt or "
+                            "was edited)")
     return document, tensors, version

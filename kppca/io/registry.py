@@ -23,8 +23,6 @@ from typing import Any, Callable, overload
 
 #: kppca packages whose import registers every kppca estimator (imported on a registry miss).
 PLUGIN_PACKAGES = ("kppca.models", "kppca.rkm")
-#: Names of version-1 files (kppca 0.1.0) for the registered names of today.
-LEGACY_NAMES = {"PrimalPPCA": "kppca.PrimalPPCA", "DualPPCA": "kppca.DualPPCA"}
 
 _CLASSES: dict[str, type] = {}
 
@@ -105,10 +103,8 @@ def _import_plugins(until: str | None = None) -> None:
         importlib.import_module(package)
 
 
-def lookup(key: str, version: int = 2) -> type | None:
-    """The registered class named ``key`` (a version-1 short name is mapped), or None."""
-    if version == 1:
-        key = LEGACY_NAMES.get(key, "")
+def lookup(key: str) -> type | None:
+    """The registered class named ``key``, or None."""
     if key not in _CLASSES:
         _import_plugins(until=key)
     return _CLASSES.get(key)

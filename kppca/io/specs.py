@@ -20,6 +20,8 @@ holds :data:`OPTIONAL`. A file holding an undeclared attribute (e.g.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -170,7 +172,16 @@ class ArraySpec(StateConstraint):
 
 
 def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str | None:
-    """None if ``value`` satisfies one of ``constraints``, else the reasons."""
+    """None if ``value`` satisfies one of ``constraints``, else the reasons.
+
+    A value that is an instance of a class in ``constraints`` is also validated by
+    its own class (:func:`validate_object`), recursively: a nested kernel, feature
+    map, centerer, view, level or estimator is checked as the model itself is.
+    """
+    for c in constraints:
+        if isinstance(c, type) and isinstance(value, c):
+            reason = validate_object(value, symbols=context.symbols)
+            return None if reason is None else f"({type(value).__name__}): {reason}"
     reasons = []
     for c in constraints:
         if c == OPTIONAL:
@@ -306,8 +317,90 @@ def declared(cls: type) -> dict[str, list[Any]]:
     return constraints if isinstance(constraints, dict) else {}
 
 
-def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> str | None:
+def init_params(obj: Any) -> dict[str, Any]:
+    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
+    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
+    if hasattr(obj, "get_params"):
+        return obj.get_params(deep=False)
+    if getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:  # registered helper object
+        return {}
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
+    # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
+    names = [p for p in inspect.signature(type(obj).__init__).parameters if p not in ("self", "args", "kwargs")]
+    return {name: getattr(obj, name) for name in names}
+
+
+def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None) -> str | None:
+    """Check a live object by its own class: parameters, then declared fitted state, nested objects included.
+
+    The parameters by the class's own checks (``_check_params`` of kernels and
+    feature maps, ``_parameter_constraints`` of estimators), nested kernels and
+    feature maps among them recursively; the state (public ``name_`` attributes
+    and declared private ones) by :func:`validate_state`. ``unfitted=True``: an object
+    with no fitted state at all is valid (a template among parameters). ``symbols``:
+    the free shape symbols bound by the enclosing object, shared with this one (``"n"``,
+    the number of training points, is the same in a model and in its centerer).
+
+    Returns
+    -------
+    str or None
+        None when valid, else what is wrong.
+    """
+    from .._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    cls, params = type(obj), init_params(obj)
+    try:
+        if hasattr(obj, "_check_params"):
+            obj._check_params()
+        if hasattr(obj, "get_params") and isinstance(getattr(cls, "_parameter_constraints", None), dict):
+            validate_parameter_constraints(cls._parameter_constraints, params, cls.__name__)
+    except (InvalidParameterError, ValueError, TypeError) as exc:
+        return f"has an invalid parameter ({exc})"
+    for key, value in params.items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            reason = _nested_component(item)
+            if reason:
+                return f"parameter {key!r} {reason}"
+    constraints = declared(cls)
+    names = list(getattr(obj, "__dict__", {}))
+    names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
+    state = {k: getattr(obj, k) for k in dict.fromkeys(names)
+             if k not in params and (k in constraints or is_fitted_name(k))}
+    if unfitted and not state:
+        return None
+    return validate_state(cls, state, params, symbols) or check_relations(obj)
+
+
+def check_relations(obj: Any) -> str | None:
+    """The class's own ``_check_fitted_state()`` (relations a declaration cannot express), run on valid state."""
+    check = getattr(obj, "_check_fitted_state", None)
+    try:
+        return check() if check is not None else None
+    except Exception as exc:  # noqa: BLE001 - any failure of the check is a reason to refuse the state
+        return f"has inconsistent fitted state ({type(exc).__name__}: {exc})"
+
+
+def _holds_objects(value: Any) -> bool:
+    """An object with attributes (a nested part), or a list of them."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(hasattr(v, "__dict__") and not isinstance(v, (torch.Tensor, np.ndarray, type)) for v in items)
+
+
+def _nested_component(value: Any) -> str | None:
+    """A kernel or feature map (what has ``_check_params``) inside another one's parameters, checked by its class."""
+    if hasattr(value, "_check_params") and not isinstance(value, type):
+        reason = validate_object(value, unfitted=True)
+        return None if reason is None else f"({type(value).__name__}): {reason}"
+    return None
+
+
+def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
+                   symbols: dict[str, int] | None = None) -> str | None:
     """Check a decoded fitted ``state`` against ``cls._fitted_constraints``.
+
+    Values that are not nested objects are checked first, so that the shape
+    symbols they bind also hold in the nested objects (see :func:`validate_object`).
 
     Returns
     -------
@@ -323,7 +416,10 @@ def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any]) -> 
     if missing:
         return f"its state lacks {', '.join(map(repr, missing))} (required fitted state of {cls.__name__})"
     context = ShapeContext({**params, **state})
-    for key, allowed in constraints.items():
+    context.symbols.update(symbols or {})
+    nested = [k for k in constraints if k in state and _holds_objects(state[k])]
+    for key, allowed in [(k, v) for k, v in constraints.items() if k not in nested] + [
+            (k, constraints[k]) for k in nested]:
         if key in state:
             reason = _check_one(state[key], allowed, context)
             if reason:

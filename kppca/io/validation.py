@@ -18,7 +18,7 @@ import torch
 
 from .._param_validation import validate_parameter_constraints
 from .registry import name_of
-from .specs import is_fitted_name, validate_state
+from .specs import check_relations, is_fitted_name, validate_state
 
 
 def _check_component_state(cls: type, state: dict[str, Any], fail: Callable[[str], Exception], name: str) -> None:
@@ -77,4 +77,7 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
             raise fail(reason)
     for key, value in state.items():
         setattr(obj, key, value)
+    reason = check_relations(obj) if state else None
+    if reason:
+        raise fail(f"{name} {reason}")
     return obj

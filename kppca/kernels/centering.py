@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from ..io.specs import OPTIONAL, TensorSpec
+
 
 class KernelCenterer:
     """Center training Gram matrices and test kernel blocks.
@@ -27,6 +29,11 @@ class KernelCenterer:
     grand_mean_ : Tensor of shape ()
         ``1^T K 1 / N^2``.
     """
+
+    #: The fitted state a model file may hold (checked at save and load, :mod:`kppca.io.specs`);
+    #: absent in an unused centerer (the primal views of MultiViewKPCA).
+    _fitted_constraints = {"column_means_": [TensorSpec(shape=("n",)), OPTIONAL],
+                           "grand_mean_": [TensorSpec(shape=()), OPTIONAL]}
 
     def __init__(self, center: bool = True):
         self.center = center

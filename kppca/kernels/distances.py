@@ -28,11 +28,12 @@ __all__ = ["power_of_two_scale", "scaled_squared_distances", "squared_distances"
 
 
 def power_of_two_scale(m: torch.Tensor | float) -> float:
-    """The power of two ``s`` with ``m / s`` in ``[0.5, 1)``; 1.0 for ``m = 0`` or a non-finite ``m``."""
+    """The power of two ``s`` with ``m / s`` in ``[0.5, 1)`` (``[1, 2)`` above ``2^1023``); 1.0 for ``m = 0`` or a
+    non-finite ``m``."""
     m = float(m)
     if not (m > 0 and math.isfinite(m)):
         return 1.0
-    return math.ldexp(1.0, math.frexp(m)[1])
+    return math.ldexp(1.0, min(math.frexp(m)[1], 1023))  # m >= 2^1023: m / s in [1, 2) (2^1024 overflows)
 
 
 def _needs_scaling(m: float, dtype: torch.dtype, n_terms: int, power: int) -> bool:
@@ -65,6 +66,12 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
         A power of two; the distances are ``D * s^2``.
     """
     same = Y is X
+    # Values within a factor 4 of the dtype's largest would overflow when centred: halve them first.
+    raw = max(float(X.abs().amax()) if X.numel() else 0.0, float(Y.abs().amax()) if Y.numel() else 0.0)
+    pre = power_of_two_scale(raw) if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4 else 1.0
+    if pre != 1.0:
+        X = X / pre
+        Y = X if same else Y / pre
     # c is a tiny (1, D) row; the centered copies are the size of the inputs, not (n, m, D).
     c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
     Xc = X - c
@@ -82,7 +89,7 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     D = torch.addmm(xx[:, None], Xc, Yc.T, alpha=-2.0).add_(yy[None, :])
     if D.numel():
         _recompute_cancelled(D, Xs, Ys, xx, yy, same)
-    return D.clamp_(min=0.0), s
+    return D.clamp_(min=0.0), s * pre
 
 
 def _recompute_cancelled(
@@ -138,7 +145,7 @@ def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     Tensor of shape (n, m)
     """
     D, s = scaled_squared_distances(X, Y)
-    return D if s == 1.0 else D.mul_(s * s)
+    return D if s == 1.0 else D.mul_(s).mul_(s)  # s * s may overflow; 0 stays 0
 
 
 def pairwise_distances(X: torch.Tensor, Y: torch.Tensor, metric: str = "l2") -> tuple[torch.Tensor, float]:

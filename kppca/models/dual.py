@@ -97,6 +97,13 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     kernel_ : Kernel
     """
 
+    def _check_fitted_state(self) -> str | None:
+        """The centerer's statistics are of the training Gram matrix (N = n_samples_; see kppca.io)."""
+        means = getattr(self.centerer_, "column_means_", None)
+        if means is None or means.shape != (self.n_samples_,):
+            return f"centerer_.column_means_ must have shape ({self.n_samples_},)"
+        return None
+
     def __init__(
         self,
         n_components: int | float | str | None = None,
@@ -122,7 +129,6 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         **BasePPCA._fitted_constraints,
         "kernel_": [Kernel, callable],
         "centerer_": [KernelCenterer],
-        "_gram_scale": [Interval("real", 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
         "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],

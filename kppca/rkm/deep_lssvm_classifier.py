@@ -103,7 +103,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(ndim=1)],
+        "classes_": [ArraySpec(shape=("c",))],
         "kernel_": [Kernel, callable],
         "X_fit_": [TensorSpec(torch.float64, ("n", "n_features_in_"))],
         "dual_coef_": [TensorSpec(torch.float64, ("n", "c"))],
@@ -130,8 +130,10 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         if len(s) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in s) or s[1] > s[0]:
             raise ValueError(f"n_components must be (s2, s3), two ints >= 1 with s3 <= s2, got {comps!r}.")
         etas = list(self.eta_levels)
-        if len(etas) != 2 or not all(isinstance(e, (int, float, np.integer, np.floating)) and e > 0 for e in etas):
-            raise ValueError(f"eta_levels must be two positive floats (eta2, eta3), got {self.eta_levels!r}.")
+        if len(etas) != 2 or not all(isinstance(e, (int, float, np.integer, np.floating)) and 0 < e < np.inf
+                                     for e in etas):
+            raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), e.g. (1e-2, 1e-2); got "
+                             f"{self.eta_levels!r}.")
         if s[0] > N:
             raise ValueError(f"n_components: s2 = {s[0]} exceeds the number of training points N = {N}.")
         return int(s[0]), int(s[1]), float(etas[0]), float(etas[1])
@@ -144,7 +146,14 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         s2, s3, eta2, eta3 = self._levels_params(Xt.shape[0])
         Y = -torch.ones(Xt.shape[0], len(self.classes_), dtype=Xt.dtype, device=self._device)
         Y[torch.arange(Xt.shape[0], device=self._device), codes] = 1.0
-        deep = _fit_deep_rkm(self, Xt, Y, s2, s3, eta2, eta3)
+        try:
+            deep = _fit_deep_rkm(self, Xt, Y, s2, s3, eta2, eta3)
+        except ValueError as exc:  # DeepRKM's advice is about y and its solvers; here y is +-1 codes
+            if "left the floating-point range" not in str(exc):
+                raise
+            raise ValueError(f"the level-wise passes left the floating-point range with ridge={self.ridge!r} and "
+                             f"eta_levels={self.eta_levels!r}: the level-1 system is too close to singular; use a "
+                             "larger ridge (default 1e-3) or larger eta_levels.") from exc
         H1, H2, H3 = deep.hidden_features_
         self.kernel_ = deep.kernel_
         self.X_fit_ = Xt

@@ -14,6 +14,7 @@ training data (``validation_fraction``); the submodels never see it.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import torch
 from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
-from .._param_validation import Interval, fit_context
+from .._param_validation import Interval, Options, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
@@ -52,6 +53,46 @@ def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray, k: int) -> Any:
     return estimator.fit(X, y)
 
 
+#: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
+_RIDGE_GRID = np.logspace(-6, 4, 41)
+
+
+def _errors(F: np.ndarray, codes: np.ndarray) -> int:
+    """Misclassified rows of the combined outputs ``F`` (m, 1 binary or m, C)."""
+    pred = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else F.argmax(1)
+    return int((pred != codes).sum())
+
+
+def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
+    """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error).
+
+    With ``Zc = U S V^T`` (centred features, m x q) the fit of the centred targets ``Tc`` is
+    ``U diag(s^2 / (s^2 + lam)) U^T Tc`` plus the mean (the unpenalised intercept), so the
+    hat matrix's diagonal is ``h_i = 1/m + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)`` and the
+    leave-one-out residual ``(t_i - f_i) / (1 - h_i)`` (Allen's PRESS): one SVD for the grid.
+
+    Returns
+    -------
+    ridge : float
+    errors : int
+        Its leave-one-out misclassifications on the ``m`` held-out points.
+    """
+    m = Zc.shape[0]
+    Tc = T - T.mean(0)
+    U, sv, _ = np.linalg.svd(Zc, full_matrices=False)
+    s2 = sv**2
+    top = float(s2[0]) if s2.size and s2[0] > 0 else 1.0
+    UT = U.T @ Tc  # (r, o)
+    best, best_key = top, (np.inf, np.inf)
+    for lam in top * _RIDGE_GRID:
+        shrink = s2 / (s2 + lam)
+        residual = (Tc - U @ (shrink[:, None] * UT)) / np.maximum(1.0 - (1.0 / m + (U**2) @ shrink), 1e-12)[:, None]
+        key = (_errors(T - residual, codes), float((residual**2).sum()))
+        if key < best_key:
+            best, best_key = float(lam), key
+    return best, int(best_key[0])
+
+
 @register(name="kppca.SubsetEnsembleClassifier")
 class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     """Classifiers fitted on disjoint class-stratified subsets, tanh outputs combined by ridge regression.
@@ -65,8 +106,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Points per subset (the paper: 50, five per class).
     validation_fraction : float in (0, 1), default 0.2
         Class-stratified fraction of the training data held out to fit the combiner.
-    ridge : float > 0, default 1e-3
-        Ridge of the combiner (the intercept is not penalised).
+    ridge : float > 0 or "loo", default "loo"
+        Ridge of the combiner (the intercept is not penalised). ``"loo"``: the
+        value of a log grid (``1e-6`` to ``1e4`` times the largest eigenvalue of the
+        centred feature scatter) with the fewest leave-one-out errors on the
+        held-out part, in closed form (one SVD), unless the members' mean output
+        (a soft vote) errs no more often there; then the combiner is that mean.
+        The combiner has about as many weights (submodels x classes) as held-out
+        points, so a fixed ridge either overfits or flattens it.
     noise : float > 0 or None, default None
         Standard deviation of the noisy copies appended to the submodels' training
         part (the paper: 0.5); None for no copies.
@@ -92,6 +139,9 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Combiner weights: one feature per submodel (binary problems) or one per
         submodel and class; ``n_outputs`` is 1 (binary) or ``n_classes``.
     intercept_ : Tensor of shape (n_outputs,)
+    ridge_ : float or None
+        The combiner's ridge (``ridge``, or the one chosen by leave-one-out); None
+        when the combiner is the members' mean output.
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     """
@@ -101,18 +151,32 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(ndim=1)],
-        "estimators_": [ListOf([KernelEstimator])],
-        "subsets_": [ListOf([ArraySpec("iu", ndim=1)])],
+        "classes_": [ArraySpec(shape=("n_classes",))],
+        "estimators_": [ListOf([KernelEstimator], length="n_submodels")],
+        "subsets_": [ListOf([ArraySpec("iu", ndim=1)], length="n_submodels")],
         "holdout_indices_": [ArraySpec("iu", ndim=1)],
-        "coef_": [TensorSpec(ndim=2)],
-        "intercept_": [TensorSpec(ndim=1)],
+        "coef_": [TensorSpec(shape=(None, "n_outputs"))],
+        "intercept_": [TensorSpec(shape=("n_outputs",))],
+        "ridge_": [Interval("real", 0, None, closed="neither"), None],
     }
+
+    def _check_fitted_state(self) -> str | None:
+        """What the declaration cannot say: the combiner's sizes and the submodels' classes (see kppca.io)."""
+        C, M = len(self.classes_), len(self.estimators_)
+        rows, outputs = (M, 1) if C == 2 else (M * C, C)
+        if tuple(self.coef_.shape) != (rows, outputs):
+            return f"coef_ has shape {tuple(self.coef_.shape)}, expected ({rows}, {outputs}) for {M} submodels"
+        for k, est in enumerate(self.estimators_):
+            if getattr(est, "n_features_in_", None) != self.n_features_in_:
+                return f"estimators_[{k}] reads {getattr(est, 'n_features_in_', None)} features, not n_features_in_"
+            if not np.isin(est.classes_, self.classes_).all():
+                return f"estimators_[{k}] has classes {est.classes_!r} outside classes_"
+        return None
 
     _parameter_constraints = {
         "subset_size": [Interval("int", 2, None, closed="left")],
         "validation_fraction": [Interval("real", 0, 1, closed="neither")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
+        "ridge": [Interval("real", 0, None, closed="neither"), Options({"loo"})],
         "noise": [Interval("real", 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
@@ -122,7 +186,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     _fit_call = "fit(X, y)"
 
     def __init__(self, estimator: Any = None, *, subset_size: int = 50, validation_fraction: float = 0.2,
-                 ridge: float = 1e-3, noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),
+                 ridge: float | str = "loo", noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),
                  n_jobs: int | None = None, progress: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
@@ -179,8 +243,12 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
         Xt, codes_t = self._validate_fit_input(X, y, target="classes")
         template = self._template()
-        if self.clip is not None and (len(self.clip) != 2 or not self.clip[0] < self.clip[1]):
-            raise ValueError(f"clip must be (low, high) with low < high, or None; got {self.clip!r}.")
+        if self.clip is not None:
+            if len(self.clip) != 2 or not all(isinstance(c, numbers.Real) and not isinstance(c, bool)
+                                              for c in self.clip):
+                raise TypeError(f"clip must be None or two numbers (low, high), e.g. (0.0, 1.0); got {self.clip!r}.")
+            if not self.clip[0] < self.clip[1]:
+                raise ValueError(f"clip must be (low, high) with low < high, or None; got {self.clip!r}.")
         rng = numpy_rng(self.random_state)
         Xn = Xt.cpu().numpy()
         codes = codes_t.cpu().numpy()
@@ -208,11 +276,23 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         T = np.where(codes[hold][:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
         zbar, tbar = Z.mean(0), T.mean(0)
         Zc = Z - zbar
-        A = Zc.T @ Zc + float(self.ridge) * np.eye(Z.shape[1])
-        coef = np.linalg.solve(A, Zc.T @ (T - tbar))
+        hold_codes = codes[hold] if C > 2 else (codes[hold] == 1).astype(int)
+        # The members' mean output (a soft vote, nothing fitted on the held-out part) is the
+        # candidate to beat: with few held-out points per weight the ridge combiner loses to it.
+        vote = np.kron(np.ones((len(self.estimators_), 1)), np.eye(T.shape[1])) / len(self.estimators_)
+        if self.ridge == "loo":
+            ridge, errors = _loo_ridge(Zc, T, hold_codes)
+            self.ridge_ = None if _errors(Z @ vote, hold_codes) <= errors else ridge
+        else:
+            self.ridge_ = float(self.ridge)
+        if self.ridge_ is None:
+            coef, intercept = vote, np.zeros(T.shape[1])
+        else:
+            coef = np.linalg.solve(Zc.T @ Zc + self.ridge_ * np.eye(Z.shape[1]), Zc.T @ (T - tbar))
+            intercept = tbar - zbar @ coef
         dd = dict(dtype=self._dtype, device=self._device)
         self.coef_ = torch.as_tensor(coef, **dd)
-        self.intercept_ = torch.as_tensor(tbar - zbar @ coef, **dd)
+        self.intercept_ = torch.as_tensor(intercept, **dd)
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

@@ -227,6 +227,14 @@ class NARForecaster(KernelEstimator):
         self.training_range_ = (float(S.min()), float(S.max()))
         return self
 
+    def _check_fitted_state(self) -> str | None:
+        """The last window holds the lags the model reads (see kppca.io)."""
+        widths = {self.last_window_.shape[1], self.model_.view_widths_[0], self.n_lags_ + 1}
+        if len(widths) > 1 or self.last_window_.shape[0] < 1:
+            return (f"last_window_ has {self.last_window_.shape[1]} columns and the model reads windows of "
+                    f"{self.model_.view_widths_[0]}; n_lags_ = {self.n_lags_} needs n_lags_ + 1 for both")
+        return None
+
     def forecast(self, n_steps: int, history: ArrayLike | None = None, *, standardized: bool = False) -> Any:
         """Recursive forecast of the next ``n_steps`` values.
 

@@ -22,7 +22,8 @@ With class labels, the class form (the "probability rule" of Suykens 2013) is
 Numerics: for the RBF and Laplacian kernels the sums are taken in log space
 (``log k`` is known in closed form), so far-away points, whose kernel values all
 underflow to 0, still get finite log values and the class rule of their nearest
-training points.
+training points; a log value beyond the dtype's range (squared distances past
+``1e308``) is the dtype's most negative number, not ``-inf``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import Kernel
-from ..kernels.standard import RBF, Laplacian, squared_distances
+from ..kernels.distances import pairwise_distances, scaled_squared_distances
+from ..kernels.standard import RBF, Laplacian
 from ._gram import resolve_kernel
 
 __all__ = ["KernelPMF", "log_kernel"]
@@ -49,7 +51,7 @@ def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor
     """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values.
 
     RBF: ``-gamma ||x - y||^2``; Laplacian: ``-||x - y||_1 / bandwidth`` (exact,
-    no underflow). Any other kernel: ``log`` of its values, ``-inf`` where a
+    no underflow; at least the dtype's most negative number). Any other kernel: ``log`` of its values, ``-inf`` where a
     value is 0.
 
     Raises
@@ -57,11 +59,14 @@ def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor
     ValueError
         When a kernel value is negative: ``p_i >= 0`` needs a non-negative kernel.
     """
+    lowest = torch.finfo(X.dtype).min  # finite even where the true value is below the dtype's range
     if type(kernel) is RBF:
-        return squared_distances(X, Y).mul_(-kernel.gamma)
+        D, s = scaled_squared_distances(X, Y)  # D s^2 may overflow where D does not
+        return D.mul_(s).mul_(s).mul_(-kernel.gamma).clamp_(min=lowest)
     if type(kernel) is Laplacian:
         kernel._check_params()
-        return torch.cdist(X, Y, p=1.0).div_(-float(kernel.bandwidth))
+        D, s = pairwise_distances(X, Y, metric="l1")
+        return D.mul_(s).div_(-float(kernel.bandwidth)).clamp_(min=lowest)
     K = kernel.gram(X, Y)
     if not bool(torch.isfinite(K).all()):
         raise ValueError("kernel: its values on X are NaN or infinite; check the kernel and its parameters.")
@@ -129,6 +134,19 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         "classes_": [ArraySpec(ndim=1), OPTIONAL],  # with labels only
         "y_codes_": [TensorSpec("int", ("n",)), OPTIONAL],
     }
+
+    def _check_fitted_state(self) -> str | None:
+        """The labels' codes index ``classes_`` (a relation the declaration cannot say; see kppca.io)."""
+        codes = getattr(self, "y_codes_", None)
+        if (codes is None) != (getattr(self, "classes_", None) is None):
+            return "classes_ and y_codes_ must be both present or both absent"
+        if codes is not None and codes.numel() and not (0 <= int(codes.min()) and int(codes.max()) < len(self.classes_)):
+            return f"y_codes_ holds codes outside [0, {len(self.classes_)}) (one per entry of classes_)"
+        if self.solver_ == "primal":  # the weights live in the kernel's explicit feature space
+            Phi = self.kernel_.explicit_features(self.X_fit_[:1])
+            if Phi is None or Phi.shape[1] != self.coef_.shape[0]:
+                return "coef_ does not match the kernel's explicit features"
+        return None
 
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],

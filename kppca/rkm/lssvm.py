@@ -127,6 +127,13 @@ class _LSSVMBase(KernelEstimator):
         self.loo_residuals_ = sol.loo_residuals
         return sol
 
+    def _check_fitted_state(self) -> str | None:
+        """The fitted parts fit together: one point's outputs have the intercept's width (see kppca.io)."""
+        out = self._raw_decision(torch.zeros(1, self.n_features_in_, dtype=self._dtype, device=self._device))
+        if tuple(out.shape) != (1, self.intercept_.shape[0]):
+            return f"its outputs have shape {tuple(out.shape)[1:]}, expected ({self.intercept_.shape[0]},)"
+        return None
+
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         if self.feature_map_ is None:
             return X
@@ -248,8 +255,8 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [Options({"ova", "code"})]}
     _fitted_constraints = {
         **_LSSVMBase._fitted_constraints,
-        "classes_": [ArraySpec(ndim=1)],
-        "codebook_": [TensorSpec(shape=(None, "p"))],
+        "classes_": [ArraySpec(shape=("c",))],
+        "codebook_": [TensorSpec(shape=("c", "p"))],  # one code per class
         "temperature_": [Interval("real", 0, None, closed="neither")],
     }
 

@@ -161,6 +161,16 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "center": ["boolean"],
         **RUNTIME_CONSTRAINTS,
     }
+    def _check_fitted_state(self) -> str | None:
+        """Each view's training block and feature mean agree with the model's sizes (see kppca.io)."""
+        for v, (view, width, U) in enumerate(zip(self.views_, self.view_widths_, self.U_)):
+            if tuple(view.X_fit_.shape) != (self.n_samples_, width):
+                return f"views_[{v}].X_fit_ has shape {tuple(view.X_fit_.shape)}, expected ({self.n_samples_}, {width})"
+            mean = view.phi_mean_
+            if (U is None) != (mean is None) or (U is not None and U.shape[0] != mean.shape[0]):
+                return f"U_[{v}] and views_[{v}].phi_mean_ disagree on the view's feature dimension"
+        return None
+
     _fitted_marker = "hidden_features_"
     _fit_call = "fit(views)"
 
@@ -293,6 +303,9 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = True
+        if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
+            raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
+                             "(e.g. a view scaled by 1e300); standardise the views before fitting.")
         if self.solver == "eig":
             spec = top_spectrum(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
             return spec.vectors, torch.diag(spec.values)

@@ -396,7 +396,8 @@ def test_option_messages_name_the_option(capsys, argv, needles):
 
 def test_extreme_bandwidths_take_the_kernels_limits_or_fail_in_one_line(tmp_path):
     """RBF(1e-300) is the kernel's limit (the identity on distinct digits): sampling works. RBF(1e300) is the
-    all-ones matrix, whose centered version is zero: one line naming the cause, exit 1, no traceback."""
+    all-ones matrix, whose centered version is zero: one line naming --bandwidth (issue 26, item 10: it used
+    to advise rescaling X), exit 2 as for other argument errors, no traceback."""
     env = dict(os.environ, MPLBACKEND="Agg")
     tiny = subprocess.run(
         [sys.executable, "-m", "kppca", "sample", "--bandwidth", "1e-300", *TINY, "--out", str(tmp_path / "x.npy")],
@@ -408,9 +409,9 @@ def test_extreme_bandwidths_take_the_kernels_limits_or_fail_in_one_line(tmp_path
         [sys.executable, "-m", "kppca", "traverse", "--bandwidth", "1e300", *TINY, "--out", str(tmp_path / "y.png")],
         capture_output=True, text=True, timeout=300, env=env,
     )
-    assert huge.returncode == 1 and "Traceback" not in huge.stderr
-    assert len(huge.stderr.strip().splitlines()) == 1 and huge.stderr.startswith("kppca: error:"), huge.stderr
-    assert "rounding level" in huge.stderr and "Rescale X" in huge.stderr
+    assert huge.returncode == 2 and "Traceback" not in huge.stderr
+    assert len(huge.stderr.strip().splitlines()) == 1 and huge.stderr.startswith("kppca traverse: error:"), huge.stderr
+    assert "argument --bandwidth: 1e+300 is so wide" in huge.stderr
 
 
 def test_empty_mnist_dir_message_is_short_and_actionable(tmp_path, capsys):

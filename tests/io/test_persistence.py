@@ -16,7 +16,7 @@ import kppca
 from kppca import DualPPCA, ModelFileError, PrimalPPCA
 from kppca.features import Nystroem, PolynomialFeatures, RandomFourierFeatures
 from kppca.kernels import RBF, CallableKernel, ColumnKernel, Laplacian, Polynomial
-from kppca.io.format import tensors_digest
+from kppca.io.format import document_digest
 from kppca.models._base import BasePPCA
 
 
@@ -158,6 +158,8 @@ def _document(path):
 
 
 def _rewrite(path, document, tensors):
+    """``document`` and ``tensors`` with a recomputed digest (as a forger would), so only validation refuses it."""
+    document = {**document, "sha256": document_digest(document, tensors)}
     path.write_bytes(safetensors_bytes(tensors, metadata={"kppca": json.dumps(document)}))
 
 
@@ -165,9 +167,9 @@ def test_file_is_safetensors_with_json_metadata(rng, tmp_path):
     model = _fitted_dual(rng)
     model.save(tmp_path / "m.any-extension")
     doc, tensors = _document(tmp_path / "m.any-extension")
-    assert doc["format"] == "kppca-model" and doc["format_version"] == 2
+    assert doc["format"] == "kppca-model" and doc["format_version"] == 3
     assert doc["kppca_version"] == kppca.__version__ and doc["class"] == "kppca.DualPPCA"
-    assert doc["tensors_sha256"] == tensors_digest(tensors) and len(doc["tensors_sha256"]) == 64
+    assert doc["sha256"] == document_digest(doc, tensors) and len(doc["sha256"]) == 64
     assert doc["params"]["kernel"]["__object__"] == "kernel:rbf"
     assert doc["params"]["kernel"]["params"] == {"bandwidth": 1.2}
     assert doc["params"]["dtype"] is None and doc["state"]["_dtype"] == {"__dtype__": "float64"}
@@ -285,7 +287,7 @@ def test_generic_state_types_round_trip(tmp_path):
     encoder = Encoder(allow_custom_kernel=False)
     encoded = {k: encoder.encode(v, f"state/{k}") for k, v in values.items()}
     encoded = json.loads(json.dumps(encoded))  # what the file holds
-    decoder = Decoder(tmp_path, dict(encoder.tensors), None, None, 2)
+    decoder = Decoder(tmp_path, dict(encoder.tensors), None, None)
     loaded = {k: decoder.decode(v) for k, v in encoded.items()}
     assert loaded["names"].dtype == object and list(loaded["names"]) == ["a", "b", "c"]
     np.testing.assert_array_equal(loaded["extra"]["counts"], np.arange(3))
@@ -401,7 +403,8 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d.update({"class": "BasePPCA"}), "unknown model class 'BasePPCA'"),
         (lambda d: d.pop("state"), "missing field.*state"),
         (lambda d: d.pop("params"), "missing field.*params"),
-        (lambda d: d.update({"format_version": 3}), "format version 3.*upgrade kppca"),
+        (lambda d: d.update({"format_version": 4}), "format version 4.*upgrade kppca"),
+        (lambda d: d.update({"format_version": 2}), "format version 2.*refit the model"),
         (lambda d: d.update({"format": "other"}), "format 'other'"),
         (lambda d: d["params"].update({"kernel": {"__object__": "builtins:eval", "params": {}, "state": {}}}),
          "unknown object type 'builtins:eval'"),
@@ -418,7 +421,7 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["state"].update({"latent_covariance_": 1}), "'latent_covariance_', which DualPPCA does not"),
         (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
     ],
-    ids=["class-path", "base-class", "no-state", "no-params", "newer", "format", "object", "param", "bad-q",
+    ids=["class-path", "base-class", "no-state", "no-params", "newer", "older", "format", "object", "param", "bad-q",
          "bad-solver", "dunder",
          "tensor", "tag", "cache", "unfitted", "layout", "method", "property", "object-property"],
 )

@@ -175,7 +175,10 @@ def test_latent_traversal_layout(model):
     np.testing.assert_allclose(codes[0, :, 1], np.linspace(-1, 2, 5))  # columns: first component, increasing
     np.testing.assert_allclose(codes[:, 0, 3], np.linspace(2, -1, 5))  # rows: second component, decreasing
     assert np.all(codes[:, :, [0, 2, 4]] == 0)
-    np.testing.assert_allclose(grid.reshape(25, 64), model.inverse_transform(codes.reshape(25, 5)), atol=1e-12)
+    # the default pre-image is clipped to the training inputs' range (issue 26, item 7)
+    expected = np.clip(model.inverse_transform(codes.reshape(25, 5)), model.X_fit_.min().item(),
+                       model.X_fit_.max().item())
+    np.testing.assert_allclose(grid.reshape(25, 64), expected, atol=1e-12)
     one = model.latent_traversal(2, n_steps=3)
     assert one.shape == (1, 3, 64)
 

@@ -87,6 +87,10 @@ def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
     if held.sum() < 20:
         raise UserError("--report needs real digits not used for training; fewer than 20 are left.")
     X_ref, y_ref = X_all[held], y_all[held]
+    unseen = sorted(set(y_all[~held].tolist()) - set(y_ref.tolist()))  # trained on, none held out
+    if unseen:
+        raise UserError(f"--report needs held-out digits of every class trained on; class(es) {unseen} were all "
+                        "used for training, so its classifier would never see them. Lower --n-train.")
     target = args.digit_class
     q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, random_state=args.seed)
     print(f"quality report (classifier trained on {len(y_ref)} held-out digits):")

@@ -70,7 +70,7 @@ class GenerationMixin:
         if y is None:
             return
         labels = np.asarray(y)
-        if labels.ndim != 1 or type_of_target(labels) not in ("binary", "multiclass"):
+        if labels.ndim != 1 or type_of_target(labels, input_name="y") not in ("binary", "multiclass"):
             return
         if labels.shape[0] != n_samples:
             raise ValueError(
@@ -237,7 +237,8 @@ class GenerationMixin:
             Range of each varied component, in prior standard deviations (the
             prior is ``N(0, I)``); the paper uses 1.
         preimage, **preimage_options
-            As in :meth:`inverse_transform`.
+            As in :meth:`inverse_transform`; with the default, the inputs are clipped
+            to the range of the training inputs (``benchmarks/traversal_preimage.py``).
         return_codes : bool, default False
             Also return the codes, shape (rows, n_steps, q).
 
@@ -253,6 +254,8 @@ class GenerationMixin:
         codes = self._traversal_codes(components, n_steps, extent)
         rows, cols, q = codes.shape
         X = self._points_to_inputs(self._latent_points(codes.reshape(-1, q)), strategy).reshape(rows, cols, -1)
+        if preimage in (None, "auto") and "X_fit_" in self.__dict__:  # the default stays in the data's range
+            X = X.clamp(float(self.X_fit_.min()), float(self.X_fit_.max()))
         if return_codes:
             return self._to_output(X), self._to_output(codes)
         return self._to_output(X)

@@ -74,7 +74,9 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     levels : list of Level, optional
         The architecture, in order: exactly one :class:`LSSVMLevel`, first or last, and at
         least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
-        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters.
+        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters;
+        with ``solver="feedforward"`` (KPCA levels first, paper §5.3)
+        ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
     kernel : Kernel, str or callable, default "rbf"
         LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
         is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
@@ -123,7 +125,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         Show a progress bar for the iterative solvers.
     hidden_units : int or sequence of int, optional
         ``solver="feedforward"`` (paper §5.3, :mod:`~kppca.rkm.deep.feedforward`): hidden
-        units of each level's layer (an int: the same for every level).
+        units of each level's layer (an int: the same for every level); None: 20 per level.
     toeplitz : bool, default False
         ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
     random_state, dtype, device
@@ -230,6 +232,9 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         if len(etas) != 2:
             raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), got {self.eta_levels!r}.")
         etas = [check_positive_finite(e, f"eta_levels[{i}]") for i, e in enumerate(etas)]
+        if self.solver == "feedforward":  # KPCA levels, then the regression level (paper §5.3)
+            return [KPCALevel(int(s[0]), etas[0], self.kernel), KPCALevel(int(s[1]), etas[1]),
+                    LSSVMLevel("linear", float(self.ridge), float(self.eta))]
         return [LSSVMLevel(self.kernel, float(self.ridge), float(self.eta)),
                 KPCALevel(int(s[0]), etas[0]), KPCALevel(int(s[1]), etas[1])]
 
@@ -293,15 +298,31 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                           stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
-    def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
-        Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+    def _outputs(self, Xt: torch.Tensor) -> torch.Tensor:
+        """Outputs (M, p) of validated inputs in the working dtype."""
         own = get_solver(self.solver).predict  # feed-forward networks predict with their own model
         with torch.no_grad():
             if own is not None:
-                out = own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
-            else:
-                out, _ = run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
-                                   self.scales_)
-        out = out.to(self._dtype)
+                return own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
+            return run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
+                             self.scales_)[0]
+
+    def _check_fitted_state(self) -> str | None:
+        """The levels, hidden features and solver state fit together: one point's outputs (see kppca.io)."""
+        if self.intercept_.numel() < 1 or (self._single_output and self.intercept_.numel() != 1):
+            return f"intercept_ has {self.intercept_.numel()} outputs"
+        for i, (H, lam) in enumerate(zip(self.hidden_features_, self.scales_)):
+            if lam is not None and lam.shape != H.shape[1:]:
+                return f"scales_[{i}] has shape {tuple(lam.shape)}, hidden_features_[{i}] {tuple(H.shape)}"
+        out = self._outputs(torch.zeros(1, self.n_features_in_, dtype=self.intercept_.dtype,
+                                        device=self.intercept_.device))
+        if tuple(out.shape) != (1, self.intercept_.shape[0]) or not bool(torch.isfinite(out).all()):
+            return (f"its outputs for one point have shape {tuple(out.shape)} or are not finite (expected "
+                    f"(1, {self.intercept_.shape[0]}), finite)")
+        return None
+
+    def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
+        Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
+        out = self._outputs(Xt).to(self._dtype)
         return self._to_output(out[:, 0] if self._single_output else out, like=X)

@@ -61,8 +61,13 @@ def toeplitz(t: torch.Tensor, n_rows: int, n_cols: int) -> torch.Tensor:
     return t[idx]
 
 
+#: Hidden units per level when ``hidden_units`` is None.
+DEFAULT_HIDDEN_UNITS = 20
+
+
 def _units(levels: Sequence[Level], hidden_units) -> list[int]:
     L = len(levels)
+    hidden_units = DEFAULT_HIDDEN_UNITS if hidden_units is None else hidden_units
     units = [hidden_units] * L if isinstance(hidden_units, (int, np.integer)) else list(hidden_units)
     if len(units) != L or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1
                                   for n in units):
@@ -76,9 +81,7 @@ def check_feedforward(levels: list[Level], params: dict) -> None:
     if not levels[-1].is_output or any(lev.is_output for lev in levels[:-1]):
         raise ValueError("solver='feedforward' needs KPCA levels followed by the regression level (paper §5.3): "
                          "levels=[KPCALevel(s1, eta1), KPCALevel(s2, eta2), LSSVMLevel(ridge=..., eta=...)].")
-    if params.get("hidden_units") is None:
-        raise ValueError("solver='feedforward' needs hidden_units (an int, or one int per level).")
-    _units(levels, params["hidden_units"])
+    _units(levels, params.get("hidden_units"))
     if float(params["c_stab"]) <= 0 and params.get("objective", "stabilized") == "stabilized":
         raise ValueError("solver='feedforward' needs c_stab > 0: without the stabilisation terms the KPCA "
                          "terms are unbounded below.")
@@ -160,7 +163,7 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
                     generator: torch.Generator) -> DeepFit:
     """Minimise ``J_deep,Pstab`` over all network weights by L-BFGS (module docstring)."""
     check_feedforward(levels, params)
-    units = _units(levels, params["hidden_units"])
+    units = _units(levels, params.get("hidden_units"))
     layout = _layout(levels, X.shape[1], Y.shape[1], units, bool(params.get("toeplitz", False)))
     Ys, y_mean, y_scale = standardize_targets(Y)
     J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]), params.get("objective", "stabilized"),

@@ -174,13 +174,23 @@ def test_fit_records_non_increasing_objective_and_predicts_the_network(toeplitz_
 def test_feedforward_needs_kpca_levels_first_and_hidden_units():
     X, y, _ = _synthetic()
     with pytest.raises(ValueError, match="KPCA levels followed by the regression level"):
-        DeepRKM(solver="feedforward", hidden_units=3).fit(X, y)
-    with pytest.raises(ValueError, match="hidden_units"):
-        DeepRKM(LEVELS, solver="feedforward").fit(X, y)
+        DeepRKM([LSSVMLevel(ridge=0.1), KPCALevel(1)], solver="feedforward", hidden_units=3).fit(X, y)
     with pytest.raises(ValueError, match="hidden_units"):
         DeepRKM(LEVELS, solver="feedforward", hidden_units=(3, 3)).fit(X, y)
     with pytest.raises(ValueError, match="c_stab > 0"):
         DeepRKM(LEVELS, solver="feedforward", hidden_units=3, c_stab=0.0).fit(X, y)
+
+
+def test_feedforward_fits_with_the_default_levels_and_hidden_units():
+    """Issue 26, item 6. Before: levels=None refused ("needs KPCA levels followed by the regression level") and
+    hidden_units=None refused: the default of every solver must fit."""
+    X, y, _ = _synthetic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = DeepRKM(solver="feedforward", max_iter=20, random_state=0).fit(X, y)
+    assert [type(lev).__name__ for lev in m.levels_] == ["KPCALevel", "KPCALevel", "LSSVMLevel"]
+    assert [U.shape[0] for U in m.solver_state_["U"]] == [20, 20, 20]  # hidden_units=None: 20 per level
+    assert np.isfinite(m.predict(X)).all()
 
 
 @pytest.mark.parametrize("objective, c0", [("variance", 10.0), ("regression", 1.0)])
