@@ -27,7 +27,7 @@ from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
 from ..kernels.registry import as_kernel
 
-__all__ = ["resolve_kernel", "gram_top_spectrum", "top_spectrum"]
+__all__ = ["check_psd_kernel", "resolve_kernel", "gram_top_spectrum", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
@@ -48,6 +48,41 @@ def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
     """
     resolved = as_kernel(kernel).resolve(X)
     return copy.deepcopy(resolved)
+
+
+def check_psd_kernel(G: CenteredGram) -> None:
+    """Refuse a kernel whose raw Gram matrix on the training inputs is not positive semi-definite.
+
+    Centering can hide it: ``-||x - y||`` is conditionally positive definite, so its centred
+    matrix is PSD while the kernel is not. The raw entries ``K_ij = K_c,ij + m_i + m_j - g`` are
+    recovered from ``K_c`` and the centering statistics by row blocks (O(N^2), no second N x N
+    matrix) and checked against the necessary conditions ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``,
+    up to the rounding level ``N eps max|K|`` of the recovered entries.
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel and the fix (a valid, PSD kernel).
+    """
+    Kc, N = G.matrix, G.n_samples
+    cm = G.centerer.column_means_ if G.center else Kc.new_zeros(N)
+    g = G.centerer.grand_mean_ if G.center else Kc.new_zeros(())
+    tol = N * torch.finfo(Kc.dtype).eps * G.scale
+    d = torch.diagonal(Kc) + 2 * cm - g
+    bad = bool((d < -tol).any())
+    root = d.clamp_min(0).sqrt()
+    rows = max(1, (1 << 17) // max(1, N))
+    for i in range(0, N, rows):
+        if bad:
+            break
+        K = Kc[i : i + rows] + cm[i : i + rows, None] + cm[None, :] - g
+        bad = bool((K.abs() > root[i : i + rows, None] * root[None, :] + tol).any())
+    if bad:
+        raise ValueError(
+            f"the kernel {G.kernel!r} is not positive semi-definite on X (its {G.what} has "
+            "|K_ij| > sqrt(K_ii K_jj) or a negative diagonal): kernel methods need a valid (PSD) kernel; "
+            "use one of kppca.kernels or a callable that returns a PSD matrix."
+        )
 
 
 def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:

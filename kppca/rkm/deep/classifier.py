@@ -43,40 +43,21 @@ from ..._param_validation import Interval, Options, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
-from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
+from ...kernels import RBF, CenteredGram, Kernel, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
-from .._gram import resolve_kernel
+from .._gram import check_psd_kernel, gram_top_spectrum, resolve_kernel
 from ..lssvm import solve_lssvm_primal
 from .binary_model import BinaryDeepModel
+from .levels import KPCALevel
 from .mlp_head import fit_mlp_model, mlp_scores
+from .stacked import StackedKPCA
 
 __all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
 
 #: Multiples of the median nearest-neighbour distance tried for the smoother width.
 DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0)
-
-
-def centered(K: torch.Tensor) -> torch.Tensor:
-    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
-    return KernelCenterer().fit_center_(K.clone())
-
-
-class _DeepKPCA:
-    """The KPCA part of the objective for one fit: the centred input Gram, the level sizes and kernels."""
-
-    def __init__(self, K0: torch.Tensor, sizes: list[int], level_kernels: list, eta: float):
-        self.K0, self.sizes, self.level_kernels, self.eta = K0, sizes, level_kernels, eta
-
-    def terms(self, H: torch.Tensor) -> torch.Tensor:
-        """``- sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j)`` for the stacked H."""
-        parts = torch.split(H, self.sizes, dim=1)
-        total = -0.5 / self.eta * (parts[0] * (self.K0 @ parts[0])).sum()
-        for j in range(1, len(parts)):
-            Kj = centered(self.level_kernels[j].gram(parts[j - 1], parts[j - 1]))
-            total = total - 0.5 / self.eta * (parts[j] * (Kj @ parts[j])).sum()
-        return total
 
 
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
@@ -245,7 +226,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
                        tol=float(self.tol), progress=bool(self.progress), desc=desc, warn=False)
         return res.x.detach(), list(res.history), int(res.n_iter), bool(res.converged)
 
-    def _initial_H(self, kpca: _DeepKPCA, E: torch.Tensor, N: int, gen: torch.Generator) -> torch.Tensor:
+    def _initial_H(self, kpca: StackedKPCA, E: torch.Tensor, N: int, gen: torch.Generator) -> torch.Tensor:
         s = sum(kpca.sizes)
         if self.init == "random":
             return random_stiefel(N, s, generator=gen, dtype=self._dtype, device=self._device)
@@ -257,14 +238,15 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.unsupervised_history_ = hist
         return H
 
-    def _fit_lssvm_model(self, kpca: _DeepKPCA, y: torch.Tensor, H0: torch.Tensor, desc: str) -> BinaryDeepModel:
+    def _fit_lssvm_model(self, kpca: StackedKPCA, y: torch.Tensor, H0: torch.Tensor, desc: str) -> BinaryDeepModel:
         ridge, eta, s_L = float(self.ridge), float(self.eta), kpca.sizes[-1]
 
         def objective(H: torch.Tensor) -> torch.Tensor:
             return kpca.terms(H) + _ridge_head(H[:, -s_L:], y, ridge, eta)[0]
 
         if self.init == "kpca" and not self.fine_tune:
-            H, hist, n_iter, conv = H0, [float(objective(H0))], 0, True
+            with torch.no_grad():
+                H, hist, n_iter, conv = H0, [float(objective(H0))], 0, True
         else:
             H, hist, n_iter, conv = self._minimize(objective, H0, desc)
         with torch.no_grad():
@@ -282,16 +264,15 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.kernel_ = self._input_kernel(Xt)
         gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
                             advice="Choose kernel parameters suited to the scale of X, or rescale X.")
-        # The core's scale and PSD checks (a callable kernel may not be PSD) and level 1's principal components.
-        spec = gram.spectrum("dense")
+        # The core's scale check, a kernel that is not PSD refused (as the LS-SVM's system does), and level 1's
+        # principal components from the package's one kernel PCA solve (its rank-0 and rank messages).
         K0 = gram.matrix
-        if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
-            raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
-                             "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "
-                             f"width far from the data's scale); use n_components[0] <= {spec.vectors.shape[1]}."
-                             + precision_advice(Xt.dtype))
-        kpca = _DeepKPCA(K0, sizes, [None] + [self._level_kernel(sizes, j, N) for j in range(1, len(sizes))],
-                         float(self.eta))
+        check_psd_kernel(gram)
+        spec = gram_top_spectrum(gram, sizes[0])
+        eta = float(self.eta)
+        levels = [KPCALevel(sizes[0], eta, self.kernel_)] + [
+            KPCALevel(sizes[j], eta, self._level_kernel(sizes, j, N)) for j in range(1, len(sizes))]
+        kpca = StackedKPCA(levels, K0)
         gen = torch_generator(self.random_state, self._device)
         H0 = self._initial_H(kpca, spec.vectors, N, gen)
         p = len(self.classes_)

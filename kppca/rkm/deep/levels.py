@@ -116,6 +116,10 @@ class Level:
         """Solve the level's stationarity equations for the fused matrix ``M``; returns ``(H, b)``."""
         raise NotImplementedError
 
+    def kpca_term(self, H: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        """``-1/(2 eta) Tr(H^T K H)`` as a differentiable scalar: the kernel PCA term of the level's objective."""
+        return -0.5 / float(self.eta) * (H * (K @ H)).sum()
+
     def levelwise_objective(self, H: torch.Tensor, K: torch.Tensor, Y: torch.Tensor) -> float:
         """The level's term of the reduced deep objective ``L``."""
         return -0.5 * float((H * (K @ H)).sum()) / float(self.eta)
