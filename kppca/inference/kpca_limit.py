@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .._validation import check_count
+
+from .._param_validation import Integral, Interval, check_scalar
 from ..kernels import as_kernel
 from ..models import DualPPCA
 
@@ -151,7 +152,7 @@ def kpca_limit_sweep(
     qs = [n_components] if isinstance(n_components, numbers.Integral) else list(n_components)
     if not qs:
         raise ValueError("n_components is an empty sequence; pass a positive int or a sequence of them.")
-    qs = [check_count(q, "n_components") for q in qs]
+    qs = [int(check_scalar(q, "n_components", [Interval(Integral, 1, None, closed="left")])) for q in qs]
     user_grid = None if sigma2_values is None else np.asarray(list(sigma2_values), dtype=np.float64)
     if user_grid is not None and (user_grid.ndim != 1 or user_grid.size == 0):
         raise ValueError("sigma2_values must be a non-empty 1-d sequence of floats.")

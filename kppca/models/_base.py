@@ -16,7 +16,7 @@ from .._linalg import (
     numerical_rank_by_cholesky,
     partial_spectrum,
 )
-from .._param_validation import Interval, Options
+from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
 from .._validation import ArrayLike, as_tensor, check_feature_names, is_numpy_like, numpy_rng
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
@@ -41,18 +41,18 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
     _parameter_constraints: dict[str, list[Any]] = {
         "n_components": [
-            Interval("int", 1, None, closed="left"),
-            Interval("real_not_int", 0, 1, closed="neither"),
-            Options({"mle"}),
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"mle"}),
             None,
         ],
-        "sigma2": [Interval("real", 0, None, closed="neither"), None],
+        "sigma2": [Interval(Real, 0, None, closed="neither"), None],
         "center": ["boolean"],
-        "eigen_solver": [Options({"auto", "dense", "partial"})],
+        "eigen_solver": [StrOptions({"auto", "dense", "partial"})],
         "random_state": ["random_state"],
         "dtype": ["dtype"],
         "device": ["device"],
-        "batch_size": [Interval("int", 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
     }
     _parameter_hints: dict[str, str] = {
         "n_components": "Pass an int for a number of components, a float in (0, 1) for a fraction of explained "
@@ -73,14 +73,14 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "_dtype": [FloatDtype()],
         "_device": ["device"],
         "_numpy_fit_": ["boolean"],
-        "n_features_in_": [Interval("int", 1, None, closed="left")],
+        "n_features_in_": [Interval(Integral, 1, None, closed="left")],
         "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
-        "eigen_solver_": [Options({"dense", "partial"})],
-        "n_samples_": [Interval("int", 1, None, closed="left")],
-        "n_components_": [Interval("int", 1, None, closed="left")],
-        "rank_": [Interval("int", 1, None, closed="left")],
-        "sigma2_": [Interval("real", 0, None, closed="neither")],
-        "total_variance_": [Interval("real", 0, None, closed="left")],
+        "eigen_solver_": [StrOptions({"dense", "partial"})],
+        "n_samples_": [Interval(Integral, 1, None, closed="left")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
+        "rank_": [Interval(Integral, 1, None, closed="left")],
+        "sigma2_": [Interval(Real, 0, None, closed="neither")],
+        "total_variance_": [Interval(Real, 0, None, closed="left")],
         "eigenvalues_": [TensorSpec(shape=("n_components_",), positive=True)],
         "explained_variance_": [TensorSpec(shape=("n_components_",), positive=True)],
         "explained_variance_ratio_": [TensorSpec(shape=("n_components_",), positive=True)],

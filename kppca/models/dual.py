@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
-from .._param_validation import Interval, fit_context
-from .._validation import ArrayLike, check_count, numpy_rng, torch_generator
+from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
+from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import OPTIONAL, TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
@@ -119,7 +119,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         **BasePPCA._fitted_constraints,
         "kernel_": [Kernel, callable],
         "centerer_": [KernelCenterer],
-        "_gram_scale": [Interval("real", 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
+        "_gram_scale": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # kept for files of kppca 0.1.0
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
         "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
@@ -389,7 +389,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
         """
         self._check_fitted("sample_kernel")
-        n = check_count(n, "n")
+        n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         gen = torch_generator(random_state, self._device)
         if factor == "fast":
             # a @ [top, sigma M L]^T by blocks: the (N, q + r') factor is never materialised.

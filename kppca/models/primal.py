@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
-from .._param_validation import Interval, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
+from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
+from .._validation import ArrayLike, as_tensor, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
@@ -96,10 +96,10 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
         "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
                                    "device": [str, None]}), OPTIONAL],
-        "_stream_stats": [Record({"count": [Interval("int", 1, None, closed="left")],
+        "_stream_stats": [Record({"count": [Interval(Integral, 1, None, closed="left")],
                                   "mean": [TensorSpec(torch.float64, ("d",))],
                                   "scatter": [TensorSpec(torch.float64, ("d", "d"))],
-                                  "max_sq_norm": [Interval("real", 0, None, closed="left")]}), OPTIONAL],
+                                  "max_sq_norm": [Interval(Real, 0, None, closed="left")]}), OPTIONAL],
     }
 
     @fit_context
@@ -410,7 +410,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     def sample_features(self, n: int, random_state: Any = None) -> Any:
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
-        n = check_count(n, "n")
+        n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         values, V = self._full_eigen()
         q = self.n_components_
         std = torch.cat([values[:q] / self.n_samples_, torch.full_like(values[q:], self.sigma2_)]).sqrt()

@@ -61,7 +61,7 @@ import numpy as np
 import torch
 
 from .._linalg import block_rows as default_block_rows
-from .._param_validation import Interval, Options
+from .._param_validation import Interval, Real, StrOptions
 from .._validation import as_tensor
 from ..kernels import RBF
 from ._common import check_n_neighbors
@@ -99,7 +99,7 @@ class KNNPreimage(Preimage):
 
     name = "knn"
     _defaults = {"n_neighbors": 5, "weighting": "distance"}
-    _constraints = {"n_neighbors": [_COUNT], "weighting": [Options(("uniform", "distance"))]}
+    _constraints = {"n_neighbors": [_COUNT], "weighting": [StrOptions(("uniform", "distance"))]}
 
     def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
         D2 = context.sq_distances(points.k_c, points.alpha)
@@ -132,9 +132,9 @@ class SmootherPreimage(Preimage):
     }
     _constraints = {
         "n_neighbors": [_COUNT, None],
-        "selection": [Options(SELECTIONS)],
-        "hub_neighbors": [_COUNT, Interval("real", 0, 1, closed="neither")],
-        "estimate": [Options(ROW_MEAN_ESTIMATES), Interval("real", None, None), np.ndarray, torch.Tensor, list],
+        "selection": [StrOptions(SELECTIONS)],
+        "hub_neighbors": [_COUNT, Interval(Real, 0, 1, closed="neither")],
+        "estimate": [StrOptions(ROW_MEAN_ESTIMATES), Interval(Real, None, None), np.ndarray, torch.Tensor, list],
         "clip_negative": ["boolean"],
         "epsilon": [_NONNEGATIVE],
     }
@@ -222,7 +222,7 @@ class FixedPointPreimage(Preimage):
     name = "fixed-point"
     _defaults = {"init": "smoother", "max_iter": 100, "tol": 1e-6}
     _constraints = {
-        "init": [Options(("best", "smoother")), np.ndarray, torch.Tensor, list],
+        "init": [StrOptions(("best", "smoother")), np.ndarray, torch.Tensor, list],
         "max_iter": [_COUNT],
         "tol": [_NONNEGATIVE],
     }

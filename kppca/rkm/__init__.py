@@ -37,7 +37,7 @@ __all__ = [
 from .kernel_pmf import KernelPMF
 
 __all__ += ["KernelPMF"]
-from .deep_lssvm_classifier import DeepLSSVMClassifier
+from .deep import DeepLSSVMClassifier
 
 __all__ += ["DeepLSSVMClassifier"]
 from .ensemble import SubsetEnsembleClassifier

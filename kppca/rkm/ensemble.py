@@ -21,7 +21,7 @@ import torch
 from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
-from .._param_validation import Interval, fit_context
+from .._param_validation import Integral, Interval, Real, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
@@ -110,10 +110,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     }
 
     _parameter_constraints = {
-        "subset_size": [Interval("int", 2, None, closed="left")],
-        "validation_fraction": [Interval("real", 0, 1, closed="neither")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "noise": [Interval("real", 0, None, closed="neither"), None],
+        "subset_size": [Interval(Integral, 2, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "noise": [Interval(Real, 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
         **RUNTIME_CONSTRAINTS,
@@ -130,7 +130,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     # ------------------------------------------------------------------ pieces
     def _template(self) -> Any:
         if self.estimator is None:
-            from .deep_lssvm_classifier import DeepLSSVMClassifier
+            from .deep import DeepLSSVMClassifier
 
             return DeepLSSVMClassifier()
         if not hasattr(self.estimator, "decision_function") or not hasattr(self.estimator, "fit"):

@@ -23,7 +23,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import flip_signs, rank_tolerance
-from .._param_validation import Interval, Options, fit_context
+from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from .._validation import as_tensor, precision_advice, check_feature_names, is_numpy_like, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
@@ -44,13 +44,13 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
 #: Constraints of the solver parameters (primal/dual form, eigen or Stiefel solve), shared by the
 #: models built on :class:`MultiViewKPCA` (spread with ``**``).
 SOLVER_CONSTRAINTS: dict[str, list[Any]] = {
-    "form": [Options(("auto", "primal", "dual"))],
-    "solver": [Options(("eig", "stiefel"))],
+    "form": [StrOptions(("auto", "primal", "dual"))],
+    "solver": [StrOptions(("eig", "stiefel"))],
     "rotate": ["boolean"],
     "rescale": ["boolean"],
-    "stiefel_method": [Options(STIEFEL_METHODS)],
-    "max_iter": [Interval("int", 1, None, closed="left")],
-    "tol": [Interval("real", 0, None, closed="left")],
+    "stiefel_method": [StrOptions(STIEFEL_METHODS)],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
 }
 
 
@@ -138,23 +138,23 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "_numpy_fit_": ["boolean"],
         "solver_result_": [OptimizeResult, None],
         "_gamma_diagonal": ["boolean"],
-        "form_": [Options({"primal", "dual"})],
-        "n_views_": [Interval("int", 1, None, closed="left")],
-        "n_samples_": [Interval("int", 1, None, closed="left")],
-        "n_features_in_": [Interval("int", 1, None, closed="left"), OPTIONAL],  # single-view input only
+        "form_": [StrOptions({"primal", "dual"})],
+        "n_views_": [Interval(Integral, 1, None, closed="left")],
+        "n_samples_": [Interval(Integral, 1, None, closed="left")],
+        "n_features_in_": [Interval(Integral, 1, None, closed="left"), OPTIONAL],  # single-view input only
         "views_": [ListOf([FittedView], length="n_views_")],
         "_single_view_input_": ["boolean"],
-        "n_iter_": [Interval("int", 1, None, closed="left")],
-        "view_widths_": [ListOf([Interval("int", 1, None, closed="left")], length="n_views_")],
+        "n_iter_": [Interval(Integral, 1, None, closed="left")],
+        "view_widths_": [ListOf([Interval(Integral, 1, None, closed="left")], length="n_views_")],
         "hidden_features_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "Gamma_": [TensorSpec(shape=("n_components_", "n_components_"))],
         "eigenvalues_": [TensorSpec(shape=("n_components_",))],
-        "n_components_": [Interval("int", 1, None, closed="left")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
         "U_": [ListOf([TensorSpec(shape=(None, "n_components_")), None], length="n_views_")],
     }
 
     _parameter_constraints = {
-        "n_components": [Interval("int", 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernels": [list, tuple, None],
         "feature_maps": [list, tuple, None],
         **SOLVER_CONSTRAINTS,

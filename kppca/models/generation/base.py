@@ -30,8 +30,8 @@ import numpy as np
 import torch
 from sklearn.utils.multiclass import type_of_target
 
-from ..._param_validation import Interval, Options, check_scalar
-from ..._validation import ArrayLike, check_count, torch_generator
+from ..._param_validation import Integral, Interval, StrOptions, check_scalar
+from ..._validation import ArrayLike, torch_generator
 from ...preimage.strategies import Preimage, make_preimage
 from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
 
@@ -132,7 +132,7 @@ class GenerationMixin:
         """
         self._check_fitted("sample")
         strategy = self._preimage_strategy(preimage, preimage_options)
-        latent = check_scalar(latent, "latent", [Options(LATENTS)])
+        latent = check_scalar(latent, "latent", [StrOptions(LATENTS)])
         if latent == "auto":
             # the mixture needs the training codes, hence the training inputs (not kept by partial_fit/Dask fits)
             latent = "mixture" if "X_fit_" in self.__dict__ else "prior"
@@ -141,7 +141,7 @@ class GenerationMixin:
         if noise is None:
             noise = latent == "prior" and y is None
         noise = bool(check_scalar(noise, "noise", ["boolean"]))
-        n = check_count(n, "n")
+        n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         self._before_draw(strategy)
         candidates = None
         if latent == "prior":
@@ -320,7 +320,7 @@ class GenerationMixin:
             raise ValueError(f"components {comps} out of range: the model has q = {q} components (indices 0..{q - 1}).")
         if len(comps) == 2 and comps[0] == comps[1]:
             raise ValueError(f"components must be two different indices, got {comps}.")
-        n_steps = check_count(n_steps, "n_steps", minimum=2)
+        n_steps = int(check_scalar(n_steps, "n_steps", [Interval(Integral, 2, None, closed="left")]))
         if isinstance(extent, numbers.Real) and not isinstance(extent, bool):
             lo, hi = -float(extent), float(extent)
         else:
@@ -344,5 +344,5 @@ class GenerationMixin:
         if n_coordinates is None:
             return q, "top"
         p = int(check_scalar(n_coordinates, "n_coordinates (at most the rank r, or None for q)",
-                             [Interval("int", 1, r, closed="both")]))
+                             [Interval(Integral, 1, r, closed="both")]))
         return p, ("top" if p <= q else "full")

@@ -39,7 +39,7 @@ import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._param_validation import Interval, Options, fit_context
+from ..._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
@@ -72,11 +72,8 @@ def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
 
 
 def _check_sizes(n_components: Any, N: int) -> list[int]:
-    comps = [n_components] if isinstance(n_components, (int, np.integer)) else list(n_components)
-    if not comps or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1 for s in comps):
-        raise ValueError(f"n_components must be a positive int or a non-empty list of positive ints "
-                         f"[s_1, ..., s_L], got {n_components!r}.")
-    sizes = [int(s) for s in comps]
+    sizes = [int(s) for s in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
+                                            repeat=1, what="[s_1, ..., s_L]")]
     if sum(sizes) > N:
         raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
                          f"N = {N} training points; use fewer components or more points.")
@@ -84,12 +81,9 @@ def _check_sizes(n_components: Any, N: int) -> list[int]:
 
 
 def _check_grid(grid: Any) -> tuple[float, ...]:
-    values = DEFAULT_SMOOTHER_GRID if grid is None else tuple(grid)
-    ok = all(isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, bool)
-             and math.isfinite(g) and g > 0 for g in values)
-    if not values or not ok:
-        raise ValueError(f"smoother_grid must be a non-empty list of positive finite multiples of the median "
-                         f"nearest-neighbour distance (e.g. [0.5, 1.0, 2.0]), got {grid!r}.")
+    values = DEFAULT_SMOOTHER_GRID if grid is None else check_sequence(
+        grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
+        what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])")
     return tuple(float(g) for g in values)
 
 
@@ -157,33 +151,33 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         "_numpy_fit_": ["boolean"],
         "classes_": [ArraySpec(ndim=1)],
         "kernel_": [Kernel, callable],
-        "unsupervised_history_": [ListOf([Interval("real", None, None)])],
+        "unsupervised_history_": [ListOf([Interval(Real, None, None)])],
         "models_": [ListOf([BinaryDeepModel])],
-        "n_components_": [ListOf([Interval("int", 1, None, closed="left")])],
+        "n_components_": [ListOf([Interval(Integral, 1, None, closed="left")])],
         "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
         "hidden_features_": [ListOf([TensorSpec(shape=("n", None))])],
-        "n_iter_": [Interval("int", 0, None, closed="left")],
-        "smoother_scores_": [DictOf([Interval("real", 0, None, closed="neither")], [Interval("real", 0, 1)])],
-        "median_nn_distance_": [Interval("real", 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
-        "smoother_bandwidth_": [Interval("real", 0, None, closed="neither")],
+        "n_iter_": [Interval(Integral, 0, None, closed="left")],
+        "smoother_scores_": [DictOf([Interval(Real, 0, None, closed="neither")], [Interval(Real, 0, 1)])],
+        "median_nn_distance_": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
+        "smoother_bandwidth_": [Interval(Real, 0, None, closed="neither")],
         "mlp_params_": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
-        "mlp_input_scale_": [Interval("real", 0, None, closed="neither"), OPTIONAL],
+        "mlp_input_scale_": [Interval(Real, 0, None, closed="neither"), OPTIONAL],
     }
 
     _parameter_constraints = {
-        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+        "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
         "kernel": [Kernel, str, callable, None],
-        "level_kernel": [Kernel, Options({"rbf", "linear"})],
-        "head": [Options({"lssvm", "mlp"})],
-        "init": [Options({"kpca", "random"})],
+        "level_kernel": [Kernel, StrOptions({"rbf", "linear"})],
+        "head": [StrOptions({"lssvm", "mlp"})],
+        "init": [StrOptions({"kpca", "random"})],
         "fine_tune": ["boolean"],
-        "eta": [Interval("real", 0, None, closed="neither")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "max_iter": [Interval("int", 0, None, closed="left")],
-        "tol": [Interval("real", 0, None, closed="left")],
-        "optimizer": [Options({"pgd", "geoopt"})],
-        "hidden_layer_size": [Interval("int", 1, None, closed="left")],
-        "smoother_bandwidth": [Interval("real", 0, None, closed="neither"), None],
+        "eta": [Interval(Real, 0, None, closed="neither")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "optimizer": [StrOptions({"pgd", "geoopt"})],
+        "hidden_layer_size": [Interval(Integral, 1, None, closed="left")],
+        "smoother_bandwidth": [Interval(Real, 0, None, closed="neither"), None],
         "smoother_grid": [list, tuple, None],
         **RUNTIME_CONSTRAINTS,
     }

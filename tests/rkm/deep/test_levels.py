@@ -103,7 +103,7 @@ def test_resolved_validates_and_copies_the_kernel():
     fitted = rbf.fit_kernel(Z).kernel
     assert isinstance(fitted, RBF) and np.isclose(fitted.bandwidth, np.sqrt(14 / 3 / 2), rtol=1e-14)
     assert rbf.levelwise_ready(1) is not None and rbf.levelwise_ready(0) is None
-    with pytest.raises(ValueError, match=r"levels\[1\].eta must be a positive finite float, got inf"):
+    with pytest.raises(ValueError, match=r"levels\[1\].eta must be a float in the range \(0, inf\), got inf"):
         KPCALevel(2, eta=float("inf")).resolved(1, 10)
     with pytest.raises(ValueError, match=r"levels\[0\].ridge"):
         LSSVMLevel(ridge=float("nan")).resolved(0, 10)
