@@ -17,7 +17,7 @@ from .._linalg import (
     partial_spectrum,
 )
 from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
-from .._validation import ArrayLike, as_tensor, check_feature_names, is_numpy_like, numpy_rng
+from .._validation import ArrayLike, as_tensor, numpy_rng
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
@@ -91,19 +91,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     }
 
     # ------------------------------------------------------------------ parameters
-    def _start_fit(self, X: Any) -> None:
-        """Start a fit whose data are not validated here (e.g. Dask): caches, dtype/device, metadata."""
-        self._drop_caches()
+    def _check_fit_params(self) -> None:
         check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
-        self._resolve_dtype_device(X)
-        self._numpy_fit_ = is_numpy_like(X)
-        check_feature_names(self, X, reset=True)
-
-    def _setup(self, X: ArrayLike) -> torch.Tensor:
-        """Start a fit: return ``X`` as a validated tensor (N >= 2), see :meth:`_validate_fit_input`."""
-        check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
-        Xt, _ = self._validate_fit_input(X)
-        return Xt
 
     def _block_rows(self) -> int:
         """Rows per block when new points meet the ``N`` training points (see ``batch_size``)."""

@@ -143,7 +143,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
         ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously fitted model is left unchanged.
         """
-        X = self._setup(X)
+        X, _ = self._validate_fit_input(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width ("scale") from X
         N = X.shape[0]

@@ -9,7 +9,7 @@ import torch
 
 from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, resolve_device, torch_generator
+from .._validation import ArrayLike, as_tensor, check_feature_names, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
@@ -120,7 +120,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         """
         if is_dask_collection(X):
             return self._fit_dask(X)
-        X = self._setup(X)
+        X, _ = self._validate_fit_input(X)
         fmap = self._fitted_feature_map(X)
         Phi = fmap.map(X)
         N, d = Phi.shape
@@ -190,7 +190,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         stats = self._current_stats()
         self._drop_caches()  # the caches belong to the previous statistics
         if stats is None:
-            X = self._setup(X)
+            X, _ = self._validate_fit_input(X)
             self._fitted_feature_map(X)
         else:
             self._check_streaming_signature()
@@ -290,7 +290,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             )
         if X.ndim != 2:
             raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
-        self._start_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
+        self._begin_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
+        check_feature_names(self, X, reset=True)
         self.n_features_in_ = int(X.shape[1])
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})  # whole rows per block

@@ -27,7 +27,7 @@ from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
 from ..kernels.registry import as_kernel
 
-__all__ = ["check_psd_kernel", "resolve_kernel", "gram_top_spectrum", "top_spectrum"]
+__all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "gram_top_spectrum", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
@@ -85,21 +85,30 @@ def check_psd_kernel(G: CenteredGram) -> None:
         )
 
 
-def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
-    """The top ``s`` resolved eigenpairs of ``spec``; a clear error when fewer than ``s`` exist."""
-    available = int((spec.values > spec.tolerance).sum())
+def check_rank(values: torch.Tensor, tolerance: float, s: int, what: str, found_by: str = "") -> None:
+    """Refuse ``s`` components when fewer than ``s`` of the eigenvalues ``values`` exceed ``tolerance``.
+
+    The one place of the RKMs' "rank 0" message (which does not advise ``n_components <= 0``) and
+    "n_components exceeds the numerical rank" message; ``found_by`` names an iterative solver.
+    """
+    available = int((values > tolerance).sum())
     if available == 0:
         raise ValueError(
             f"the {what} is numerically zero (rank 0): the data carry no variation under this kernel "
             "(constant or duplicated rows, or a kernel constant on them). Check the data, or use a kernel "
             "(or bandwidth) that separates the points."
-            + precision_advice(spec.values.dtype)
+            + precision_advice(values.dtype)
         )
     if s > available:
         raise ValueError(
-            f"n_components={s} exceeds the numerical rank {available} of the {what}: only {available} "
-            f"directions carry variance. Use n_components <= {available}." + precision_advice(spec.values.dtype)
+            f"n_components={s} exceeds the numerical rank {available} of the {what}{found_by}: only {available} "
+            f"directions carry variance. Use n_components <= {available}." + precision_advice(values.dtype)
         )
+
+
+def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
+    """The top ``s`` resolved eigenpairs of ``spec``; a clear error when fewer than ``s`` exist."""
+    check_rank(spec.values, spec.tolerance, s, what)
     return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
                     spec.complete, spec.tolerance)
 

@@ -195,9 +195,7 @@ class NARForecaster(KernelEstimator):
     @fit_context
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
-        self._drop_caches()
-        self._resolve_dtype_device(series)
-        self._numpy_fit_ = is_numpy_like(series)
+        self._begin_fit(series)
         S = as_tensor(series, "series", ndim=(1, 2), dtype=self._dtype, device=self._device)
         S = S[None] if S.ndim == 1 else S
         p = int(self.lags)
