@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._linalg import (
-    Spectrum,
-    block_rows,
-    full_spectrum,
-    numerical_rank_by_cholesky,
-    partial_spectrum,
-)
+from .._linalg import Spectrum, block_rows
 from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
-from .._validation import ArrayLike, as_tensor, numpy_rng
+from .._validation import ArrayLike, as_tensor
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
@@ -119,38 +113,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
         self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, size)
         return self.eigen_solver_
-
-    def _solve_spectrum(
-        self,
-        G: torch.Tensor,
-        *,
-        what: str,
-        max_rank: int,
-        rank: int | Callable[[float], int] | None = None,
-        scale: float = 0.0,
-        size: int | None = None,
-    ) -> Spectrum:
-        """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
-
-        ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
-        matrix, whose null vector ``1`` is exact). ``rank`` is the rank decided by
-        structure (an int, see :mod:`kppca.kernels.rank`) or, for the partial solver
-        when no structure is known, a callable ``rank(tol)`` counting it against the
-        eigenvalue tolerance ``tol``; None counts it numerically (eigenvalues, or a
-        Cholesky-based count on ``G``). ``scale`` (magnitude before centering) and
-        ``size`` (terms per entry) set that tolerance, see
-        :func:`~kppca._linalg.rank_tolerance`.
-        """
-        if self.eigen_solver_ == "dense":
-            fixed = None if rank is None or callable(rank) else int(rank)
-            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
-        if rank is None:
-            def rank(tol: float) -> int:
-                return numerical_rank_by_cholesky(G, max_rank, tol)
-        return partial_spectrum(
-            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what,
-            scale=scale, size=size,
-        )
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
         """Store ``q``, ``sigma2`` and the eigenvalue summaries shared by both models."""

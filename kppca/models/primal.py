@@ -7,9 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
+from .._linalg import (
+    centered_rows,
+    check_gram_scale,
+    eigh_descending,
+    orthonormalize_columns,
+    scatter_rounding_scale,
+    solve_spectrum,
+)
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, check_feature_names, resolve_device, torch_generator
+from .._validation import ArrayLike, as_tensor, check_feature_names, numpy_rng, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
@@ -242,17 +249,17 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         scale = scatter_rounding_scale(raw_scale, trace, N)
         d = mean.shape[0]
         max_rank = min(d, N - int(self.center))
+        solver = self._resolve_solver(d if scatter is not None else N)
+        # Lanczos only: its start vector (a numpy Generator given as random_state is drawn from only then).
+        partial = {"k": int(self.n_components), "random_state": numpy_rng(self.random_state)} if solver == "partial" \
+            else {}
         if scatter is not None:
-            self._resolve_solver(d)
-            spectrum = self._solve_spectrum(
-                scatter, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
-            )
+            spectrum = solve_spectrum(scatter, solver, what="feature scatter matrix", max_rank=max_rank, scale=scale,
+                                      size=N, **partial)
             V = spectrum.vectors
         else:
-            self._resolve_solver(N)
-            spectrum = self._solve_spectrum(
-                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=max_rank, scale=scale
-            )
+            spectrum = solve_spectrum(Phi_c @ Phi_c.T, solver, what="feature Gram matrix", max_rank=max_rank,
+                                      scale=scale, **partial)
             V = orthonormalize_columns(Phi_c.T @ spectrum.vectors / spectrum.values.sqrt())
         dtype = self._dtype
         spectrum.values, spectrum.vectors = spectrum.values.to(dtype), V.to(dtype)

@@ -4,11 +4,12 @@
   (``RBF()``, i.e. ``bandwidth="scale"``, and the default string ``"rbf"``) are
   resolved on the training data by :meth:`kppca.kernels.Kernel.resolve`, as
   scikit-learn resolves ``gamma="scale"``; always a private copy;
-* :func:`gram_top_spectrum` / :func:`top_spectrum`: top eigenpairs of a
+* :func:`top_spectrum`: the RKMs' one kernel PCA solve, top eigenpairs of a
   :class:`~kppca.kernels.CenteredGram` or of an assembled PSD matrix through
-  :mod:`kppca._linalg` (one dense-or-Lanczos policy, :func:`kppca._linalg.prefer_partial`),
-  with the RKMs' "n_components exceeds the rank" rule and a rank-0 message that does
-  not advise ``n_components <= 0``.
+  :func:`kppca._linalg.solve_spectrum` (one dense-or-Lanczos policy, :func:`kppca._linalg.prefer_partial`),
+  with :func:`check_rank`'s "n_components exceeds the rank" rule and a rank-0 message that does
+  not advise ``n_components <= 0``;
+* :func:`check_psd_kernel`: a kernel that is not PSD on the training inputs is refused.
 
 Every training Gram matrix of these estimators is a :class:`~kppca.kernels.CenteredGram`
 (blocked build, scale check, centering statistics).
@@ -22,12 +23,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._linalg import Spectrum, full_spectrum, partial_spectrum, prefer_partial
+from .._linalg import Spectrum, prefer_partial, solve_spectrum
 from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
 from ..kernels.registry import as_kernel
 
-__all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "gram_top_spectrum", "top_spectrum"]
+__all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
@@ -113,45 +114,34 @@ def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
                     spec.complete, spec.tolerance)
 
 
-def gram_top_spectrum(G: CenteredGram, s: int, *, random_state: np.random.Generator | None = None) -> Spectrum:
-    """The top ``s`` eigenpairs of the centered Gram matrix ``G`` (dense or Lanczos by the package policy).
-
-    Raises
-    ------
-    ValueError
-        Not PSD, rank 0, or ``s`` above the numerical rank.
-    """
-    solver = "partial" if prefer_partial(G.n_samples, s) else "dense"
-    spec = G.spectrum(solver, s, random_state=random_state)
-    return _checked(spec, s, f"centered {G.what}")
-
-
 def top_spectrum(
-    A: torch.Tensor,
+    A: torch.Tensor | CenteredGram,
     s: int,
     *,
-    what: str,
+    what: str = "",
     scale: float = 0.0,
     size: int | None = None,
     max_rank: int | None = None,
     random_state: np.random.Generator | None = None,
 ) -> Spectrum:
-    """The top ``s`` eigenpairs of an assembled symmetric PSD matrix ``A`` (m, m), refusing ``s`` above its rank.
+    """The top ``s`` eigenpairs of a :class:`~kppca.kernels.CenteredGram` or of an assembled symmetric PSD
+    matrix ``A`` (m, m), dense or Lanczos by the package policy (:func:`kppca._linalg.prefer_partial`),
+    refusing ``s`` above the numerical rank: the RKMs' one kernel PCA solve.
 
-    ``scale`` (magnitude before centering) and ``size`` (terms per entry) set the rounding
-    tolerance, see :func:`kppca._linalg.rank_tolerance`.
+    For an assembled matrix ``what`` names it in messages, ``scale`` (magnitude before centering) and
+    ``size`` (terms per entry) set the rounding tolerance (:func:`kppca._linalg.rank_tolerance`) and
+    ``max_rank`` bounds the rank; a ``CenteredGram`` knows all of them.
 
     Raises
     ------
     ValueError
-        ``A`` is not PSD, numerically zero (rank 0), or ``s`` exceeds its numerical rank.
+        Not PSD, numerically zero (rank 0), or ``s`` above the numerical rank.
     """
-    m = A.shape[0]
-    n_terms = size or m
-    if not prefer_partial(m, s):
-        spec = full_spectrum(A, what=what, max_rank=max_rank, scale=scale, size=n_terms)
-    else:
-        rng = np.random.default_rng(0) if random_state is None else random_state
-        # Only whether s components exist is asked: the count among the top s is enough.
-        spec = partial_spectrum(A, s, rank=lambda tol: s, random_state=rng, what=what, scale=scale, size=n_terms)
+    m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
+    solver = "partial" if prefer_partial(m, s) else "dense"
+    if isinstance(A, CenteredGram):
+        return _checked(A.spectrum(solver, s, random_state=random_state), s, f"centered {A.what}")
+    # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
+    spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
+                          size=size or m, random_state=random_state)
     return _checked(spec, s, what)

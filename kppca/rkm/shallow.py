@@ -30,7 +30,7 @@ from .._validation import ArrayLike, as_tensor, is_numpy_like, resolve_dtype
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import ESTIMATOR_STATE, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, KernelCenterer
-from ._gram import gram_top_spectrum, resolve_kernel
+from ._gram import resolve_kernel, top_spectrum
 
 __all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
 
@@ -105,7 +105,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         self.kernel_ = resolve_kernel(self.kernel, Xt)
         G = CenteredGram(self.kernel_, Xt, center=self.center, what="Gram matrix of `kernel` on X")
         s = int(self.n_components)
-        spec = gram_top_spectrum(G, s)
+        spec = top_spectrum(G, s)
         self.centerer_ = G.centerer
         G.release()  # transform needs the centering statistics and H only
         self.hidden_features_ = spec.vectors

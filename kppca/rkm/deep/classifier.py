@@ -47,7 +47,7 @@ from ...kernels import RBF, CenteredGram, Kernel, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
-from .._gram import check_psd_kernel, gram_top_spectrum, resolve_kernel
+from .._gram import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
 from .binary_model import BinaryDeepModel
 from .levels import KPCALevel
@@ -262,7 +262,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         # principal components from the package's one kernel PCA solve (its rank-0 and rank messages).
         K0 = gram.matrix
         check_psd_kernel(gram)
-        spec = gram_top_spectrum(gram, sizes[0])
+        spec = top_spectrum(gram, sizes[0])
         eta = float(self.eta)
         levels = [KPCALevel(sizes[0], eta, self.kernel_)] + [
             KPCALevel(sizes[j], eta, self._level_kernel(sizes, j, N)) for j in range(1, len(sizes))]
