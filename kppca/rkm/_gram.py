@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._linalg import Spectrum, prefer_partial, solve_spectrum
+from .._linalg import Spectrum, prefer_partial, rounding_tolerance, solve_spectrum
 from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
 from ..kernels.registry import as_kernel
@@ -68,7 +68,7 @@ def check_psd_kernel(G: CenteredGram) -> None:
     Kc, N = G.matrix, G.n_samples
     cm = G.centerer.column_means_ if G.center else Kc.new_zeros(N)
     g = G.centerer.grand_mean_ if G.center else Kc.new_zeros(())
-    tol = N * torch.finfo(Kc.dtype).eps * G.scale
+    tol = rounding_tolerance(Kc.dtype, N, G.scale)
     d = torch.diagonal(Kc) + 2 * cm - g
     bad = bool((d < -tol).any())
     root = d.clamp_min(0).sqrt()
