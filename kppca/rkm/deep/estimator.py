@@ -223,8 +223,11 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
 
     # ------------------------------------------------------------------ architecture
     def _resolve_levels(self, N: int) -> list[Level]:
-        levels = (default_levels(self.kernel, self.n_components, self.ridge, self.eta, self.eta_levels)
-                  if self.levels is None else list(self.levels))
+        if self.levels is None:
+            levels = default_levels(self.kernel, self.n_components, self.ridge, self.eta, self.eta_levels,
+                                    output_last=get_solver(self.solver).output_last)
+        else:
+            levels = list(self.levels)
         supported = ("levels must be a list of at least two Level objects (kppca.rkm.deep.levels) with exactly one "
                      "output level (its is_output is True), placed first (paper eq. 4.18) or last (eq. 4.11)")
         bad = [type(v).__name__ for v in levels if not isinstance(v, Level)]

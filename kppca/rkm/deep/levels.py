@@ -288,11 +288,19 @@ class KPCALevel(Level):
         return stabilize(Jl, c_stab)
 
 
-def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta_levels: Any) -> list[Level]:
-    """The paper's synthetic-example architecture ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2),
-    KPCALevel(s3, eta3)]``; ``n_components`` is ``(s2, s3)`` (an int ``s``: ``(s, s)``), ``eta_levels`` ``(eta2, eta3)``.
+def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta_levels: Any, *,
+                   output_last: bool = False) -> list[Level]:
+    """The default architecture of a deep RKM from its scalar parameters.
+
+    ``n_components`` is ``(s2, s3)`` (an int ``s``: ``(s, s)``), ``eta_levels`` ``(eta2, eta3)``. The paper's
+    synthetic example ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]``; with
+    ``output_last`` (a solver that needs the output level last, e.g. the feed-forward networks of §5.3)
+    ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
     """
     s = check_sequence(n_components, "n_components", [_COUNT], length=2, repeat=2, what="(s2, s3)")
     etas = check_sequence(eta_levels, "eta_levels", [_POS_REAL], length=2, what="(eta2, eta3)")
+    if output_last:
+        return [KPCALevel(int(s[0]), float(etas[0]), kernel), KPCALevel(int(s[1]), float(etas[1])),
+                LSSVMLevel("linear", float(ridge), float(eta))]
     return [LSSVMLevel(kernel, float(ridge), float(eta)),
             KPCALevel(int(s[0]), float(etas[0])), KPCALevel(int(s[1]), float(etas[1]))]
