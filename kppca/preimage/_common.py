@@ -61,11 +61,11 @@ def weights_and_targets(
 
 def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> int | None:
     """Validate ``n_neighbors`` against the number of training points ``n_samples``."""
+    n_neighbors = check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]
+                               + ([None] if allow_none else []))
     if n_neighbors is None:
-        if allow_none:
-            return None
-        raise ValueError("n_neighbors must be a positive integer, got None.")
-    n_neighbors = int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        return None
+    n_neighbors = int(n_neighbors)
     if n_neighbors > n_samples:
         raise ValueError(
             f"n_neighbors={n_neighbors} exceeds the number of training points ({n_samples}); "
