@@ -346,7 +346,8 @@ def check_sequence(
     value: Any, name: str, constraints: list[Any], *, length: int | None = None, repeat: int | None = None,
     what: str = "",
 ) -> list[Any]:
-    """Validate a sequence argument item by item with the same vocabulary; return it as a list.
+    """Validate a sequence argument (a list, tuple, array, range, ...) item by item with the same vocabulary;
+    return it as a list.
 
     ``length`` fixes the number of items (None: any number >= 1). ``repeat``: a single item
     satisfying ``constraints`` stands for ``repeat`` copies of itself (``n_components=2`` for
@@ -358,7 +359,8 @@ def check_sequence(
     ok = lambda v: any(c.is_satisfied_by(v) for c in made)  # noqa: E731
     if repeat is not None and ok(value):
         return [value] * repeat
-    items = list(value) if isinstance(value, (list, tuple)) else None
+    iterable = isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
+    items = list(value) if iterable else None
     count = "one or more" if length is None else f"{length}"
     shape = f"a list of {count} items{' ' + what if what else ''}"
     if items is None or not items or (length is not None and len(items) != length):
