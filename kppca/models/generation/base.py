@@ -106,12 +106,9 @@ class GenerationMixin:
             mapped through the conditional mean. ``"auto"``: ``"mixture"`` when the model
             kept its training inputs (``X_fit_``, so it can compute their codes), else
             ``"prior"`` (a :class:`~kppca.PrimalPPCA` fitted with ``partial_fit`` or from a
-            Dask array). Why: on held-out MNIST digits (q = 30, RBF(5), N = 2,000, smoother
-            pre-image; ``benchmarks/generation_defaults.py``) the mixture's samples are at a
-            Fréchet feature distance of 7.1-7.8 from real digits with the default pre-image
-            (9.5 over 10 neighbours; two sets of real digits: 1.1) against 21.5-28.9 for the
-            prior's (over 5 or 10 neighbours, noise-free or exact), with 9.9-10 effective
-            classes of 10 against 8.7-9.3. Pass ``latent="prior"`` for the exact model sample.
+            Dask array). Why: the mixture's samples are much closer to real held-out digits
+            (Fréchet feature distance) and more evenly spread over the classes than the
+            prior's. Pass ``latent="prior"`` for the exact model sample.
         y : label or array-like of n labels, optional
             Class-conditional sampling (needs ``fit(X, y)``): codes from a mixture fitted on
             the codes of that class, and pre-images built from the training points of that

@@ -70,8 +70,8 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     M, q = codes.shape
     k = int(max(1, min(n_components, M // (5 * (q + 1)))))
     H = codes.detach().cpu().numpy().astype(np.float64)
-    # tol 1e-2 (scikit-learn: 1e-3): half the EM iterations in q = 30 dimensions, the same sample quality
-    # (benchmarks/generation_defaults.py); the mixture is refitted by every first `sample` after a fit.
+    # tol 1e-2 (scikit-learn: 1e-3): fewer EM iterations at the same sample quality; the mixture is
+    # refitted by every first `sample` after a fit.
     gm = GaussianMixture(k, covariance_type="full", reg_covar=1e-6, tol=1e-2, random_state=random_state).fit(H)
     like = dict(dtype=codes.dtype, device=codes.device)
     weights = torch.as_tensor(gm.weights_, **like)
