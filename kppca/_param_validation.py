@@ -1,10 +1,11 @@
 """One declarative vocabulary for validating hyper-parameters, and the fit context built on it.
 
 Estimators declare what each constructor argument may be in a class attribute,
-as scikit-learn does (``sklearn/utils/_param_validation.py``)::
+as scikit-learn does, with scikit-learn's names (``sklearn/utils/_param_validation.py``:
+``Interval(Integral | Real | RealNotInt, left, right, closed=...)``, ``StrOptions``)::
 
     _parameter_constraints = {
-        "n_components": [Interval("int", 1, None, closed="left"), Options({"mle"}), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"mle"}), None],
         "center": ["boolean"],
         "random_state": ["random_state"],
     }
@@ -33,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from numbers import Integral, Real
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -41,10 +43,14 @@ import torch
 __all__ = [
     "InvalidParameterError",
     "Constraint",
+    "Integral",
     "Interval",
-    "Options",
+    "Real",
+    "RealNotInt",
+    "StrOptions",
     "fit_context",
     "check_scalar",
+    "check_sequence",
     "validate_parameter_constraints",
 ]
 
@@ -78,31 +84,38 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+class RealNotInt(Real):
+    """Reals that are not integers (a fraction, distinguished from a count): scikit-learn's ``RealNotInt``."""
+
+
+RealNotInt.register(float)
+
+
 class Interval(Constraint):
-    """Numbers of one kind in an interval.
+    """Numbers of one type in an interval (scikit-learn's ``Interval``, stricter).
 
     Parameters
     ----------
-    kind : {"int", "real", "real_not_int"}
-        "real" accepts ints too; "real_not_int" only non-integral reals (e.g.
-        a fraction, distinguished from a count).
+    type : {numbers.Integral, numbers.Real, RealNotInt}
+        ``Real`` accepts ints too; ``RealNotInt`` only non-integral reals. Unlike scikit-learn,
+        bools are never numbers here, and reals must be finite whatever the bounds.
     left, right : float or None
-        Bounds; None means unbounded. Reals must be finite whatever the bounds.
+        Bounds; None means unbounded.
     closed : {"left", "right", "both", "neither"}, default "both"
     """
 
-    def __init__(self, kind: str, left: float | None, right: float | None, *, closed: str = "both"):
-        if kind not in ("int", "real", "real_not_int"):
-            raise ValueError(f"unknown interval kind {kind!r}")
+    def __init__(self, type: type, left: float | None, right: float | None, *, closed: str = "both"):
+        if type not in (Integral, Real, RealNotInt):
+            raise ValueError(f"unknown interval type {type!r}")
         if closed not in ("left", "right", "both", "neither"):
             raise ValueError(f"unknown closed={closed!r}")
-        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+        self.type, self.left, self.right, self.closed = type, left, right, closed
 
     def is_satisfied_by(self, value: Any) -> bool:
-        if self.kind == "int":
+        if self.type is Integral:
             if not _is_int(value):
                 return False
-        elif not _is_real(value) or (self.kind == "real_not_int" and _is_int(value)):
+        elif not _is_real(value) or (self.type is RealNotInt and _is_int(value)):
             return False
         elif not math.isfinite(value):
             return False
@@ -115,7 +128,7 @@ class Interval(Constraint):
         return True
 
     def __str__(self) -> str:
-        what = {"int": "an int", "real": "a float", "real_not_int": "a float"}[self.kind]
+        what = "an int" if self.type is Integral else "a float"
         lo = "-inf" if self.left is None else f"{self.left:g}"
         hi = "inf" if self.right is None else f"{self.right:g}"
         lb = "[" if self.closed in ("left", "both") and self.left is not None else "("
@@ -123,16 +136,16 @@ class Interval(Constraint):
         return f"{what} in the range {lb}{lo}, {hi}{rb}"
 
 
-class Options(Constraint):
-    """One of a fixed set of values (strings are compared exactly)."""
+class StrOptions(Constraint):
+    """One of a fixed set of strings, compared exactly (scikit-learn's ``StrOptions``)."""
 
-    def __init__(self, options: Iterable[Any]):
+    def __init__(self, options: Iterable[str]):
         self.options = tuple(options)
+        if not all(isinstance(o, str) for o in self.options):
+            raise ValueError(f"StrOptions takes strings, got {self.options!r}")
 
     def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, (str, numbers.Number)) and any(
-            value == o and type(value) is type(o) for o in self.options
-        )
+        return isinstance(value, str) and value in self.options
 
     def __str__(self) -> str:
         return "one of {" + ", ".join(repr(o) for o in sorted(self.options, key=str)) + "}"
@@ -321,12 +334,42 @@ def validate_parameter_constraints(
 def check_scalar(value: Any, name: str, constraints: list[Any]) -> Any:
     """Validate one argument of a function with the same vocabulary; return it unchanged.
 
-    Example: ``check_scalar(n, "n", [Interval("int", 1, None, closed="left")])``.
+    Example: ``check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")])``.
     """
     made = [make_constraint(c) for c in constraints]
     if not any(c.is_satisfied_by(value) for c in made):
         raise InvalidParameterError(f"{name} must be {_describe(made)}, got {value!r}.")
     return value
+
+
+def check_sequence(
+    value: Any, name: str, constraints: list[Any], *, length: int | None = None, repeat: int | None = None,
+    what: str = "",
+) -> list[Any]:
+    """Validate a sequence argument (a list, tuple, array, range, ...) item by item with the same vocabulary;
+    return it as a list.
+
+    ``length`` fixes the number of items (None: any number >= 1). ``repeat``: a single item
+    satisfying ``constraints`` stands for ``repeat`` copies of itself (``n_components=2`` for
+    ``(2, 2)``). ``what`` names the items in the message (e.g. ``"(s2, s3)"``).
+
+    Example: ``check_sequence(etas, "eta_levels", [Interval(Real, 0, None, closed="neither")], length=2)``.
+    """
+    made = [make_constraint(c) for c in constraints]
+    ok = lambda v: any(c.is_satisfied_by(v) for c in made)  # noqa: E731
+    if repeat is not None and ok(value):
+        return [value] * repeat
+    iterable = isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
+    items = list(value) if iterable else None
+    count = "one or more" if length is None else f"{length}"
+    shape = f"a list of {count} items{' ' + what if what else ''}"
+    if items is None or not items or (length is not None and len(items) != length):
+        single = f"{_describe(made)} (the same for every item) or " if repeat is not None else ""
+        raise InvalidParameterError(f"{name} must be {single}{shape}, each {_describe(made)}; got {value!r}.")
+    for i, item in enumerate(items):
+        if not ok(item):
+            raise InvalidParameterError(f"{name}[{i}] must be {_describe(made)} ({name} is {shape}), got {item!r}.")
+    return items
 
 
 def fit_context(fit: Callable) -> Callable:

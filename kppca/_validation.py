@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 import torch
 
-from ._param_validation import Interval, check_scalar, device_from_spec, dtype_from_spec
+from ._param_validation import check_scalar, device_from_spec, dtype_from_spec
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
@@ -227,17 +227,6 @@ def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     if like_numpy:
         return T.detach().cpu().numpy()
     return T
-
-
-def check_positive(value: Any, name: str, *, allow_none: bool = False, integer: bool = False) -> Any:
-    """Validate a strictly positive (finite) scalar argument; return it unchanged."""
-    allowed: list[Any] = [Interval("int" if integer else "real", 0, None, closed="neither")]
-    return check_scalar(value, name, allowed + [None] if allow_none else allowed)
-
-
-def check_count(value: Any, name: str, minimum: int = 1) -> int:
-    """Validate an integer count (numpy integers too, bools refused) ``>= minimum``; return it as an int."""
-    return int(check_scalar(value, name, [Interval("int", minimum, None, closed="left")]))
 
 
 def check_random_state(random_state: Any, name: str = "random_state") -> Any:

@@ -30,7 +30,7 @@ from .factorizations import (
     pivoted_cholesky,
 )
 from .scatter import centered_rows, centered_scatter
-from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum
+from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum, solve_spectrum
 from .tolerances import (
     CENTERING_ROUNDINGS,
     check_gram_scale,
@@ -65,6 +65,7 @@ __all__ = [
     "float64_trace",
     "full_spectrum",
     "partial_spectrum",
+    "solve_spectrum",
     "CENTERING_ROUNDINGS",
     "check_gram_scale",
     "feature_rank",

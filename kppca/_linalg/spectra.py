@@ -9,10 +9,11 @@ import numpy as np
 import torch
 
 from .eigen import eigh_descending, eigh_top
+from .factorizations import numerical_rank_by_cholesky
 from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
-__all__ = ["INDEFINITE_ADVICE", "Spectrum", "float64_trace", "full_spectrum", "partial_spectrum"]
+__all__ = ["INDEFINITE_ADVICE", "Spectrum", "float64_trace", "full_spectrum", "partial_spectrum", "solve_spectrum"]
 
 #: Why an indefinite kernel is refused, and what to do (scikit-learn's KernelPCA fits one when its top
 #: eigenvalues are positive; a probabilistic model cannot: K_c is its covariance in feature space).
@@ -160,3 +161,45 @@ def partial_spectrum(
         )
     r = rank(tol) if callable(rank) else int(rank)
     return Spectrum(values, vectors, trace, r, False, tol)
+
+
+def solve_spectrum(
+    G: torch.Tensor,
+    solver: str,
+    k: int | None = None,
+    *,
+    what: str,
+    max_rank: int | None = None,
+    rank: int | Callable[[float], int] | None = None,
+    scale: float = 0.0,
+    size: int | None = None,
+    random_state: np.random.Generator | None = None,
+) -> Spectrum:
+    """The one entry into the spectrum of a PSD matrix ``G`` (n, n): every estimator's solve comes here.
+
+    Parameters
+    ----------
+    solver : {"dense", "partial"}
+        "dense": :func:`full_spectrum`; "partial": the top ``k`` by Lanczos (:func:`partial_spectrum`).
+    k : int, required for "partial"
+    what, scale, size
+        As for :func:`full_spectrum` (messages, rounding level).
+    max_rank : int, optional
+        Structural bound on the rank (``n - 1`` for a centered Gram matrix).
+    rank : int, callable or None
+        The rank decided by structure (an int), or a callable ``rank(tol)`` counting it; None counts it
+        numerically (the eigenvalues when dense, a pivoted Cholesky of ``G`` when partial).
+    random_state : numpy Generator, optional
+        The Lanczos start vector (seed 0 when None).
+    """
+    if solver == "dense":
+        fixed = None if rank is None or callable(rank) else int(rank)
+        return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
+    if rank is None:
+        bound = G.shape[0] if max_rank is None else max_rank
+
+        def rank(tol: float) -> int:  # no structure: pivots of a pivoted Cholesky of G, O(n r^2)
+            return numerical_rank_by_cholesky(G, bound, tol)
+
+    rng = np.random.default_rng(0) if random_state is None else random_state
+    return partial_spectrum(G, int(k), rank=rank, random_state=rng, what=what, scale=scale, size=size)

@@ -6,8 +6,8 @@ Why ``symv`` and why scipy's BLAS:
   memory traffic of ``gemv``, and a Lanczos iteration is bound by memory traffic.
 * ARPACK (:func:`scipy.sparse.linalg.eigsh`) runs on scipy's BLAS. numpy and torch bring
   their own thread pools; alternating calls between pools on a few cores leaves one pool's
-  threads spinning while the other computes (measured 2-3x slower Lanczos iterations on
-  2 cores). Matrix-vector products in the same BLAS as ARPACK avoid that.
+  threads spinning while the other computes (slower Lanczos iterations on few cores).
+  Matrix-vector products in the same BLAS as ARPACK avoid that.
 
 Only float32 and float64 tensors on the CPU qualify (:func:`supports`); callers keep a torch
 path for everything else (other dtypes, CUDA).

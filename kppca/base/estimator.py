@@ -144,6 +144,18 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)
         self._device = resolve_device(getattr(self, "device", None))
 
+    def _check_fit_params(self) -> None:
+        """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""
+
+    def _begin_fit(self, X: Any) -> None:
+        """The one fit preamble: parameter relations, the previous fit's caches dropped, dtype and device,
+        whether outputs are numpy. ``X`` is the training data or its first part (a view, a series, a Dask
+        array); :meth:`_validate_fit_input` continues with the checks of an (N, D) matrix."""
+        self._check_fit_params()
+        self._drop_caches()
+        self._resolve_dtype_device(X)
+        self._numpy_fit_ = is_numpy_like(X)
+
     def _validate_fit_input(
         self,
         X: ArrayLike,
@@ -181,10 +193,8 @@ class KernelEstimator(SavableMixin, BaseEstimator):
             raise ValueError(f"target must be None, 'classes' or 'continuous', got {target!r}.")
         if target is not None and y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        self._drop_caches()
         X = self._densify(X)
-        self._resolve_dtype_device(X)
-        self._numpy_fit_ = is_numpy_like(X)
+        self._begin_fit(X)
         check_feature_names(self, X, reset=True)
         Xt = as_tensor(X, "X", dtype=self._dtype, device=self._device, min_samples=min_samples)
         self.n_features_in_ = Xt.shape[1]

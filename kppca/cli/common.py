@@ -16,9 +16,8 @@ from typing import Any, Sequence
 
 PROG = "kppca"
 
-#: Defaults of the model options, chosen by benchmarks/generation_defaults.py (Fréchet distance to
-#: held-out digits under confidence, balance, novelty and time constraints; N = 3,000 was closer still but
-#: over the time budget).
+#: Defaults of the model options: the closest samples to held-out digits (Fréchet feature distance) under
+#: confidence, balance, novelty and time constraints.
 DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 30, "seed": 0}
 
 # Errors a user can fix once the options are accepted (missing files, data that do not fit the

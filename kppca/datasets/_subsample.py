@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validation import check_count, check_random_state, numpy_rng
+from .._param_validation import Integral, Interval, check_scalar
+from .._validation import check_random_state, numpy_rng
 
 __all__ = ["as_generator", "check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
 
@@ -68,7 +69,7 @@ def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
     ValueError
         If ``n_samples`` is zero or negative.
     """
-    return check_count(n_samples, name)
+    return int(check_scalar(n_samples, name, [Interval(Integral, 1, None, closed="left")]))
 
 
 def parse_labels(labels: Any, valid: Sequence[int], name: str = "digits") -> list[int] | None:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Interval, check_scalar, dtype_from_spec
-from .._validation import check_count, numpy_rng
+from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec
+from .._validation import numpy_rng
 from ._subsample import RandomState
 from .idx import PathLike
 from .mnist import load_mnist
@@ -117,9 +117,9 @@ def augmented_mnist(
     >>> X.shape, X.dtype, float(X.min()) >= 0.0, float(X.max()) <= 1.0
     ((20000, 784), dtype('float64'), True, True)
     """
-    n_samples = check_count(n_samples, "n_samples")
-    max_shift = int(check_scalar(max_shift, "max_shift", [Interval("int", 0, None, closed="left")]))
-    noise = float(check_scalar(noise, "noise", [Interval("real", 0, None, closed="left")]))
+    n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
+    max_shift = int(check_scalar(max_shift, "max_shift", [Interval(Integral, 0, None, closed="left")]))
+    noise = float(check_scalar(noise, "noise", [Interval(Real, 0, None, closed="left")]))
     np_dtype = np.dtype(_numpy_float(dtype))
     rng = numpy_rng(random_state)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._param_validation import Interval, check_scalar
+from .._param_validation import Interval, Real, check_scalar
 from ._subsample import RandomState, check_n_samples, read_only, select_indices, sklearn_seed
 
 __all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
@@ -29,7 +29,7 @@ _DIGITS_MAX = 16.0
 
 
 def _check_noise(noise: Any) -> float:
-    return float(check_scalar(noise, "noise", [Interval("real", 0, None, closed="left")]))
+    return float(check_scalar(noise, "noise", [Interval(Real, 0, None, closed="left")]))
 
 
 def make_moons(
@@ -84,7 +84,7 @@ def make_circles(
     from sklearn.datasets import make_circles as _sk_make_circles
 
     n = check_n_samples(n_samples)
-    check_scalar(factor, "factor", [Interval("real", 0, 1, closed="neither")])
+    check_scalar(factor, "factor", [Interval(Real, 0, 1, closed="neither")])
     X, y = _sk_make_circles(
         n_samples=n, noise=_check_noise(noise), factor=float(factor), random_state=sklearn_seed(random_state)
     )

@@ -8,7 +8,7 @@ import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator
 
-from .._param_validation import Interval
+from .._param_validation import Integral, Interval
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels.base import Kernel
 
@@ -28,7 +28,7 @@ class FeatureMap(BaseEstimator):
     """
 
     #: The fitted state a model file may hold (checked at save and load, :mod:`kppca.io.specs`).
-    _fitted_constraints: dict = {"n_features_in_": [Interval("int", 1, None, closed="left")]}
+    _fitted_constraints: dict = {"n_features_in_": [Interval(Integral, 1, None, closed="left")]}
 
     def _check_params(self) -> None:
         """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from .._linalg import rank_tolerance
-from .._validation import check_positive, numpy_rng
+from .._param_validation import Integral, Interval, check_scalar
+from .._validation import numpy_rng
 from ..io.specs import TensorSpec
 from ..kernels.base import Kernel
 from ..kernels.registry import as_kernel
@@ -49,7 +50,7 @@ class Nystroem(FeatureMap):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        check_positive(self.n_landmarks, "n_landmarks", integer=True)
+        check_scalar(self.n_landmarks, "n_landmarks", [Interval(Integral, 0, None, closed="neither")])
         as_kernel(self.kernel)._check_params()
 
     def _fit(self, X: torch.Tensor) -> None:

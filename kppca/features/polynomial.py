@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .._param_validation import Interval
+from .._param_validation import Interval, Real
 from ..io.specs import TensorSpec
 from ..kernels.polynomial import apply_monomial_map, check_polynomial_params, monomial_map
 from .base import FeatureMap
@@ -36,7 +36,7 @@ class PolynomialFeatures(FeatureMap):
         **FeatureMap._fitted_constraints,
         "index_": [TensorSpec("int", ("d", "degree"), nonnegative=True)],
         "weights_": [TensorSpec(torch.float64, ("d",))],
-        "coef0_": [Interval("real", 0, None, closed="left")],
+        "coef0_": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):

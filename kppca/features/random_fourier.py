@@ -7,8 +7,8 @@ import math
 import numpy as np
 import torch
 
-from .._param_validation import Interval
-from .._validation import check_positive, numpy_rng
+from .._param_validation import Integral, Interval, Real, check_scalar
+from .._validation import numpy_rng
 from ..io.specs import TensorSpec
 from ..kernels.bandwidth import check_bandwidth, resolve_bandwidth
 from .base import FeatureMap
@@ -41,7 +41,7 @@ class RandomFourierFeatures(FeatureMap):
 
     _fitted_constraints = {
         **FeatureMap._fitted_constraints,
-        "bandwidth_": [Interval("real", 0, None, closed="neither")],
+        "bandwidth_": [Interval(Real, 0, None, closed="neither")],
         "omega_": [TensorSpec(torch.float64, ("n_features_in_", "n_features"))],
         "offset_": [TensorSpec(torch.float64, ("n_features",))],
     }
@@ -53,7 +53,7 @@ class RandomFourierFeatures(FeatureMap):
 
     def _check_params(self) -> None:
         check_bandwidth(self.bandwidth)
-        check_positive(self.n_features, "n_features", integer=True)
+        check_scalar(self.n_features, "n_features", [Interval(Integral, 0, None, closed="neither")])
 
     def _fit(self, X: torch.Tensor) -> None:
         # Draw with numpy so the map depends only on random_state, not on the device.

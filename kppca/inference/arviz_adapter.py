@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validation import check_count, torch_generator
+from .._param_validation import Integral, Interval, check_scalar
+from .._validation import torch_generator
 
 __all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "LATENT_DIMS"]
 
@@ -134,8 +135,8 @@ def to_inference_data(
         Posterior variable ``h`` with dims (chain, draw, obs, component); the
         posterior attributes hold ``n_components``, ``sigma2`` and the model name.
     """
-    num_draws = check_count(num_draws, "num_draws")
-    num_chains = check_count(num_chains, "num_chains")
+    num_draws = int(check_scalar(num_draws, "num_draws", [Interval(Integral, 1, None, closed="left")]))
+    num_chains = int(check_scalar(num_chains, "num_chains", [Interval(Integral, 1, None, closed="left")]))
     post = model.latent_posterior(X)
     loc, std = post.mean.detach(), post.stddev.detach()  # (M, q), (M, q); the covariance is diagonal
     M, q = loc.shape

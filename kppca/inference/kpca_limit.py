@@ -15,7 +15,6 @@ With ``q`` fixed and ``sigma2`` given, the dual model gives
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,7 +22,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .._validation import check_count
+
+from .._param_validation import Integral, Interval, check_sequence
 from ..kernels import as_kernel
 from ..models import DualPPCA
 
@@ -148,10 +148,8 @@ def kpca_limit_sweep(
         If a ``sigma2`` is not in ``(0, lam_q / N)`` or ``q`` is not below the rank of ``K_c``.
     """
     kern = as_kernel(kernel)
-    qs = [n_components] if isinstance(n_components, numbers.Integral) else list(n_components)
-    if not qs:
-        raise ValueError("n_components is an empty sequence; pass a positive int or a sequence of them.")
-    qs = [check_count(q, "n_components") for q in qs]
+    qs = [int(q) for q in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
+                                         repeat=1)]
     user_grid = None if sigma2_values is None else np.asarray(list(sigma2_values), dtype=np.float64)
     if user_grid is not None and (user_grid.ndim != 1 or user_grid.size == 0):
         raise ValueError("sigma2_values must be a non-empty 1-d sequence of floats.")

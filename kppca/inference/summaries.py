@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 from scipy.stats import norm
 
-from .._param_validation import Interval, check_scalar
+from .._param_validation import Interval, Real, check_scalar
 
 __all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi", "SUMMARY_COLUMNS"]
 
@@ -26,7 +26,7 @@ SUMMARY_COLUMNS = ("mean", "sd", "hdi_lower", "hdi_upper")
 
 
 def _check_prob(hdi_prob: float) -> float:
-    return float(check_scalar(hdi_prob, "hdi_prob", [Interval("real", 0, 1, closed="neither")]))
+    return float(check_scalar(hdi_prob, "hdi_prob", [Interval(Real, 0, 1, closed="neither")]))
 
 
 def normal_hdi(mean: Any, sd: Any, hdi_prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:

@@ -1,12 +1,12 @@
 """Declared fitted state: what a model file may hold, checked at load as parameters are checked at fit.
 
 A registered class declares its fitted attributes in a class attribute, in the
-vocabulary of :mod:`kppca._param_validation` (``Interval``, ``Options``, types,
+vocabulary of :mod:`kppca._param_validation` (``Interval``, ``StrOptions``, types,
 ``None``, ``"boolean"``, ``"device"``, ...) plus the specs below::
 
     _fitted_constraints = {
-        "n_components_": [Interval("int", 1, None, closed="left")],
-        "sigma2_": [Interval("real", 0, None, closed="neither")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
+        "sigma2_": [Interval(Real, 0, None, closed="neither")],
         "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "feature_names_in_": [ArraySpec(ndim=1), OPTIONAL],
     }
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Constraint, Interval, make_constraint
+from .._param_validation import Constraint, Integral, Interval, make_constraint
 
 #: In a constraint list: the attribute may be absent from the state.
 OPTIONAL = "optional"
@@ -301,7 +301,7 @@ class FloatDtype(Constraint):
 ESTIMATOR_STATE: dict[str, list[Any]] = {
     "_dtype": [FloatDtype()],
     "_device": ["device"],
-    "n_features_in_": [Interval("int", 1, None, closed="left")],
+    "n_features_in_": [Interval(Integral, 1, None, closed="left")],
     "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
 }
 

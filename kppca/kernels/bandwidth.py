@@ -16,10 +16,9 @@ width (recorded in the estimator's fitted ``kernel_``). The rules:
     is deterministic and costs at most 2,000^2 / 2 distances).
 
 On Gaussian data the median distance is about ``sqrt(2 D Var)``, twice the "scale"
-width. The defaults were chosen on held-out error (``benchmarks/kernel_width_rules.py``):
-for the RBF kernel "scale" won on MNIST digits, two moons and a sine regression; for the
-Laplacian kernel the median L1 distance sits in the flat optimum (MNIST error 5.6 %,
-5.1 % at half of it, 6.3 % at twice it).
+width. The defaults were chosen on held-out error: for the RBF kernel "scale" (lower
+error on digits, two moons and a regression); for the Laplacian kernel the median L1
+distance, which sits in the flat optimum of the error against the width.
 
 Both are computed in a scaled form (the data divided by a power of two), so data near
 the over- or underflow limits of the dtype give the same width as moderate data.

@@ -27,6 +27,7 @@ import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator
 
+from .._param_validation import check_sequence, validate_parameter_constraints
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 
 
@@ -56,14 +57,23 @@ class Kernel(BaseEstimator):
         """
         return None
 
+    #: What each hyper-parameter may be, in the package's one vocabulary (:mod:`kppca._param_validation`),
+    #: with optional advice per parameter; checked on use by :meth:`_check_params`.
+    _parameter_constraints: dict[str, list[Any]] = {}
+    _parameter_hints: dict[str, str] = {}
+
     def _check_params(self) -> None:
-        """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one.
+        """Validate the hyper-parameters against ``_parameter_constraints``; raise naming the bad one.
 
         Called by :meth:`gram`, :meth:`__call__` and :meth:`diag` of every kernel
         (the parameters may have changed through ``set_params`` since ``__init__``).
         A parameter still to be resolved from data (a rule such as ``"median"``) is valid
-        here; evaluating the kernel then raises (see :meth:`resolve`).
+        here; evaluating the kernel then raises (see :meth:`resolve`). Subclasses extend it
+        only for what a constraint cannot say (a relation between parameters, parts' own checks).
         """
+        if self._parameter_constraints:
+            validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
+                                           type(self).__name__, self._parameter_hints)
 
     @property
     def is_resolved(self) -> bool:
@@ -174,9 +184,8 @@ class CallableKernel(Kernel):
     def __init__(self, fn: Callable[[torch.Tensor, torch.Tensor], ArrayLike]):
         self.fn = fn
 
-    def _check_params(self) -> None:
-        if not callable(self.fn):
-            raise TypeError(f"kernel must be a Kernel or a callable fn(X, Y), got {type(self.fn).__name__}.")
+    _parameter_constraints = {"fn": [callable]}
+    _parameter_hints = {"fn": "A kernel must be a Kernel or a callable fn(X, Y) returning the (n, m) Gram matrix."}
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         self._check_params()
@@ -216,11 +225,7 @@ class _Composite(Kernel):
         self.kernels = kernels
 
     def _check_params(self) -> None:
-        if not isinstance(self.kernels, (list, tuple)) or len(self.kernels) < 1:
-            raise ValueError(f"{type(self).__name__} needs a non-empty list of kernels, got {self.kernels!r}.")
-        for i, k in enumerate(self.kernels):
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{type(self).__name__}: kernels[{i}] must be a Kernel, got {type(k).__name__}.")
+        for k in check_sequence(self.kernels, f"{type(self).__name__}: kernels", [Kernel]):
             k._check_params()
 
     @property

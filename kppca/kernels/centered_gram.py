@@ -30,13 +30,11 @@ from .._linalg import (
     cholesky_in_place,
     cholesky_solve,
     eigh_descending,
-    full_spectrum,
     map_row_blocks,
     matrix_scale,
-    numerical_rank_by_cholesky,
-    partial_spectrum,
     pivoted_cholesky,
     rank_tolerance,
+    solve_spectrum,
 )
 from .base import Kernel
 from .centering import KernelCenterer
@@ -242,19 +240,10 @@ class CenteredGram:
             # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
             self.structural_rank
         K_c = self.matrix  # first: its scale check refuses non-finite data with a clear message
-        rank = self.structural_rank
+        spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
+                              rank=self.structural_rank, scale=self.scale, random_state=random_state)
         if solver == "dense":
-            spec = full_spectrum(K_c, what=f"centered {self.what}", max_rank=max_rank, scale=self.scale, rank=rank)
             self._eigen = (spec.values, spec.vectors)
-        else:
-            if rank is None:
-                def rank(tol: float) -> int:
-                    # no structure: pivots of a pivoted Cholesky of K_c, O(N r^2)
-                    return numerical_rank_by_cholesky(K_c, max_rank, tol)
-            rng = np.random.default_rng(0) if random_state is None else random_state
-            spec = partial_spectrum(
-                K_c, int(k), rank=rank, random_state=rng, what=f"centered {self.what}", scale=self.scale
-            )
         self._rank, self._tolerance_value = spec.rank, spec.tolerance
         return spec
 

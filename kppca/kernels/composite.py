@@ -34,11 +34,10 @@ class ColumnKernel(Kernel):
         self.base = base
         self.columns = columns
 
+    _parameter_constraints = {"base": [Kernel], "columns": [slice, list, tuple, range]}
+
     def _check_params(self) -> None:
-        if not isinstance(self.base, Kernel):
-            raise TypeError(f"base must be a Kernel, got {type(self.base).__name__}.")
-        if not isinstance(self.columns, (slice, list, tuple, range)):
-            raise TypeError(f"columns must be a slice or a list of column indices, got {type(self.columns).__name__}.")
+        super()._check_params()
         self.base._check_params()
 
     @property

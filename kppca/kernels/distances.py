@@ -76,7 +76,9 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
     Xc = X - c
     Yc = Xc if same else Y - c
-    m = max(float(Xc.abs().amax()) if Xc.numel() else 0.0, float(Yc.abs().amax()) if Yc.numel() else 0.0)
+    # the scale is a number, not part of a graph: detached (no "requires_grad to a scalar" warning)
+    m = max(float(Xc.detach().abs().amax()) if Xc.numel() else 0.0,
+            float(Yc.detach().abs().amax()) if Yc.numel() else 0.0)
     s = 1.0
     Xs, Ys = X, Y
     if _needs_scaling(m, X.dtype, X.shape[1], 2):

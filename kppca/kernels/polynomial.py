@@ -9,12 +9,12 @@ next to each other and :mod:`kppca.features` only imports :mod:`kppca.kernels`.
 from __future__ import annotations
 
 import math
-import numbers
 from itertools import combinations_with_replacement
 
 import torch
 
-from .._validation import check_positive
+
+from .._param_validation import Integral, Interval, Real, check_scalar
 from .base import MAX_EXPLICIT_FEATURES, Kernel
 
 __all__ = ["Polynomial", "check_polynomial_params", "monomial_map", "apply_monomial_map", "n_monomials"]
@@ -31,11 +31,8 @@ def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
     ``coef0^degree`` (the kernel at ``x . y = 0``) must be a finite float64: beyond that
     every value of the kernel overflows whatever the data, so the parameters are refused.
     """
-    degree = int(check_positive(degree, "degree", integer=True))
-    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real):
-        raise TypeError(f"coef0 must be a real number, got {coef0!r}.")
-    if not coef0 >= 0 or coef0 == float("inf"):  # `not >=` also catches NaN
-        raise ValueError(f"coef0 must be >= 0 (and finite) for a positive semi-definite kernel, got {coef0}.")
+    degree = int(check_scalar(degree, "degree", [Interval(Integral, 0, None, closed="neither")]))
+    coef0 = float(check_scalar(coef0, "coef0 (>= 0: a positive semi-definite kernel)", [Interval(Real, 0, None)]))
     if coef0 > 0 and degree * math.log(coef0) >= _LOG_FLOAT64_MAX:
         raise ValueError(
             f"coef0**degree = {coef0}**{degree} overflows float64, so would every kernel value; lower coef0 "

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Interval, check_scalar
+from .._param_validation import Integral, Interval, check_scalar
 from .._validation import ArrayLike, _seed_from, as_tensor, check_random_state, torch_generator
 from .digit_features import digit_features
 from .frechet import frechet_feature_distance, gaussian_statistics
@@ -143,7 +143,7 @@ def mmd_test(
     mmd2, p_value, bandwidth : float
         ``p = (1 + #{perm >= observed}) / (1 + n_permutations)``.
     """
-    n_permutations = int(check_scalar(n_permutations, "n_permutations", [Interval("int", 1, None, closed="left")]))
+    n_permutations = int(check_scalar(n_permutations, "n_permutations", [Interval(Integral, 1, None, closed="left")]))
     Xt = as_tensor(X, "X")
     Yt = as_tensor(Y, "Y", dtype=Xt.dtype, device=Xt.device)
     if Xt.shape[1] != Yt.shape[1]:
@@ -264,7 +264,7 @@ def sample_quality(
         }
     if mmd:
         rng = np.random.default_rng(_seed_from(check_random_state(random_state)))
-        k = int(check_scalar(mmd_points, "mmd_points", [Interval("int", 2, None, closed="left")]))
+        k = int(check_scalar(mmd_points, "mmd_points", [Interval(Integral, 2, None, closed="left")]))
         iS = rng.choice(S.shape[0], min(k, S.shape[0]), replace=False)
         iR = rng.choice(R.shape[0], min(k, R.shape[0]), replace=False)
         seed = int(rng.integers(2**31))

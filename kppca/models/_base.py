@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._linalg import (
-    Spectrum,
-    block_rows,
-    full_spectrum,
-    numerical_rank_by_cholesky,
-    partial_spectrum,
-)
-from .._param_validation import Interval, Options
-from .._validation import ArrayLike, as_tensor, check_feature_names, is_numpy_like, numpy_rng
+from .._linalg import Spectrum, block_rows
+from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
+from .._validation import ArrayLike, as_tensor
 from ..base import KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 from ._spectrum import check_component_args, resolve_solver, select_components
@@ -41,18 +35,18 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
     _parameter_constraints: dict[str, list[Any]] = {
         "n_components": [
-            Interval("int", 1, None, closed="left"),
-            Interval("real_not_int", 0, 1, closed="neither"),
-            Options({"mle"}),
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"mle"}),
             None,
         ],
-        "sigma2": [Interval("real", 0, None, closed="neither"), None],
+        "sigma2": [Interval(Real, 0, None, closed="neither"), None],
         "center": ["boolean"],
-        "eigen_solver": [Options({"auto", "dense", "partial"})],
+        "eigen_solver": [StrOptions({"auto", "dense", "partial"})],
         "random_state": ["random_state"],
         "dtype": ["dtype"],
         "device": ["device"],
-        "batch_size": [Interval("int", 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
     }
     _parameter_hints: dict[str, str] = {
         "n_components": "Pass an int for a number of components, a float in (0, 1) for a fraction of explained "
@@ -75,14 +69,14 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "_dtype": [FloatDtype()],
         "_device": ["device"],
         "_numpy_fit_": ["boolean"],
-        "n_features_in_": [Interval("int", 1, None, closed="left")],
+        "n_features_in_": [Interval(Integral, 1, None, closed="left")],
         "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
-        "eigen_solver_": [Options({"dense", "partial"})],
-        "n_samples_": [Interval("int", 1, None, closed="left")],
-        "n_components_": [Interval("int", 1, None, closed="left")],
-        "rank_": [Interval("int", 1, None, closed="left")],
-        "sigma2_": [Interval("real", 0, None, closed="neither")],
-        "total_variance_": [Interval("real", 0, None, closed="left")],
+        "eigen_solver_": [StrOptions({"dense", "partial"})],
+        "n_samples_": [Interval(Integral, 1, None, closed="left")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
+        "rank_": [Interval(Integral, 1, None, closed="left")],
+        "sigma2_": [Interval(Real, 0, None, closed="neither")],
+        "total_variance_": [Interval(Real, 0, None, closed="left")],
         "eigenvalues_": [TensorSpec(shape=("n_components_",), positive=True)],
         "explained_variance_": [TensorSpec(shape=("n_components_",), positive=True)],
         "explained_variance_ratio_": [TensorSpec(shape=("n_components_",), positive=True)],
@@ -93,19 +87,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     }
 
     # ------------------------------------------------------------------ parameters
-    def _start_fit(self, X: Any) -> None:
-        """Start a fit whose data are not validated here (e.g. Dask): caches, dtype/device, metadata."""
-        self._drop_caches()
+    def _check_fit_params(self) -> None:
         check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
-        self._resolve_dtype_device(X)
-        self._numpy_fit_ = is_numpy_like(X)
-        check_feature_names(self, X, reset=True)
-
-    def _setup(self, X: ArrayLike) -> torch.Tensor:
-        """Start a fit: return ``X`` as a validated tensor (N >= 2), see :meth:`_validate_fit_input`."""
-        check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
-        Xt, _ = self._validate_fit_input(X)
-        return Xt
 
     def _block_rows(self) -> int:
         """Rows per block when new points meet the ``N`` training points (see ``batch_size``)."""
@@ -132,38 +115,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
         self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, size)
         return self.eigen_solver_
-
-    def _solve_spectrum(
-        self,
-        G: torch.Tensor,
-        *,
-        what: str,
-        max_rank: int,
-        rank: int | Callable[[float], int] | None = None,
-        scale: float = 0.0,
-        size: int | None = None,
-    ) -> Spectrum:
-        """Eigen-information of ``G`` with the solver chosen by :meth:`_resolve_solver`.
-
-        ``max_rank`` is a structural bound on the rank (``N - 1`` for a centered Gram
-        matrix, whose null vector ``1`` is exact). ``rank`` is the rank decided by
-        structure (an int, see :mod:`kppca.kernels.rank`) or, for the partial solver
-        when no structure is known, a callable ``rank(tol)`` counting it against the
-        eigenvalue tolerance ``tol``; None counts it numerically (eigenvalues, or a
-        Cholesky-based count on ``G``). ``scale`` (magnitude before centering) and
-        ``size`` (terms per entry) set that tolerance, see
-        :func:`~kppca._linalg.rank_tolerance`.
-        """
-        if self.eigen_solver_ == "dense":
-            fixed = None if rank is None or callable(rank) else int(rank)
-            return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
-        if rank is None:
-            def rank(tol: float) -> int:
-                return numerical_rank_by_cholesky(G, max_rank, tol)
-        return partial_spectrum(
-            G, int(self.n_components), rank=rank, random_state=numpy_rng(self.random_state), what=what,
-            scale=scale, size=size,
-        )
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
         """Store ``q``, ``sigma2`` and the eigenvalue summaries shared by both models."""

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
-from .._param_validation import Interval, fit_context
-from .._validation import ArrayLike, check_count, numpy_rng, torch_generator
-from ..io import OPTIONAL, TensorSpec, register
+from .._param_validation import Integral, Interval, check_scalar, fit_context
+from .._validation import ArrayLike, numpy_rng, torch_generator
+from ..io import TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
 from ..kernels.centering import KernelCenterer
@@ -152,7 +152,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
         ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously fitted model is left unchanged.
         """
-        X = self._setup(X)
+        X, _ = self._validate_fit_input(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width ("scale") from X
         N = X.shape[0]
@@ -373,7 +373,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
         """
         self._check_fitted("sample_kernel")
-        n = check_count(n, "n")
+        n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         return self._to_output(self._draw_kernel(n, torch_generator(random_state, self._device), factor))
 
     def _draw_kernel(self, n: int, generator: torch.Generator, factor: str) -> torch.Tensor:

@@ -7,9 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
-from .._param_validation import Interval, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
+from .._linalg import (
+    centered_rows,
+    check_gram_scale,
+    eigh_descending,
+    orthonormalize_columns,
+    scatter_rounding_scale,
+    solve_spectrum,
+)
+from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
+from .._validation import ArrayLike, as_tensor, check_feature_names, numpy_rng, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
@@ -96,10 +103,10 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
         "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
                                    "device": [str, None]}), OPTIONAL],
-        "_stream_stats": [Record({"count": [Interval("int", 1, None, closed="left")],
+        "_stream_stats": [Record({"count": [Interval(Integral, 1, None, closed="left")],
                                   "mean": [TensorSpec(torch.float64, ("d",))],
                                   "scatter": [TensorSpec(torch.float64, ("d", "d"))],
-                                  "max_sq_norm": [Interval("real", 0, None, closed="left")]}), OPTIONAL],
+                                  "max_sq_norm": [Interval(Real, 0, None, closed="left")]}), OPTIONAL],
     }
 
     @fit_context
@@ -120,7 +127,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         """
         if is_dask_collection(X):
             return self._fit_dask(X)
-        X = self._setup(X)
+        X, _ = self._validate_fit_input(X)
         fmap = self._fitted_feature_map(X)
         Phi = fmap.map(X)
         N, d = Phi.shape
@@ -190,7 +197,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         stats = self._current_stats()
         self._drop_caches()  # the caches belong to the previous statistics
         if stats is None:
-            X = self._setup(X)
+            X, _ = self._validate_fit_input(X)
             self._fitted_feature_map(X)
         else:
             self._check_streaming_signature()
@@ -242,17 +249,17 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         scale = scatter_rounding_scale(raw_scale, trace, N)
         d = mean.shape[0]
         max_rank = min(d, N - int(self.center))
+        solver = self._resolve_solver(d if scatter is not None else N)
+        # Lanczos only: its start vector (a numpy Generator given as random_state is drawn from only then).
+        partial = {"k": int(self.n_components), "random_state": numpy_rng(self.random_state)} if solver == "partial" \
+            else {}
         if scatter is not None:
-            self._resolve_solver(d)
-            spectrum = self._solve_spectrum(
-                scatter, what="feature scatter matrix", max_rank=max_rank, scale=scale, size=N
-            )
+            spectrum = solve_spectrum(scatter, solver, what="feature scatter matrix", max_rank=max_rank, scale=scale,
+                                      size=N, **partial)
             V = spectrum.vectors
         else:
-            self._resolve_solver(N)
-            spectrum = self._solve_spectrum(
-                Phi_c @ Phi_c.T, what="feature Gram matrix", max_rank=max_rank, scale=scale
-            )
+            spectrum = solve_spectrum(Phi_c @ Phi_c.T, solver, what="feature Gram matrix", max_rank=max_rank,
+                                      scale=scale, **partial)
             V = orthonormalize_columns(Phi_c.T @ spectrum.vectors / spectrum.values.sqrt())
         dtype = self._dtype
         spectrum.values, spectrum.vectors = spectrum.values.to(dtype), V.to(dtype)
@@ -292,7 +299,8 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             )
         if X.ndim != 2:
             raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
-        self._start_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
+        self._begin_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
+        check_feature_names(self, X, reset=True)
         self.n_features_in_ = int(X.shape[1])
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})  # whole rows per block
@@ -412,7 +420,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     def sample_features(self, n: int, random_state: Any = None) -> Any:
         """Draw ``n`` feature vectors ``phi = W h + m + zeta`` from the marginal model, shape (n, d)."""
         self._check_fitted("sample_features")
-        n = check_count(n, "n")
+        n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         return self._to_output(self._draw_features(n, torch_generator(random_state, self._device)))
 
     def _draw_features(self, n: int, generator: torch.Generator) -> torch.Tensor:

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from .._param_validation import Interval, Options, check_scalar
+from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
 from .euclidean import adam, lbfgs
 from .projected import projected_gradient
 from .result import OptimizeResult
@@ -82,12 +82,12 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
     ImportError
         For a geoopt method when geoopt is not installed (``pip install kppca[rkm]``).
     """
-    manifold = check_scalar(manifold, "manifold", [Options(["stiefel"]), None])
-    method = check_scalar(method, "method", [Options(list(METHODS[manifold]))])
-    max_iter = check_scalar(max_iter, "max_iter", [Interval("int", 0, None, closed="left")])
-    tol = check_scalar(tol, "tol", [Interval("real", 0, None, closed="left")])
+    manifold = check_scalar(manifold, "manifold", [StrOptions(["stiefel"]), None])
+    method = check_scalar(method, "method", [StrOptions(list(METHODS[manifold]))])
+    max_iter = check_scalar(max_iter, "max_iter", [Interval(Integral, 0, None, closed="left")])
+    tol = check_scalar(tol, "tol", [Interval(Real, 0, None, closed="left")])
     if lr is not None:
-        lr = check_scalar(lr, "lr", [Interval("real", 0, None, closed="neither")])
+        lr = check_scalar(lr, "lr", [Interval(Real, 0, None, closed="neither")])
     if not callable(fun):
         raise TypeError(f"fun must be a callable returning a scalar tensor, got {type(fun).__name__}.")
     desc = desc or method

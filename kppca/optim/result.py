@@ -8,13 +8,13 @@ from typing import Any
 
 import torch
 
-from .._param_validation import Interval
+from .._param_validation import Integral, Interval, Real
 from ..io import OPTIONAL, DictOf, ListOf, TensorSpec, register
 
 __all__ = ["OptimizeResult", "ProgressBar"]
 
-_REAL = Interval("real", None, None)  # finite
-_NONNEG_INT = Interval("int", 0, None, closed="left")
+_REAL = Interval(Real, None, None)  # finite
+_NONNEG_INT = Interval(Integral, 0, None, closed="left")
 
 
 @register(name="kppca.optim.OptimizeResult")
@@ -70,7 +70,7 @@ class OptimizeResult:
         "fun": [_REAL],
         "n_iter": [_NONNEG_INT],
         "converged": ["boolean"],
-        "grad_norm": [Interval("real", 0, None, closed="left")],
+        "grad_norm": [Interval(Real, 0, None, closed="left")],
         "history": [ListOf([_REAL])],
         "params": [ListOf([TensorSpec()]), None, OPTIONAL],
         "step_sizes": [ListOf([_REAL]), None, OPTIONAL],

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_count
+from .._param_validation import Integral, Interval, check_scalar
 
 __all__ = ["image_shape_for", "tile_images", "plot_image_grid", "plot_latent_traversal"]
 
@@ -76,7 +76,7 @@ def tile_images(
         raise ValueError("images is empty; nothing to plot.")
     if n_cols is None:
         n_cols = math.ceil(math.sqrt(n))
-    n_cols = min(check_count(n_cols, "n_cols"), n)
+    n_cols = min(int(check_scalar(n_cols, "n_cols", [Interval(Integral, 1, None, closed="left")])), n)
     n_rows = math.ceil(n / n_cols)
     cells = np.full((n_rows * n_cols, h + pad, w + pad), fill, dtype=np.float64)
     cells[:n, :h, :w] = A

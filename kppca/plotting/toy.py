@@ -36,9 +36,8 @@ def plot_toy_generation(
     n_components : sequence of int, default (1, 3, 10)
     bandwidth : float, default 0.5
         RBF bandwidth sigma in ``exp(-|x - y|^2 / (2 sigma^2))``. The paper says 2, but its
-        explained variances (31 %, 54 %, 92 % for q = 1, 3, 10) are closer to sigma = 0.5, i.e.
-        ``gamma = 1/(2 sigma^2) = 2``: on 50 moons (noise 0.1, seed 0) that gives 22 %, 55 %, 94 %,
-        against 67 %, 97 %, 100 % for sigma = 2; neither reproduces the paper's q = 1 value.
+        explained variances for q = 1, 3, 10 are closer to those of sigma = 0.5 (``gamma =
+        1/(2 sigma^2) = 2``) on two moons; neither reproduces the paper's q = 1 value.
     n_generated : int, default 200
     preimage : str, default "smoother"
         The paper's kernel smoother; ``preimage_options`` default to all weights

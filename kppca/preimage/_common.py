@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import torch
 
-from .._param_validation import Interval, check_scalar
-from .._validation import as_tensor, check_count, is_numpy_like, to_output
+from .._param_validation import Integral, Interval, Real, check_scalar
+from .._validation import as_tensor, is_numpy_like, to_output
 from ..kernels import RBF
 
 
@@ -62,11 +61,11 @@ def weights_and_targets(
 
 def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> int | None:
     """Validate ``n_neighbors`` against the number of training points ``n_samples``."""
+    n_neighbors = check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]
+                               + ([None] if allow_none else []))
     if n_neighbors is None:
-        if allow_none:
-            return None
-        raise ValueError("n_neighbors must be a positive integer, got None.")
-    n_neighbors = check_count(n_neighbors, "n_neighbors")
+        return None
+    n_neighbors = int(n_neighbors)
     if n_neighbors > n_samples:
         raise ValueError(
             f"n_neighbors={n_neighbors} exceeds the number of training points ({n_samples}); "
@@ -75,21 +74,12 @@ def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> 
     return n_neighbors
 
 
-def check_nonnegative(value: Any, name: str) -> float:
-    """Validate a finite real ``value >= 0``."""
-    return float(check_scalar(value, name, [Interval("real", 0, None, closed="left")]))
-
-
 def rbf_bandwidth(kernel: Any) -> float:
     """Bandwidth of an RBF kernel given as :class:`~kppca.kernels.RBF` or as a positive number."""
-    if isinstance(kernel, RBF):
-        return kernel.bandwidth
-    if isinstance(kernel, numbers.Real) and not isinstance(kernel, bool):
-        return RBF(float(kernel)).bandwidth  # RBF validates positivity
-    raise TypeError(
-        "kernel must be a kppca.kernels.RBF instance or its bandwidth (a positive float); "
-        f"got {type(kernel).__name__}. The fixed-point iteration is derived for the Gaussian kernel only."
-    )
+    kernel = check_scalar(kernel, "kernel (an RBF kernel or its bandwidth: the fixed-point iteration is derived for "
+                                  "the Gaussian kernel only)",
+                          [RBF, Interval(Real, 0, None, closed="neither")])
+    return kernel.bandwidth if isinstance(kernel, RBF) else RBF(float(kernel)).bandwidth
 
 
 def format_rows(rows: torch.Tensor, limit: int = 10) -> str:

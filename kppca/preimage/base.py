@@ -5,25 +5,24 @@ See :mod:`kppca.preimage.strategies` for the strategies and how models call them
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from .._param_validation import Interval, validate_parameter_constraints
+from .._param_validation import Integral, Interval, Real, validate_parameter_constraints
 from .context import FeaturePoints, TrainingContext
 
 __all__ = ["Preimage"]
 
-_COUNT = Interval("int", 1, None, closed="left")
-_POSITIVE = Interval("real", 0, None, closed="neither")
-_NONNEGATIVE = Interval("real", 0, None, closed="left")
+_COUNT = Interval(Integral, 1, None, closed="left")
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
 def _at_most(n_neighbors: Any, N: int) -> Any:
     """Clamp an integer ``n_neighbors`` to the training-set size (other values go to the library checks)."""
-    if isinstance(n_neighbors, numbers.Integral) and not isinstance(n_neighbors, bool) and n_neighbors > N:
+    if _COUNT.is_satisfied_by(n_neighbors) and n_neighbors > N:
         return N
     return n_neighbors
 

@@ -20,9 +20,10 @@ from typing import Any
 
 import torch
 
-from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, to_output
+from .._param_validation import Integral, Interval, Real, check_scalar
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import RBF
-from ._common import check_nonnegative, dtype_device, rbf_bandwidth
+from ._common import dtype_device, rbf_bandwidth
 from .smoother import _smooth
 
 __all__ = ["fixed_point_preimage", "dual_coefficients_to_expansion", "PreimageConvergenceWarning"]
@@ -161,9 +162,9 @@ def fixed_point_preimage(
             f"gamma has {G.shape[1]} column(s) but X_train has {X.shape[0]} training points; they must match."
         )
     kern = RBF(rbf_bandwidth(kernel))
-    max_iter = check_count(max_iter, "max_iter")
-    tol = check_nonnegative(tol, "tol")
-    denom_rtol = check_nonnegative(denom_rtol, "denom_rtol")
+    max_iter = int(check_scalar(max_iter, "max_iter", [Interval(Integral, 1, None, closed="left")]))
+    tol = float(check_scalar(tol, "tol", [Interval(Real, 0, None, closed="left")]))
+    denom_rtol = float(check_scalar(denom_rtol, "denom_rtol", [Interval(Real, 0, None, closed="left")]))
     M = G.shape[0]
 
     # rho at every training point: <psi, phi(x_i)> = (gamma K)_i.

@@ -12,7 +12,8 @@ from typing import Any
 
 import torch
 
-from .._validation import ArrayLike, as_tensor, check_positive, is_numpy_like, to_output
+from .._param_validation import Interval, Real, check_scalar
+from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import RBF
 from ..kernels.bandwidth import median_heuristic_bandwidth
 from ._common import dtype_device
@@ -56,8 +57,8 @@ class LearnedPreimage:
     """
 
     def __init__(self, bandwidth: float | None = None, alpha: float = 1e-3):
-        self.bandwidth = check_positive(bandwidth, "bandwidth", allow_none=True)
-        self.alpha = check_positive(alpha, "alpha")
+        self.bandwidth = check_scalar(bandwidth, "bandwidth", [Interval(Real, 0, None, closed="neither"), None])
+        self.alpha = check_scalar(alpha, "alpha", [Interval(Real, 0, None, closed="neither")])
 
     def fit(self, Z: ArrayLike, X: ArrayLike) -> "LearnedPreimage":
         """Fit the map on training pairs.

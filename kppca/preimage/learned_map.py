@@ -11,7 +11,7 @@ import warnings
 
 import torch
 
-from .._param_validation import Interval, Options
+from .._param_validation import Integral, Interval, StrOptions
 from ..kernels import RBF
 from .base import _COUNT, _POSITIVE, Preimage
 from .context import FeaturePoints, TrainingContext
@@ -39,9 +39,9 @@ class LearnedMapPreimage(Preimage):
     _defaults = {"n_coordinates": None, "bandwidth": None, "alpha": 0.1, "refine": 0}
     _constraints = {
         "n_coordinates": [_COUNT, None],
-        "bandwidth": [_POSITIVE, None, Options(("cv",))],
-        "alpha": [_POSITIVE, Options(("cv",))],
-        "refine": [Interval("int", 0, None, closed="left")],
+        "bandwidth": [_POSITIVE, None, StrOptions(("cv",))],
+        "alpha": [_POSITIVE, StrOptions(("cv",))],
+        "refine": [Interval(Integral, 0, None, closed="left")],
     }
 
     def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:

@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 
+from .._param_validation import Interval, Real, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import Kernel, as_kernel
-from ._common import check_n_neighbors, check_nonnegative, dtype_device, format_rows, weights_and_targets
+from ._common import check_n_neighbors, dtype_device, format_rows, weights_and_targets
 
 __all__ = ["kernel_smoother", "KernelSmoother"]
 
@@ -156,7 +157,7 @@ def kernel_smoother(
     """
     W, T, single, vector_targets, numpy_out = weights_and_targets(weights, targets, "weights")
     n_neighbors = check_n_neighbors(n_neighbors, T.shape[0], allow_none=True)
-    epsilon = check_nonnegative(epsilon, "epsilon")
+    epsilon = float(check_scalar(epsilon, "epsilon", [Interval(Real, 0, None, closed="left")]))
 
     out, bad = _smooth(W, T, n_neighbors, bool(clip_negative), epsilon)
     centered = _looks_centered(W)
@@ -222,7 +223,7 @@ class KernelSmoother:
                 f"X has {self.X_fit_.shape[0]} rows but targets has {self.targets_.shape[0]}; they must match."
             )
         check_n_neighbors(self.n_neighbors, self.X_fit_.shape[0], allow_none=True)
-        check_nonnegative(self.epsilon, "epsilon")
+        check_scalar(self.epsilon, "epsilon", [Interval(Real, 0, None, closed="left")])
         self.kernel_ = self.kernel.resolve(self.X_fit_)  # a data-derived width (RBF()) from X, once
         return self
 

@@ -26,19 +26,17 @@ the ``cache`` dict their caller passes (the learned map is fitted once per cache
     or a fraction of N, default 0.2 N): a point is penalised for being close to its
     whole neighbourhood rather than to the global mean. It needs one pass over the
     training Gram matrix (``O(N^2)`` from the dual model's kept ``K_c``, otherwise
-    ``O(N^2 D)`` kernel evaluations), once, cached. On MNIST (N = 2,000,
-    ``benchmarks/generation_quality.py``) it gives the most balanced classes at
-    high classifier confidence; small neighbourhoods (50) over-correct and lose
-    confidence. ``selection="raw"`` is the previous behaviour (the nearest points
-    in feature space for RBF kernels).
+    ``O(N^2 D)`` kernel evaluations), once, cached. On digits it gives the most
+    balanced classes at high classifier confidence; small neighbourhoods over-correct
+    and lose confidence. ``selection="raw"``: the nearest points by raw similarity
+    (in feature space for RBF kernels).
 
     The default ``selection="auto"`` is ``"local"`` for sampled points
     (``FeaturePoints.sampled``, set by the models' ``sample``) and ``"raw"`` for maps
     of given inputs or codes (``reconstruct``, ``inverse_transform``,
     ``latent_traversal``, ``kernel_preimage``). Hub corrections are in the units of
     the training similarities, so they swamp the small, uniformly shrunk similarities
-    of noisy inputs: reconstructing MNIST digits with pixel noise 0.4, the share
-    that keeps its class drops from 68 % (raw) to 60 % (centered) and 34 % (local).
+    of noisy inputs: reconstructions of noisy digits then keep their class less often.
 ``KNNPreimage``
     Mean of the nearest training points in feature space (exact distances).
 ``FixedPointPreimage``
@@ -61,7 +59,7 @@ import numpy as np
 import torch
 
 from .._linalg import block_rows as default_block_rows
-from .._param_validation import Interval, Options
+from .._param_validation import Interval, Real, StrOptions
 from .._validation import as_tensor
 from ..kernels import RBF
 from ._common import check_n_neighbors
@@ -99,7 +97,7 @@ class KNNPreimage(Preimage):
 
     name = "knn"
     _defaults = {"n_neighbors": 5, "weighting": "distance"}
-    _constraints = {"n_neighbors": [_COUNT], "weighting": [Options(("uniform", "distance"))]}
+    _constraints = {"n_neighbors": [_COUNT], "weighting": [StrOptions(("uniform", "distance"))]}
 
     def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
         D2 = context.sq_distances(points.k_c, points.alpha)
@@ -132,9 +130,9 @@ class SmootherPreimage(Preimage):
     }
     _constraints = {
         "n_neighbors": [_COUNT, None],
-        "selection": [Options(SELECTIONS)],
-        "hub_neighbors": [_COUNT, Interval("real", 0, 1, closed="neither")],
-        "estimate": [Options(ROW_MEAN_ESTIMATES), Interval("real", None, None), np.ndarray, torch.Tensor, list],
+        "selection": [StrOptions(SELECTIONS)],
+        "hub_neighbors": [_COUNT, Interval(Real, 0, 1, closed="neither")],
+        "estimate": [StrOptions(ROW_MEAN_ESTIMATES), Interval(Real, None, None), np.ndarray, torch.Tensor, list],
         "clip_negative": ["boolean"],
         "epsilon": [_NONNEGATIVE],
     }
@@ -222,7 +220,7 @@ class FixedPointPreimage(Preimage):
     name = "fixed-point"
     _defaults = {"init": "smoother", "max_iter": 100, "tol": 1e-6}
     _constraints = {
-        "init": [Options(("best", "smoother")), np.ndarray, torch.Tensor, list],
+        "init": [StrOptions(("best", "smoother")), np.ndarray, torch.Tensor, list],
         "max_iter": [_COUNT],
         "tol": [_NONNEGATIVE],
     }
@@ -243,8 +241,8 @@ class FixedPointPreimage(Preimage):
         )
 
 
-#: Smoother options of the default pre-image for sampled points (``benchmarks/generation_defaults.py``):
-#: fewer neighbours and a more local hub correction than the smoother's own defaults.
+#: Smoother options of the default pre-image for sampled points: fewer neighbours and a more local hub
+#: correction than the smoother's own defaults (closer samples to real digits).
 SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
 
 
@@ -253,9 +251,8 @@ class AutoPreimage(Preimage):
 
     Sampled points (``FeaturePoints.sampled``, set by the models' ``sample``) go to
     :class:`SmootherPreimage` over fewer, hub-corrected neighbours
-    (:data:`SAMPLE_SMOOTHER_OPTIONS`): under the constraints of
-    ``benchmarks/generation_defaults.py`` (classifier confidence >= 0.95, balanced
-    classes, novelty) it gives the samples closest to real digits. Maps of given
+    (:data:`SAMPLE_SMOOTHER_OPTIONS`): under constraints of classifier confidence,
+    balanced classes and novelty it gives the samples closest to real digits. Maps of given
     inputs or codes (``reconstruct``, ``inverse_transform``, ``latent_traversal``,
     ``kernel_preimage``) go to :class:`LearnedMapPreimage` with bandwidth and ridge
     chosen by leave-one-out error: not confined to weighted means of training
@@ -264,9 +261,9 @@ class AutoPreimage(Preimage):
 
     It accepts the options of both: smoother options configure the smoother, and
     passing one of them (and no learned-map option) selects the smoother for maps
-    too, so ``reconstruct(X, n_neighbors=5)`` means what it meant when the
-    smoother was the default (with the smoother's own defaults for the other
-    options; :data:`SAMPLE_SMOOTHER_OPTIONS` apply to sampled points only).
+    too, so ``reconstruct(X, n_neighbors=5)`` is the smoother over 5 neighbours (with
+    the smoother's own defaults for the other options; :data:`SAMPLE_SMOOTHER_OPTIONS`
+    apply to sampled points only).
     """
 
     name = "auto"
@@ -305,7 +302,7 @@ _STRATEGIES: dict[str, type[Preimage]] = {
 #: The pre-image methods accepted by ``preimage=``.
 PREIMAGE_METHODS: tuple[str, ...] = tuple(_STRATEGIES)
 
-#: The default pre-image method (chosen with ``benchmarks/generation_defaults.py``).
+#: The default pre-image method.
 DEFAULT_PREIMAGE = "auto"
 
 #: Options of each method and their defaults (pass them as keywords, e.g. ``n_neighbors=10``).

@@ -5,11 +5,12 @@ The optimisers (Stiefel manifold, L-BFGS) live in :mod:`kppca.optim`; geoopt (``
 is imported only when ``solver="stiefel"`` (or ``optimizer="geoopt"``) is used.
 """
 
+from .deep import DeepLSSVMClassifier, DeepRKM, DeepRKMClassifier, KPCALevel, LSSVMLevel
+from .ensemble import SubsetEnsembleClassifier
 from .forecasting import NARForecaster, lag_windows, plot_forecasts
-from .multiview import MultiViewKPCA
-
-from .deep import DeepRKM, DeepRKMClassifier, KPCALevel, LSSVMLevel
+from .kernel_pmf import KernelPMF
 from .lssvm import LSSVMClassifier, LSSVMRegressor, solve_lssvm_dual, solve_lssvm_primal
+from .multiview import MultiViewKPCA
 from .shallow import KernelPCARKM, SVDResult, matrix_svd_rkm
 
 __all__ = [
@@ -26,20 +27,12 @@ __all__ = [
     "KernelPCARKM",
     "matrix_svd_rkm",
     "SVDResult",
-    # deep RKMs (section 3)
+    # deep RKMs (section 3) and the rest of the deep RKM paper
     "DeepRKM",
     "LSSVMLevel",
     "KPCALevel",
     "DeepRKMClassifier",
+    "KernelPMF",
+    "DeepLSSVMClassifier",
+    "SubsetEnsembleClassifier",
 ]
-
-# --- issue 19: the rest of the deep RKM paper ---
-from .kernel_pmf import KernelPMF
-
-__all__ += ["KernelPMF"]
-from .deep_lssvm_classifier import DeepLSSVMClassifier
-
-__all__ += ["DeepLSSVMClassifier"]
-from .ensemble import SubsetEnsembleClassifier
-
-__all__ += ["SubsetEnsembleClassifier"]

@@ -22,7 +22,7 @@ import torch
 from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
-from .._param_validation import Interval, Options, fit_context
+from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
@@ -157,7 +157,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         "holdout_indices_": [ArraySpec("iu", ndim=1)],
         "coef_": [TensorSpec(shape=(None, "n_outputs"))],
         "intercept_": [TensorSpec(shape=("n_outputs",))],
-        "ridge_": [Interval("real", 0, None, closed="neither"), None],
+        "ridge_": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def _check_fitted_state(self) -> str | None:
@@ -174,10 +174,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         return None
 
     _parameter_constraints = {
-        "subset_size": [Interval("int", 2, None, closed="left")],
-        "validation_fraction": [Interval("real", 0, 1, closed="neither")],
-        "ridge": [Interval("real", 0, None, closed="neither"), Options({"loo"})],
-        "noise": [Interval("real", 0, None, closed="neither"), None],
+        "subset_size": [Interval(Integral, 2, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "ridge": [Interval(Real, 0, None, closed="neither"), StrOptions({"loo"})],
+        "noise": [Interval(Real, 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
         **RUNTIME_CONSTRAINTS,
@@ -194,7 +194,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     # ------------------------------------------------------------------ pieces
     def _template(self) -> Any:
         if self.estimator is None:
-            from .deep_lssvm_classifier import DeepLSSVMClassifier
+            from .deep import DeepLSSVMClassifier
 
             return DeepLSSVMClassifier()
         if not hasattr(self.estimator, "decision_function") or not hasattr(self.estimator, "fit"):

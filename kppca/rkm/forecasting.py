@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Interval, Options, check_scalar, fit_context
+from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar, fit_context
 from .._linalg import rounding_tolerance
-from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, precision_advice, to_output
+from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, to_output
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register
@@ -43,8 +43,7 @@ def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
     y : ndarray or Tensor of shape (n_series * (T - p - 1),)
         ``series[l + 1]``.
     """
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0:
-        raise ValueError(f"p must be a non-negative int (the lag order), got {p!r}.")
+    p = int(check_scalar(p, "p (the lag order)", [Interval(Integral, 0, None, closed="left")]))
     numpy_out = is_numpy_like(series)
     dtype = series.dtype if isinstance(series, torch.Tensor) and series.is_floating_point() else None
     S = as_tensor(series, "series", ndim=(1, 2), dtype=dtype, device=series.device if isinstance(series, torch.Tensor) else None)
@@ -137,19 +136,19 @@ class NARForecaster(KernelEstimator):
         "_dtype": ESTIMATOR_STATE["_dtype"],
         "_device": ESTIMATOR_STATE["_device"],
         "_numpy_fit_": ["boolean"],
-        "mean_": [Interval("real", None, None)],
-        "scale_": [Interval("real", 0, None, closed="neither")],
+        "mean_": [Interval(Real, None, None)],
+        "scale_": [Interval(Real, 0, None, closed="neither")],
         "model_": [MultiViewKPCA],
-        "form_": [Options({"primal", "dual"})],
+        "form_": [StrOptions({"primal", "dual"})],
         "last_window_": [TensorSpec(ndim=2)],
-        "n_lags_": [Interval("int", 1, None, closed="left")],
-        "n_features_in_": [Interval("int", 1, None, closed="left")],
-        "training_range_": [TupleOf([Interval("real", None, None)], [Interval("real", None, None)])],
+        "n_lags_": [Interval(Integral, 1, None, closed="left")],
+        "n_features_in_": [Interval(Integral, 1, None, closed="left")],
+        "training_range_": [TupleOf([Interval(Real, None, None)], [Interval(Real, None, None)])],
     }
 
     _parameter_constraints = {
-        "lags": [Interval("int", 0, None, closed="left")],
-        "n_components": [Interval("int", 1, None, closed="left")],
+        "lags": [Interval(Integral, 0, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernel_x": [object, None],
         "kernel_y": [object, None],
         **SOLVER_CONSTRAINTS,
@@ -196,9 +195,7 @@ class NARForecaster(KernelEstimator):
     @fit_context
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
-        self._drop_caches()
-        self._resolve_dtype_device(series)
-        self._numpy_fit_ = is_numpy_like(series)
+        self._begin_fit(series)
         S = as_tensor(series, "series", ndim=(1, 2), dtype=self._dtype, device=self._device)
         S = S[None] if S.ndim == 1 else S
         p = int(self.lags)
@@ -252,7 +249,7 @@ class NARForecaster(KernelEstimator):
         ndarray or Tensor of shape (n_steps,) for one series, (m, n_steps) for several
         """
         self._check_fitted("forecast")
-        n_steps = check_count(n_steps, "n_steps")
+        n_steps = int(check_scalar(n_steps, "n_steps", [Interval(Integral, 1, None, closed="left")]))
         check_scalar(standardized, "standardized", ["boolean"])
         p = self.n_lags_
         H = self.model_.hidden_features_

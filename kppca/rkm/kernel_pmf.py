@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 
-from .._param_validation import Interval, Options, fit_context
+from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
@@ -126,10 +126,10 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
         "kernel_": [Kernel, callable],
-        "solver_": [Options({"dual", "primal"})],
+        "solver_": [StrOptions({"dual", "primal"})],
         "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
         "probabilities_": [TensorSpec(shape=("n",), nonnegative=True)],
-        "log_eta_": [Interval("real", None, None)],
+        "log_eta_": [Interval(Real, None, None)],
         "coef_": [TensorSpec(shape=("f",)), OPTIONAL],  # primal solver
         "classes_": [ArraySpec(ndim=1), OPTIONAL],  # with labels only
         "y_codes_": [TensorSpec("int", ("n",)), OPTIONAL],
@@ -150,7 +150,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
 
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
-        "solver": [Options({"dual", "primal"})],
+        "solver": [StrOptions({"dual", "primal"})],
         **DEVICE_CONSTRAINTS,
     }
 

@@ -20,7 +20,7 @@ import torch
 from scipy.optimize import minimize_scalar
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
-from .._param_validation import Interval, Options, fit_context
+from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
@@ -58,7 +58,7 @@ class _LSSVMBase(KernelEstimator):
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
-        "solver_": [Options({"primal", "dual"})],
+        "solver_": [StrOptions({"primal", "dual"})],
         "feature_map_": [FeatureMap, None],
         "kernel_": [Kernel, callable],
         "coef_": [TensorSpec(shape=("f", "p")), OPTIONAL],  # primal solver
@@ -71,9 +71,9 @@ class _LSSVMBase(KernelEstimator):
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
         "feature_map": [FeatureMap, None],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "eta": [Interval("real", 0, None, closed="neither")],
-        "solver": [Options({"auto", "dual", "primal"})],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions({"auto", "dual", "primal"})],
         **DEVICE_CONSTRAINTS,
     }
     _parameter_hints = {
@@ -252,12 +252,12 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         Calibration temperature of :meth:`predict_proba`.
     """
 
-    _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [Options({"ova", "code"})]}
+    _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [StrOptions({"ova", "code"})]}
     _fitted_constraints = {
         **_LSSVMBase._fitted_constraints,
         "classes_": [ArraySpec(shape=("c",))],
         "codebook_": [TensorSpec(shape=("c", "p"))],  # one code per class
-        "temperature_": [Interval("real", 0, None, closed="neither")],
+        "temperature_": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(

@@ -23,11 +23,11 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from .._linalg import flip_signs, rank_tolerance
-from .._param_validation import Interval, Options, fit_context
-from .._validation import as_tensor, precision_advice, check_feature_names, is_numpy_like, numpy_rng, torch_generator
+from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
+from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
-from ._gram import resolve_kernel, top_spectrum
+from ._gram import check_rank, resolve_kernel, top_spectrum
 from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
@@ -44,13 +44,13 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
 #: Constraints of the solver parameters (primal/dual form, eigen or Stiefel solve), shared by the
 #: models built on :class:`MultiViewKPCA` (spread with ``**``).
 SOLVER_CONSTRAINTS: dict[str, list[Any]] = {
-    "form": [Options(("auto", "primal", "dual"))],
-    "solver": [Options(("eig", "stiefel"))],
+    "form": [StrOptions(("auto", "primal", "dual"))],
+    "solver": [StrOptions(("eig", "stiefel"))],
     "rotate": ["boolean"],
     "rescale": ["boolean"],
-    "stiefel_method": [Options(STIEFEL_METHODS)],
-    "max_iter": [Interval("int", 1, None, closed="left")],
-    "tol": [Interval("real", 0, None, closed="left")],
+    "stiefel_method": [StrOptions(STIEFEL_METHODS)],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
 }
 
 
@@ -138,23 +138,23 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "_numpy_fit_": ["boolean"],
         "solver_result_": [OptimizeResult, None],
         "_gamma_diagonal": ["boolean"],
-        "form_": [Options({"primal", "dual"})],
-        "n_views_": [Interval("int", 1, None, closed="left")],
-        "n_samples_": [Interval("int", 1, None, closed="left")],
-        "n_features_in_": [Interval("int", 1, None, closed="left"), OPTIONAL],  # single-view input only
+        "form_": [StrOptions({"primal", "dual"})],
+        "n_views_": [Interval(Integral, 1, None, closed="left")],
+        "n_samples_": [Interval(Integral, 1, None, closed="left")],
+        "n_features_in_": [Interval(Integral, 1, None, closed="left"), OPTIONAL],  # single-view input only
         "views_": [ListOf([FittedView], length="n_views_")],
         "_single_view_input_": ["boolean"],
-        "n_iter_": [Interval("int", 1, None, closed="left")],
-        "view_widths_": [ListOf([Interval("int", 1, None, closed="left")], length="n_views_")],
+        "n_iter_": [Interval(Integral, 1, None, closed="left")],
+        "view_widths_": [ListOf([Interval(Integral, 1, None, closed="left")], length="n_views_")],
         "hidden_features_": [TensorSpec(shape=("n_samples_", "n_components_"))],
         "Gamma_": [TensorSpec(shape=("n_components_", "n_components_"))],
         "eigenvalues_": [TensorSpec(shape=("n_components_",))],
-        "n_components_": [Interval("int", 1, None, closed="left")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
         "U_": [ListOf([TensorSpec(shape=(None, "n_components_")), None], length="n_views_")],
     }
 
     _parameter_constraints = {
-        "n_components": [Interval("int", 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernels": [list, tuple, None],
         "feature_maps": [list, tuple, None],
         **SOLVER_CONSTRAINTS,
@@ -209,9 +209,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         if any(v is None for v in items):
             raise ValueError("views passed to fit must all be given (no None): every view is needed for training.")
         first = items[0]
-        self._drop_caches()
-        self._resolve_dtype_device(first)
-        self._numpy_fit_ = is_numpy_like(first)
+        self._begin_fit(first)
         dtype, device = self._dtype, self._device
         Xs = [as_tensor(X, f"views[{i}]", dtype=dtype, device=device, min_samples=2) for i, X in enumerate(items)]
         n = Xs[0].shape[0]
@@ -333,19 +331,8 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         # The eig route's rank check without a full eigendecomposition: at the optimum the eigenvalues of
         # Gamma' are the top-s eigenvalues of A, so one at rounding level means s exceeds the rank.
         lam = torch.linalg.eigvalsh(Gamma)
-        tol = rank_tolerance(float(lam.max()), size, A.dtype, scale)
-        rank = int((lam > tol).sum())
-        if rank == 0:
-            raise ValueError(
-                f"the {what} is numerically zero (rank 0): the data carry no variation under these kernels "
-                "(constant or duplicated rows), so no hidden feature can be extracted. Check the data."
-                + precision_advice(A.dtype)
-            )
-        if rank < s:
-            raise ValueError(
-                f"n_components={s} exceeds the numerical rank {rank} of the {what} found by the Stiefel solver: "
-                f"only {rank} directions carry variance. Use n_components <= {rank}." + precision_advice(A.dtype)
-            )
+        check_rank(lam, rank_tolerance(float(lam.max()), size, A.dtype, scale), s, what,
+                   found_by=" found by the Stiefel solver")
         if self.rotate:
             lam, O = torch.linalg.eigh(Gamma)
             lam, O = lam.flip(0), O.flip(1)

@@ -12,12 +12,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as np
 import torch
 
 from .._linalg import rank_tolerance
-from .._param_validation import Interval, Options, check_scalar
-from .._validation import check_count, check_feature_names, torch_generator
+from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
+from .._validation import check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
 from .views import check_view_input, split_views
 
@@ -129,13 +128,10 @@ class MultiViewInference:
         ndarray or Tensor of shape (m, d_target)
         """
         self._check_fitted("predict_view")
-        check_scalar(preimage, "preimage", [Options(PREIMAGE_METHODS)])
+        check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
         if n_neighbors is not None:
-            check_count(n_neighbors, "n_neighbors")
-        if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, np.integer)) \
-                or not 0 <= int(target) < self.n_views_:
-            raise ValueError(f"target must be a view index in [0, {self.n_views_ - 1}], got {target!r}.")
-        target = int(target)
+            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
         items, _ = split_views(views)
         items = list(items)
         if len(items) == self.n_views_:
@@ -215,11 +211,11 @@ class MultiViewInference:
         list of arrays (n_samples, d_v), one per view
         """
         self._check_fitted("sample")
-        n_samples = check_count(n_samples, "n_samples")
-        check_scalar(latent, "latent", [Options(("prior", "mixture"))])
-        check_scalar(scale, "scale", [Interval("real", 0, None, closed="left")])
+        n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
+        check_scalar(latent, "latent", [StrOptions(("prior", "mixture"))])
+        check_scalar(scale, "scale", [Interval(Real, 0, None, closed="left")])
         if n_neighbors is not None:
-            check_count(n_neighbors, "n_neighbors")
+            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
         gen = torch_generator(random_state, torch.device("cpu"))
         H = self.hidden_features_
         n, s = H.shape

@@ -25,12 +25,12 @@ import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
 from .._linalg import eigh_descending, rank_tolerance
-from .._param_validation import Interval, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, is_numpy_like, resolve_dtype
+from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
+from .._validation import ArrayLike, as_tensor, is_numpy_like, resolve_dtype
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import ESTIMATOR_STATE, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, KernelCenterer
-from ._gram import gram_top_spectrum, resolve_kernel
+from ._gram import resolve_kernel, top_spectrum
 
 __all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
 
@@ -75,13 +75,13 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         "hidden_features_": [TensorSpec(shape=("n", "n_components_"))],
         "eigenvalues_": [TensorSpec(shape=("n_components_",))],
         "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
-        "n_components_": [Interval("int", 1, None, closed="left")],
+        "n_components_": [Interval(Integral, 1, None, closed="left")],
     }
 
     _parameter_constraints = {
-        "n_components": [Interval("int", 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernel": [Kernel, str, callable, None],
-        "eta": [Interval("real", 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, None, closed="neither")],
         "center": ["boolean"],
         **DEVICE_CONSTRAINTS,
     }
@@ -105,7 +105,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         self.kernel_ = resolve_kernel(self.kernel, Xt)
         G = CenteredGram(self.kernel_, Xt, center=self.center, what="Gram matrix of `kernel` on X")
         s = int(self.n_components)
-        spec = gram_top_spectrum(G, s)
+        spec = top_spectrum(G, s)
         self.centerer_ = G.centerer
         G.release()  # transform needs the centering statistics and H only
         self.hidden_features_ = spec.vectors
@@ -162,7 +162,7 @@ def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any 
     """
     At = as_tensor(A, "A", dtype=resolve_dtype(dtype, like=A), device=A.device if isinstance(A, torch.Tensor) else None)
     m, n = At.shape
-    k = min(m, n) if n_components is None else check_count(n_components, "n_components")
+    k = min(m, n) if n_components is None else int(check_scalar(n_components, "n_components", [Interval(Integral, 1, None, closed="left")]))
     if k > min(m, n):
         raise ValueError(f"n_components={k} exceeds min(m, n) = {min(m, n)} for A of shape {(m, n)}.")
     B = At.new_zeros(m + n, m + n)

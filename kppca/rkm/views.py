@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from .._param_validation import Interval
+from .._param_validation import Interval, Real
 from .._validation import ArrayLike, as_tensor
 from ..io import OPTIONAL, TensorSpec, register
 from ..features import FeatureMap, FeatureMapKernel, Identity
@@ -106,7 +106,7 @@ class FittedView:
         "row_mean_hidden_": [TensorSpec(shape=("s",)), None],
         "weight_basis_": [TensorSpec(shape=("n", "s")), None],
         "weight_offset_": [TensorSpec(shape=("n",)), None],
-        "raw_scale_": [Interval("real", 0, None, closed="left"), OPTIONAL],  # dual views only
+        "raw_scale_": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # dual views only
         "inner_": [TensorSpec(shape=("s", "s"))],
     }
 

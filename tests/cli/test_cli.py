@@ -339,7 +339,7 @@ def test_help_version_and_argument_errors_do_not_import_torch(argv):
 
 
 def test_cli_names_and_ranges_are_the_librarys():
-    from kppca._param_validation import MAX_SEED, Interval, InvalidParameterError, check_scalar
+    from kppca._param_validation import MAX_SEED, Integral, Interval, InvalidParameterError, check_scalar
     from kppca.cli import types
     from kppca.models import DualPPCA
     from kppca.models.generation import DEFAULT_PREIMAGE, LATENTS, PREIMAGE_METHODS
@@ -349,10 +349,10 @@ def test_cli_names_and_ranges_are_the_librarys():
     # --n-components: the models' constraint less its non-numeric options ('mle', None)
     n_components = [c for c in DualPPCA._parameter_constraints["n_components"] if isinstance(c, Interval)]
     library = {
-        types.positive_int: [Interval("int", 1, None, closed="left")],
-        types.nonnegative_int: [Interval("int", 0, None, closed="left")],
+        types.positive_int: [Interval(Integral, 1, None, closed="left")],
+        types.nonnegative_int: [Interval(Integral, 0, None, closed="left")],
         types.positive_float: DualPPCA._parameter_constraints["sigma2"][:1],
-        types.steps: [Interval("int", 2, None, closed="left")],
+        types.steps: [Interval(Integral, 2, None, closed="left")],
         types.components: n_components,
         types.seed: ["random_state"],
     }

@@ -39,7 +39,6 @@ import scipy.sparse
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import datasets
 from sklearn.datasets import load_iris, make_low_rank_matrix
-from sklearn.decomposition import PCA
 
 from _sklearn_port import SEED, SIGMA2, SOLVERS, kpca_scores
 from kppca import PrimalPPCA

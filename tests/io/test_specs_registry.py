@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from kppca._param_validation import Interval
+from kppca._param_validation import Integral, Interval, Real
 from kppca.io import OPTIONAL, ArraySpec, DictOf, ListOf, Record, TensorSpec, TupleOf, register
 from kppca.io.registry import lookup, name_of
 from kppca.io.specs import ShapeContext, validate_state
@@ -16,7 +16,7 @@ from kppca.io.specs import ShapeContext, validate_state
 
 class _Declared:
     _fitted_constraints = {
-        "n_": [Interval("int", 1, None, closed="left")],
+        "n_": [Interval(Integral, 1, None, closed="left")],
         "W_": [TensorSpec(shape=("n_", "d"))],
         "b_": [TensorSpec(shape=("d",))],
         "names_": [ArraySpec("OU", ndim=1), OPTIONAL],
@@ -64,10 +64,10 @@ def test_containers():
     assert ListOf([TensorSpec(ndim=1)], length="k_").check([torch.zeros(1), torch.zeros(4)], context) is None
     assert "length" in ListOf([TensorSpec(ndim=1)], length="k_").check([torch.zeros(1)], context)
     assert "item 1" in ListOf([TensorSpec(ndim=1)]).check([torch.zeros(1), "x"], context)
-    assert TupleOf([str], [Interval("real", None, None)]).check(("a", 1.0), context) is None
-    assert "item 1" in TupleOf([str], [Interval("real", None, None)]).check(("a", float("inf")), context)
-    assert DictOf([Interval("real", 0, None)], [bool]).check({0.5: True}, context) is None
-    assert "entry -1" in DictOf([Interval("real", 0, None)], [bool]).check({-1: True}, context)
+    assert TupleOf([str], [Interval(Real, None, None)]).check(("a", 1.0), context) is None
+    assert "item 1" in TupleOf([str], [Interval(Real, None, None)]).check(("a", float("inf")), context)
+    assert DictOf([Interval(Real, 0, None)], [bool]).check({0.5: True}, context) is None
+    assert "entry -1" in DictOf([Interval(Real, 0, None)], [bool]).check({-1: True}, context)
     record = Record({"count": [int], "mean": [TensorSpec(ndim=1)]})
     assert record.check({"count": 2, "mean": torch.zeros(2)}, context) is None
     assert "expected a dict with the keys" in record.check({"count": 2}, context)

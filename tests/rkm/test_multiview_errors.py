@@ -43,7 +43,7 @@ def test_predict_view_with_every_view_missing(views):
     m = MultiViewKPCA(2).fit(views)
     with pytest.raises(ValueError, match="at least one known view"):
         m.predict_view([None, None], 1)
-    with pytest.raises(ValueError, match="target must be a view index"):
+    with pytest.raises(ValueError, match=r"target must be an int in the range \[0, 1\]"):
         m.predict_view([views[0], None], 2)
 
 
@@ -166,7 +166,7 @@ def test_sample_latent_and_neighbors_checked(rbf_model):
 
 
 def test_predict_view_target_bool_refused(rbf_model, views):
-    with pytest.raises(ValueError, match="target must be a view index"):
+    with pytest.raises(ValueError, match=r"target must be an int in the range \[0, 1\]"):
         rbf_model.predict_view([views[0], None], target=True)
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from kppca import DualPPCA
-from kppca.kernels import RBF
+from kppca.kernels import RBF, as_kernel
 from kppca.rkm import KernelPCARKM, matrix_svd_rkm
 
 EPS = np.finfo(np.float64).eps
@@ -79,3 +79,18 @@ def test_kpca_rkm_default_rbf_width_from_data():
     # Same as passing that width explicitly (bitwise: the same kernel object state).
     ref = KernelPCARKM(2, kernel=RBF(m.kernel_.bandwidth)).fit(X)
     assert torch.equal(m.hidden_features_, ref.hidden_features_)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_check_psd_kernel_accepts_valid_kernels_and_refuses_invalid_ones(dtype):
+    """Cauchy-Schwarz on the raw Gram matrix recovered from K_c: valid kernels (also far from unit scale) pass,
+    -||x - y|| (centred matrix PSD, kernel not) and a negative diagonal are refused."""
+    from kppca.kernels import CenteredGram, Laplacian, Linear, Polynomial
+    from kppca.rkm._gram import check_psd_kernel
+
+    X = torch.as_tensor(np.random.default_rng(0).normal(size=(40, 3)) * 1e3, dtype=dtype)
+    for kernel in (RBF(1.0), RBF(1e4), Laplacian(50.0), Linear(), Polynomial(2, 1.0), RBF(1e3) + Linear()):
+        check_psd_kernel(CenteredGram(kernel, X))
+    for bad in (lambda A, B: -torch.cdist(A, B), lambda A, B: -(A @ B.T)):
+        with pytest.raises(ValueError, match="not positive semi-definite"):
+            check_psd_kernel(CenteredGram(as_kernel(bad), X))

@@ -16,8 +16,8 @@ NAME = "sample"
 STAGES = ["load data", "fit model", "generate", "report", "write image", "write samples"]
 
 #: Default latent distribution of the command (what the models' default, "auto", picks for a DualPPCA):
-#: chosen with benchmarks/generation_defaults.py (the exact prior's digits are much further from
-#: real ones by the Fréchet feature distance, and less balanced).
+#: the exact prior's digits are much further from real ones by the Fréchet feature distance, and less
+#: balanced.
 DEFAULT_LATENT = "mixture"
 
 

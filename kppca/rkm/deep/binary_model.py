@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..._param_validation import Interval
+from ..._param_validation import Integral, Interval, Real
 from ...io import ListOf, TensorSpec, register
 
 __all__ = ["BinaryDeepModel"]
@@ -33,7 +33,7 @@ class BinaryDeepModel:
         "H": [TensorSpec(ndim=2)],
         "w": [TensorSpec(ndim=2), None],
         "b": [TensorSpec(ndim=1), None],
-        "history": [ListOf([Interval("real", None, None)])],
-        "n_iter": [Interval("int", 0, None, closed="left")],
+        "history": [ListOf([Interval(Real, None, None)])],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
         "converged": ["boolean"],
     }

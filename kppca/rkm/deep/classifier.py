@@ -39,44 +39,25 @@ import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._param_validation import Interval, Options, fit_context
+from ..._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
-from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
+from ...kernels import RBF, CenteredGram, Kernel, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
-from .._gram import resolve_kernel
+from .._gram import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
 from .binary_model import BinaryDeepModel
+from .levels import KPCALevel
 from .mlp_head import fit_mlp_model, mlp_scores
+from .stacked import StackedKPCA
 
 __all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
 
 #: Multiples of the median nearest-neighbour distance tried for the smoother width.
 DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0)
-
-
-def centered(K: torch.Tensor) -> torch.Tensor:
-    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
-    return KernelCenterer().fit_center_(K.clone())
-
-
-class _DeepKPCA:
-    """The KPCA part of the objective for one fit: the centred input Gram, the level sizes and kernels."""
-
-    def __init__(self, K0: torch.Tensor, sizes: list[int], level_kernels: list, eta: float):
-        self.K0, self.sizes, self.level_kernels, self.eta = K0, sizes, level_kernels, eta
-
-    def terms(self, H: torch.Tensor) -> torch.Tensor:
-        """``- sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j)`` for the stacked H."""
-        parts = torch.split(H, self.sizes, dim=1)
-        total = -0.5 / self.eta * (parts[0] * (self.K0 @ parts[0])).sum()
-        for j in range(1, len(parts)):
-            Kj = centered(self.level_kernels[j].gram(parts[j - 1], parts[j - 1]))
-            total = total - 0.5 / self.eta * (parts[j] * (Kj @ parts[j])).sum()
-        return total
 
 
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
@@ -91,11 +72,8 @@ def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
 
 
 def _check_sizes(n_components: Any, N: int) -> list[int]:
-    comps = [n_components] if isinstance(n_components, (int, np.integer)) else list(n_components)
-    if not comps or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1 for s in comps):
-        raise ValueError(f"n_components must be a positive int or a non-empty list of positive ints "
-                         f"[s_1, ..., s_L], got {n_components!r}.")
-    sizes = [int(s) for s in comps]
+    sizes = [int(s) for s in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
+                                            repeat=1, what="[s_1, ..., s_L]")]
     if sum(sizes) > N:
         raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
                          f"N = {N} training points; use fewer components or more points.")
@@ -103,12 +81,9 @@ def _check_sizes(n_components: Any, N: int) -> list[int]:
 
 
 def _check_grid(grid: Any) -> tuple[float, ...]:
-    values = DEFAULT_SMOOTHER_GRID if grid is None else tuple(grid)
-    ok = all(isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, bool)
-             and math.isfinite(g) and g > 0 for g in values)
-    if not values or not ok:
-        raise ValueError(f"smoother_grid must be a non-empty list of positive finite multiples of the median "
-                         f"nearest-neighbour distance (e.g. [0.5, 1.0, 2.0]), got {grid!r}.")
+    values = DEFAULT_SMOOTHER_GRID if grid is None else check_sequence(
+        grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
+        what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])")
     return tuple(float(g) for g in values)
 
 
@@ -176,33 +151,33 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         "_numpy_fit_": ["boolean"],
         "classes_": [ArraySpec(ndim=1)],
         "kernel_": [Kernel, callable],
-        "unsupervised_history_": [ListOf([Interval("real", None, None)])],
+        "unsupervised_history_": [ListOf([Interval(Real, None, None)])],
         "models_": [ListOf([BinaryDeepModel])],
-        "n_components_": [ListOf([Interval("int", 1, None, closed="left")])],
+        "n_components_": [ListOf([Interval(Integral, 1, None, closed="left")])],
         "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
         "hidden_features_": [ListOf([TensorSpec(shape=("n", None))])],
-        "n_iter_": [Interval("int", 0, None, closed="left")],
-        "smoother_scores_": [DictOf([Interval("real", 0, None, closed="neither")], [Interval("real", 0, 1)])],
-        "median_nn_distance_": [Interval("real", 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
-        "smoother_bandwidth_": [Interval("real", 0, None, closed="neither")],
+        "n_iter_": [Interval(Integral, 0, None, closed="left")],
+        "smoother_scores_": [DictOf([Interval(Real, 0, None, closed="neither")], [Interval(Real, 0, 1)])],
+        "median_nn_distance_": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
+        "smoother_bandwidth_": [Interval(Real, 0, None, closed="neither")],
         "mlp_params_": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
-        "mlp_input_scale_": [Interval("real", 0, None, closed="neither"), OPTIONAL],
+        "mlp_input_scale_": [Interval(Real, 0, None, closed="neither"), OPTIONAL],
     }
 
     _parameter_constraints = {
-        "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
+        "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
         "kernel": [Kernel, str, callable, None],
-        "level_kernel": [Kernel, Options({"rbf", "linear"})],
-        "head": [Options({"lssvm", "mlp"})],
-        "init": [Options({"kpca", "random"})],
+        "level_kernel": [Kernel, StrOptions({"rbf", "linear"})],
+        "head": [StrOptions({"lssvm", "mlp"})],
+        "init": [StrOptions({"kpca", "random"})],
         "fine_tune": ["boolean"],
-        "eta": [Interval("real", 0, None, closed="neither")],
-        "ridge": [Interval("real", 0, None, closed="neither")],
-        "max_iter": [Interval("int", 0, None, closed="left")],
-        "tol": [Interval("real", 0, None, closed="left")],
-        "optimizer": [Options({"pgd", "geoopt"})],
-        "hidden_layer_size": [Interval("int", 1, None, closed="left")],
-        "smoother_bandwidth": [Interval("real", 0, None, closed="neither"), None],
+        "eta": [Interval(Real, 0, None, closed="neither")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "optimizer": [StrOptions({"pgd", "geoopt"})],
+        "hidden_layer_size": [Interval(Integral, 1, None, closed="left")],
+        "smoother_bandwidth": [Interval(Real, 0, None, closed="neither"), None],
         "smoother_grid": [list, tuple, None],
         **RUNTIME_CONSTRAINTS,
     }
@@ -245,7 +220,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
                        tol=float(self.tol), progress=bool(self.progress), desc=desc, warn=False)
         return res.x.detach(), list(res.history), int(res.n_iter), bool(res.converged)
 
-    def _initial_H(self, kpca: _DeepKPCA, E: torch.Tensor, N: int, gen: torch.Generator) -> torch.Tensor:
+    def _initial_H(self, kpca: StackedKPCA, E: torch.Tensor, N: int, gen: torch.Generator) -> torch.Tensor:
         s = sum(kpca.sizes)
         if self.init == "random":
             return random_stiefel(N, s, generator=gen, dtype=self._dtype, device=self._device)
@@ -257,14 +232,15 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.unsupervised_history_ = hist
         return H
 
-    def _fit_lssvm_model(self, kpca: _DeepKPCA, y: torch.Tensor, H0: torch.Tensor, desc: str) -> BinaryDeepModel:
+    def _fit_lssvm_model(self, kpca: StackedKPCA, y: torch.Tensor, H0: torch.Tensor, desc: str) -> BinaryDeepModel:
         ridge, eta, s_L = float(self.ridge), float(self.eta), kpca.sizes[-1]
 
         def objective(H: torch.Tensor) -> torch.Tensor:
             return kpca.terms(H) + _ridge_head(H[:, -s_L:], y, ridge, eta)[0]
 
         if self.init == "kpca" and not self.fine_tune:
-            H, hist, n_iter, conv = H0, [float(objective(H0))], 0, True
+            with torch.no_grad():
+                H, hist, n_iter, conv = H0, [float(objective(H0))], 0, True
         else:
             H, hist, n_iter, conv = self._minimize(objective, H0, desc)
         with torch.no_grad():
@@ -282,16 +258,15 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         self.kernel_ = self._input_kernel(Xt)
         gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
                             advice="Choose kernel parameters suited to the scale of X, or rescale X.")
-        # The core's scale and PSD checks (a callable kernel may not be PSD) and level 1's principal components.
-        spec = gram.spectrum("dense")
+        # The core's scale check, a kernel that is not PSD refused (as the LS-SVM's system does), and level 1's
+        # principal components from the package's one kernel PCA solve (its rank-0 and rank messages).
         K0 = gram.matrix
-        if self.init == "kpca" and spec.vectors.shape[1] < sizes[0]:
-            raise ValueError(f"n_components[0] = {sizes[0]} exceeds the numerical rank {spec.vectors.shape[1]} of "
-                             "the centered Gram matrix of `kernel` on X (constant or duplicated rows, or a kernel "
-                             f"width far from the data's scale); use n_components[0] <= {spec.vectors.shape[1]}."
-                             + precision_advice(Xt.dtype))
-        kpca = _DeepKPCA(K0, sizes, [None] + [self._level_kernel(sizes, j, N) for j in range(1, len(sizes))],
-                         float(self.eta))
+        check_psd_kernel(gram)
+        spec = top_spectrum(gram, sizes[0])
+        eta = float(self.eta)
+        levels = [KPCALevel(sizes[0], eta, self.kernel_)] + [
+            KPCALevel(sizes[j], eta, self._level_kernel(sizes, j, N)) for j in range(1, len(sizes))]
+        kpca = StackedKPCA(levels, K0)
         gen = torch_generator(self.random_state, self._device)
         H0 = self._initial_H(kpca, spec.vectors, N, gen)
         p = len(self.classes_)

@@ -1,7 +1,7 @@
 """Deep RKM regression of the 2017 paper (§4-5): an LS-SVM level and kernel PCA levels, coupled.
 
 ``levels`` is an ordered list of level objects (:mod:`~kppca.rkm.deep.levels`) with exactly
-one output level (the :class:`LSSVMLevel`), either **first** (paper §4.2, eq. 4.18: LS-SVM on
+one output level (an LS-SVM level), either **first** (paper §4.2, eq. 4.18: LS-SVM on
 ``(x_i, y_i)``, then KPCA levels each on the previous level's hidden features) or **last**
 (§4.1, eq. 4.11: KPCA levels, then the LS-SVM on the last one's hidden features); any number
 ``>= 1`` of KPCA levels. ``levels=None`` is the paper's synthetic-example architecture.
@@ -21,7 +21,7 @@ import torch
 from sklearn.base import MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._param_validation import Interval, Options, fit_context
+from ..._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, DictOf, ListOf, TensorSpec, TupleOf, register
@@ -30,13 +30,13 @@ from . import feedforward as _feedforward  # noqa: F401 - registers solver="feed
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
 from .chain import run_chain
-from .levels import KPCALevel, Level, LSSVMLevel, check_positive_finite
+from .levels import Level, default_levels
 from .objective import OBJECTIVES, check_objective
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
 
-_REAL = Interval("real", None, None)  # finite
+_REAL = Interval(Real, None, None)  # finite
 
 
 def working_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -54,14 +54,14 @@ def working_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 #: Constraints of the parameters that build the default two-level architecture (shared by the
-#: deep RKMs built from :class:`LSSVMLevel` / :class:`KPCALevel`; spread with ``**``).
+#: deep RKMs built from :func:`~kppca.rkm.deep.levels.default_levels`; spread with ``**``).
 LEVEL_CONSTRAINTS: dict[str, list[Any]] = {
     "kernel": [Kernel, str, callable, None],
-    "n_components": [list, tuple, Interval("int", 1, None, closed="left")],
-    "ridge": [Interval("real", 0, None, closed="neither")],
-    "eta": [Interval("real", 0, None, closed="neither")],
+    "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
+    "ridge": [Interval(Real, 0, None, closed="neither")],
+    "eta": [Interval(Real, 0, None, closed="neither")],
     "eta_levels": [list, tuple],
-    "n_passes": [Interval("int", 0, None, closed="left")],
+    "n_passes": [Interval(Integral, 0, None, closed="left")],
 }
 
 
@@ -72,11 +72,10 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     Parameters
     ----------
     levels : list of Level, optional
-        The architecture, in order: exactly one :class:`LSSVMLevel`, first or last, and at
-        least one :class:`KPCALevel`. ``None``: ``[LSSVMLevel(kernel, ridge, eta),
-        KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four parameters;
-        with ``solver="feedforward"`` (KPCA levels first, paper §5.3)
-        ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
+        The architecture, in order: at least two :class:`Level` objects with exactly one output
+        level, first or last. ``None``: :func:`~kppca.rkm.deep.levels.default_levels`,
+        ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four
+        parameters.
     kernel : Kernel, str or callable, default "rbf"
         LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
         is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
@@ -178,7 +177,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
         "_single_output": ["boolean"],
-        "levels_": [ListOf([LSSVMLevel, KPCALevel])],
+        "levels_": [ListOf([Level])],
         "kernel_": [Kernel, callable],
         "prototypes_": [TensorSpec(torch.float64, ("m", "n_features_in_"))],
         "prototype_indices_": [TensorSpec("int", ("m",))],
@@ -187,9 +186,9 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         "scales_": [ListOf([TensorSpec(torch.float64, ndim=1, positive=True), None])],
         "objective_history_": [ListOf([TupleOf([str], [_REAL])])],
         "residual_history_": [ListOf([ListOf([_REAL])])],
-        "n_iter_": [Interval("int", 0, None, closed="left")],
+        "n_iter_": [Interval(Integral, 0, None, closed="left")],
         "solver_state_": [DictOf([str], [TensorSpec(torch.float64), ListOf([TensorSpec(torch.float64), "boolean"]),
-                                         _REAL, Interval("int", 0, None, closed="left"), str, None])],
+                                         _REAL, Interval(Integral, 0, None, closed="left"), str, None])],
     }
 
     _parameter_constraints = {
@@ -197,18 +196,18 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         **LEVEL_CONSTRAINTS,
         "solver": [str],
         "solver_options": [dict, None],
-        "n_prototypes": [Interval("int", 1, None, closed="left")],
-        "c_stab": [Interval("real", 0, None, closed="left")],
-        "objective": [Options(OBJECTIVES)],
-        "c0": [Interval("real", 0, None, closed="neither")],
-        "max_iter": [Interval("int", 0, None, closed="left")],
-        "tol": [Interval("real", 0, None, closed="left")],
-        "hidden_units": [Interval("int", 1, None, closed="left"), list, tuple, None],
+        "n_prototypes": [Interval(Integral, 1, None, closed="left")],
+        "c_stab": [Interval(Real, 0, None, closed="left")],
+        "objective": [StrOptions(OBJECTIVES)],
+        "c0": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "hidden_units": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
         "toeplitz": ["boolean"],
         **RUNTIME_CONSTRAINTS,
     }
     _parameter_hints = {
-        "levels": "levels is a list of LSSVMLevel and KPCALevel; a kernel goes in DeepRKM(kernel=...).",
+        "levels": "levels is a list of Level objects (kppca.rkm.deep.levels); a kernel goes in DeepRKM(kernel=...).",
     }
     _fitted_marker = "intercept_"
     _fit_call = "fit(X, y)"
@@ -223,26 +222,14 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         self._store_params(locals())
 
     # ------------------------------------------------------------------ architecture
-    def _default_levels(self) -> list[Level]:
-        comps = self.n_components
-        s = [comps] * 2 if isinstance(comps, (int, np.integer)) else list(comps)
-        if len(s) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in s):
-            raise ValueError(f"n_components must be (s2, s3), two ints >= 1, got {self.n_components!r}.")
-        etas = list(self.eta_levels)
-        if len(etas) != 2:
-            raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), got {self.eta_levels!r}.")
-        etas = [check_positive_finite(e, f"eta_levels[{i}]") for i, e in enumerate(etas)]
-        if self.solver == "feedforward":  # KPCA levels, then the regression level (paper §5.3)
-            return [KPCALevel(int(s[0]), etas[0], self.kernel), KPCALevel(int(s[1]), etas[1]),
-                    LSSVMLevel("linear", float(self.ridge), float(self.eta))]
-        return [LSSVMLevel(self.kernel, float(self.ridge), float(self.eta)),
-                KPCALevel(int(s[0]), etas[0]), KPCALevel(int(s[1]), etas[1])]
-
     def _resolve_levels(self, N: int) -> list[Level]:
-        levels = self._default_levels() if self.levels is None else list(self.levels)
-        supported = ("levels must be a list of LSSVMLevel and KPCALevel with exactly one LSSVMLevel, placed first "
-                     "(LS-SVM then KPCA levels, paper eq. 4.18) or last (KPCA levels then the LS-SVM, eq. 4.11), "
-                     "and at least one KPCALevel")
+        if self.levels is None:
+            levels = default_levels(self.kernel, self.n_components, self.ridge, self.eta, self.eta_levels,
+                                    output_last=get_solver(self.solver).output_last)
+        else:
+            levels = list(self.levels)
+        supported = ("levels must be a list of at least two Level objects (kppca.rkm.deep.levels) with exactly one "
+                     "output level (its is_output is True), placed first (paper eq. 4.18) or last (eq. 4.11)")
         bad = [type(v).__name__ for v in levels if not isinstance(v, Level)]
         if bad:
             raise ValueError(f"{supported}; got elements of type {bad}.")

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ..._param_validation import Integral, Interval, check_sequence
 from ...optim import minimize
 from .levels import Level
 from .objective import combine_terms, stabilize
@@ -68,11 +69,8 @@ DEFAULT_HIDDEN_UNITS = 20
 def _units(levels: Sequence[Level], hidden_units) -> list[int]:
     L = len(levels)
     hidden_units = DEFAULT_HIDDEN_UNITS if hidden_units is None else hidden_units
-    units = [hidden_units] * L if isinstance(hidden_units, (int, np.integer)) else list(hidden_units)
-    if len(units) != L or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1
-                                  for n in units):
-        raise ValueError(f"hidden_units must be an int >= 1 or one int >= 1 per level ({L} levels), "
-                         f"got {hidden_units!r}.")
+    units = check_sequence(hidden_units, "hidden_units", [Interval(Integral, 1, None, closed="left")], length=L,
+                           repeat=L, what=f"(one per level, {L} levels)")
     return [int(n) for n in units]
 
 
@@ -197,4 +195,5 @@ def predict_feedforward(levels: list[Level], state: dict, scales: list, intercep
     return network_forward(weights, intercept, X)[1]
 
 
-register_solver("feedforward", fit_feedforward, check=check_feedforward, predict=predict_feedforward)
+register_solver("feedforward", fit_feedforward, check=check_feedforward, predict=predict_feedforward,
+                output_last=True)

@@ -16,11 +16,10 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import torch
 
 from ..._linalg import eigh_descending
-from ..._param_validation import Interval
+from ..._param_validation import Integral, Interval, Real, check_scalar, check_sequence
 from ...io import register
 from ...kernels import CenteredGram
 from ...kernels.registry import as_kernel
@@ -31,17 +30,10 @@ from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 from .objective import stabilize
 
-__all__ = ["KPCALevel", "LSSVMLevel", "Level", "check_positive_finite", "psd_solve"]
+__all__ = ["KPCALevel", "LSSVMLevel", "Level", "default_levels", "psd_solve"]
 
-_POS_REAL = Interval("real", 0, None, closed="neither")
-
-
-def check_positive_finite(value: Any, name: str) -> float:
-    """``value`` as a float, or a ValueError naming ``name`` when it is not a positive finite real."""
-    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-    if not (ok and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite float, got {value!r}.")
-    return float(value)
+_POS_REAL = Interval(Real, 0, None, closed="neither")
+_COUNT = Interval(Integral, 1, None, closed="left")
 
 
 def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -72,7 +64,7 @@ class Level:
     def resolved(self, index: int, n_samples: int) -> Level:
         """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy); data-derived widths
         are resolved by :meth:`fit_kernel` once the level's inputs are known."""
-        check_positive_finite(self.eta, f"levels[{index}].eta")
+        check_scalar(self.eta, f"levels[{index}].eta", [_POS_REAL])
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
@@ -115,6 +107,10 @@ class Level:
     def levelwise_solve(self, M: torch.Tensor, Y: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Solve the level's stationarity equations for the fused matrix ``M``; returns ``(H, b)``."""
         raise NotImplementedError
+
+    def kpca_term(self, H: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        """``-1/(2 eta) Tr(H^T K H)`` as a differentiable scalar: the kernel PCA term of the level's objective."""
+        return -0.5 / float(self.eta) * (H * (K @ H)).sum()
 
     def levelwise_objective(self, H: torch.Tensor, K: torch.Tensor, Y: torch.Tensor) -> float:
         """The level's term of the reduced deep objective ``L``."""
@@ -176,7 +172,7 @@ class LSSVMLevel(Level):
     _fitted_constraints = {"kernel": [Kernel, str, callable], "ridge": [_POS_REAL], "eta": [_POS_REAL]}
 
     def resolved(self, index: int, n_samples: int) -> LSSVMLevel:
-        check_positive_finite(self.ridge, f"levels[{index}].ridge")
+        check_scalar(self.ridge, f"levels[{index}].ridge", [_POS_REAL])
         return super().resolved(index, n_samples)
 
     def width(self, n_outputs: int) -> int:
@@ -246,13 +242,12 @@ class KPCALevel(Level):
     kernel: Any = "linear"
 
     #: The fields as a model file holds them (a helper object, rebuilt from them alone).
-    _fitted_constraints = {"n_components": [Interval("int", 1, None, closed="left")], "eta": [_POS_REAL],
+    _fitted_constraints = {"n_components": [_COUNT], "eta": [_POS_REAL],
                            "kernel": [Kernel, str, callable]}
 
     def resolved(self, index: int, n_samples: int) -> KPCALevel:
-        s = self.n_components
-        if not (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 1 <= s <= n_samples):
-            raise ValueError(f"levels[{index}].n_components must be an int in [1, N = {n_samples}], got {s!r}.")
+        check_scalar(self.n_components, f"levels[{index}].n_components (at most N = {n_samples})",
+                     [Interval(Integral, 1, n_samples)])
         return super().resolved(index, n_samples)
 
     def width(self, n_outputs: int) -> int:
@@ -291,3 +286,21 @@ class KPCALevel(Level):
     def primal_term(self, G, H, e, lam, Y, c_stab):
         Jl = -0.5 * (e ** 2 / lam[None, :]).sum() + (H * (G @ H)).sum() / (2 * float(self.eta))
         return stabilize(Jl, c_stab)
+
+
+def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta_levels: Any, *,
+                   output_last: bool = False) -> list[Level]:
+    """The default architecture of a deep RKM from its scalar parameters.
+
+    ``n_components`` is ``(s2, s3)`` (an int ``s``: ``(s, s)``), ``eta_levels`` ``(eta2, eta3)``. The paper's
+    synthetic example ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]``; with
+    ``output_last`` (a solver that needs the output level last, e.g. the feed-forward networks of §5.3)
+    ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
+    """
+    s = check_sequence(n_components, "n_components", [_COUNT], length=2, repeat=2, what="(s2, s3)")
+    etas = check_sequence(eta_levels, "eta_levels", [_POS_REAL], length=2, what="(eta2, eta3)")
+    if output_last:
+        return [KPCALevel(int(s[0]), float(etas[0]), kernel), KPCALevel(int(s[1]), float(etas[1])),
+                LSSVMLevel("linear", float(ridge), float(eta))]
+    return [LSSVMLevel(kernel, float(ridge), float(eta)),
+            KPCALevel(int(s[0]), float(etas[0])), KPCALevel(int(s[1]), float(etas[1]))]

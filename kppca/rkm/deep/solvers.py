@@ -72,15 +72,19 @@ class DeepSolver:
     #: ``predict(levels, solver_state, scales, intercept, X) -> (M, p)`` when the solver's model is not
     #: the kernel chain (the feed-forward networks of §5.3); None: the chain.
     predict: Callable[..., torch.Tensor] | None = None
+    #: True when the solver needs the output level last: ``DeepRKM(levels=None)`` then builds
+    #: :func:`~kppca.rkm.deep.levels.default_levels` with ``output_last=True``.
+    output_last: bool = False
 
 
 SOLVERS: dict[str, DeepSolver] = {}
 
 
 def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None,
-                    predict: Callable[..., torch.Tensor] | None = None) -> None:
-    """Register ``fit`` (the ``check`` of its levels, its own ``predict``) under ``name`` for ``DeepRKM(solver=name)``."""
-    SOLVERS[name] = DeepSolver(name, fit, check, predict)
+                    predict: Callable[..., torch.Tensor] | None = None, output_last: bool = False) -> None:
+    """Register ``fit`` (the ``check`` of its levels, its own ``predict``, whether its default architecture has
+    the output level last) under ``name`` for ``DeepRKM(solver=name)``."""
+    SOLVERS[name] = DeepSolver(name, fit, check, predict, output_last)
 
 
 def get_solver(name: Any) -> DeepSolver:

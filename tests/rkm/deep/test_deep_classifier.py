@@ -167,3 +167,40 @@ def test_plot_history_draws_one_curve_per_model(fitted):
     for line, m in zip(ax.lines, fitted.models_):
         assert np.array_equal(line.get_ydata(), np.asarray(m.history))
     plt.close(fig)
+
+
+def _moons():
+    from sklearn.datasets import make_moons
+
+    return make_moons(60, noise=0.1, random_state=0)
+
+
+def test_kernel_that_is_not_psd_is_refused_as_by_the_lssvm():
+    """-||x - y|| is conditionally positive definite: its centred Gram matrix is PSD, the kernel is not."""
+    from kppca.rkm import LSSVMClassifier
+
+    X, y = _moons()
+    kernel = lambda A, B: -torch.cdist(A, B)  # noqa: E731
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        LSSVMClassifier(kernel=kernel).fit(X, y)
+    with pytest.raises(ValueError, match="not positive semi-definite.*valid \\(PSD\\) kernel"):
+        DeepRKMClassifier(kernel=kernel, max_iter=2, random_state=0).fit(X, y)
+
+
+def test_constant_kernel_gets_the_rank_zero_message():
+    """RBF(1e300) is 1 on every pair: rank 0, and no advice to use n_components <= 0."""
+    X, y = _moons()
+    with pytest.raises(ValueError, match=r"rank 0.*bandwidth") as err:
+        DeepRKMClassifier(kernel=RBF(1e300), max_iter=2, random_state=0).fit(X, y)
+    assert "<= 0" not in str(err.value)
+
+
+@pytest.mark.parametrize("kw", [{}, {"fine_tune": False}, {"head": "mlp", "n_components": (2, 2)}])
+def test_fit_leaks_no_autograd_warning(kw):
+    import warnings
+
+    X, y = _moons()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", category=__import__("sklearn.exceptions").exceptions.ConvergenceWarning)
+        DeepRKMClassifier(max_iter=3, random_state=0, **kw).fit(X, y)

@@ -103,7 +103,7 @@ def test_resolved_validates_and_copies_the_kernel():
     fitted = rbf.fit_kernel(Z).kernel
     assert isinstance(fitted, RBF) and np.isclose(fitted.bandwidth, np.sqrt(14 / 3 / 2), rtol=1e-14)
     assert rbf.levelwise_ready(1) is not None and rbf.levelwise_ready(0) is None
-    with pytest.raises(ValueError, match=r"levels\[1\].eta must be a positive finite float, got inf"):
+    with pytest.raises(ValueError, match=r"levels\[1\].eta must be a float in the range \(0, inf\), got inf"):
         KPCALevel(2, eta=float("inf")).resolved(1, 10)
     with pytest.raises(ValueError, match=r"levels\[0\].ridge"):
         LSSVMLevel(ridge=float("nan")).resolved(0, 10)
@@ -150,3 +150,31 @@ def test_a_registered_solver_plugs_in_without_editing_the_estimator():
         del SOLVERS["test-double-passes"]
     with pytest.raises(ValueError, match=r"solver must be one of \[[^\]]*'levelwise', 'primal'\], got 'test-double-passes'"):
         DeepRKM(solver="test-double-passes").fit(X, y)
+
+
+def test_default_architecture_follows_the_solvers_output_position():
+    """levels=None: LS-SVM first by default, last for a solver registered with output_last (the
+    estimator asks the registry, it names no level type)."""
+    from kppca.rkm.deep.levels import default_levels
+
+    first = default_levels(RBF(1.0), (2, 1), 0.1, 1.0, (0.5, 0.25))
+    last = default_levels(RBF(1.0), 2, 0.1, 1.0, (0.5, 0.25), output_last=True)
+    assert [lev.is_output for lev in first] == [True, False, False]
+    assert [lev.is_output for lev in last] == [False, False, True]
+    assert [lev.width(3) for lev in first] == [3, 2, 1] and [lev.width(3) for lev in last] == [2, 2, 3]
+    assert [lev.eta for lev in last] == [0.5, 0.25, 1.0] and last[2].ridge == 0.1 and last[0].kernel.bandwidth == 1.0
+    assert not SOLVERS["levelwise"].output_last and not SOLVERS["primal"].output_last
+    with pytest.raises(ValueError, match=r"n_components\[1\] must be an int in the range \[1, inf\)"):
+        default_levels("rbf", (2, 0), 0.1, 1.0, (1.0, 1.0))
+
+
+def test_estimator_builds_the_default_architecture_the_solver_asks_for():
+    from kppca.rkm.deep.levelwise import check_levelwise
+
+    register_solver("test-output-last", fit_levelwise, check=check_levelwise, output_last=True)
+    try:
+        X, y = np.linspace(-2, 2, 20)[:, None], np.sin(np.linspace(-2, 2, 20))
+        m = DeepRKM(solver="test-output-last", n_components=(2, 1), n_passes=1, random_state=0).fit(X, y)
+        assert [type(lev) for lev in m.levels_] == [KPCALevel, KPCALevel, LSSVMLevel]
+    finally:
+        SOLVERS.pop("test-output-last")

@@ -27,14 +27,14 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 
-from .._param_validation import Interval, fit_context
-from .._validation import ArrayLike
-from ..base import DEVICE_CONSTRAINTS, KernelEstimator
-from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, TupleOf, register
-from ..kernels import Kernel
-from .deep import DeepRKM, KPCALevel, LSSVMLevel, working_dtype
-from .deep.estimator import LEVEL_CONSTRAINTS
-from .lssvm import _fit_temperature, _softmax, solve_lssvm_dual
+from ..._param_validation import Interval, Real, fit_context
+from ..._validation import ArrayLike
+from ...base import DEVICE_CONSTRAINTS, KernelEstimator
+from ...io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, TupleOf, register
+from ...kernels import Kernel
+from ..lssvm import _fit_temperature, _softmax, solve_lssvm_dual
+from .estimator import LEVEL_CONSTRAINTS, DeepRKM, working_dtype
+from .levels import KPCALevel, LSSVMLevel, default_levels
 
 __all__ = ["DeepLSSVMClassifier"]
 
@@ -42,11 +42,7 @@ __all__ = ["DeepLSSVMClassifier"]
 # ---------------------------------------------------------------- adapter to DeepRKM (integration point)
 def _fit_deep_rkm(est: DeepLSSVMClassifier, Xt: torch.Tensor, Y: torch.Tensor, s2: int, s3: int,
                   eta2: float, eta3: float) -> DeepRKM:
-    """The level-wise deep RKM ``LS-SVM + KPCA + KPCA`` on ``(Xt, Y)``; the one place that knows DeepRKM.
-
-    When DeepRKM's levels move to ``kppca.rkm.deep`` (level objects, ``ridge`` instead
-    of ``lambda_``), only this function changes.
-    """
+    """The level-wise deep RKM ``LS-SVM + KPCA + KPCA`` on ``(Xt, Y)``; the one place that knows DeepRKM."""
     levels = [LSSVMLevel(est.kernel, float(est.ridge), float(est.eta)),  # (kernel, ridge, eta)
               KPCALevel(s2, eta=eta2), KPCALevel(s3, eta=eta3)]
     deep = DeepRKM(levels, n_passes=int(est.n_passes), solver="levelwise", random_state=est.random_state,
@@ -109,9 +105,9 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         "dual_coef_": [TensorSpec(torch.float64, ("n", "c"))],
         "intercept_": [TensorSpec(torch.float64, ("c",))],
         "hidden_features_": [ListOf([TensorSpec(torch.float64, ("n", None))], length=2)],
-        "objective_history_": [ListOf([TupleOf([str], [Interval("real", None, None)])])],
-        "residual_history_": [ListOf([ListOf([Interval("real", None, None)])])],
-        "temperature_": [Interval("real", 0, None, closed="neither")],
+        "objective_history_": [ListOf([TupleOf([str], [Interval(Real, None, None)])])],
+        "residual_history_": [ListOf([ListOf([Interval(Real, None, None)])])],
+        "temperature_": [Interval(Real, 0, None, closed="neither")],
     }
 
     _parameter_constraints = {**LEVEL_CONSTRAINTS, "random_state": ["random_state"], **DEVICE_CONSTRAINTS}
@@ -125,15 +121,11 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     _fit_call = "fit(X, y)"
 
     def _levels_params(self, N: int) -> tuple[int, int, float, float]:
-        comps = self.n_components
-        s = [int(comps)] * 2 if isinstance(comps, (int, np.integer)) else list(comps)
-        if len(s) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in s) or s[1] > s[0]:
-            raise ValueError(f"n_components must be (s2, s3), two ints >= 1 with s3 <= s2, got {comps!r}.")
-        etas = list(self.eta_levels)
-        if len(etas) != 2 or not all(isinstance(e, (int, float, np.integer, np.floating)) and 0 < e < np.inf
-                                     for e in etas):
-            raise ValueError(f"eta_levels must be two positive finite floats (eta2, eta3), e.g. (1e-2, 1e-2); got "
-                             f"{self.eta_levels!r}.")
+        levels = default_levels(self.kernel, self.n_components, self.ridge, self.eta, self.eta_levels)
+        s, etas = [lev.width(0) for lev in levels[1:]], [lev.eta for lev in levels[1:]]
+        if s[1] > s[0]:
+            raise ValueError(f"n_components must be (s2, s3) with s3 <= s2 (level 3's linear kernel on H2 has "
+                             f"rank s2), got {self.n_components!r}.")
         if s[0] > N:
             raise ValueError(f"n_components: s2 = {s[0]} exceeds the number of training points N = {N}.")
         return int(s[0]), int(s[1]), float(etas[0]), float(etas[1])

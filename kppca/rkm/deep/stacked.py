@@ -1,0 +1,43 @@
+"""Stacked kernel PCA levels under one orthonormality constraint (the deep RKM classifier's unsupervised part).
+
+The levels are :class:`~kppca.rkm.deep.levels.Level` objects (:class:`KPCALevel`); for the stacked
+hidden features ``H = [H_1 ... H_L]`` (N x sum s_j, ``H^T H = I``) the objective is
+
+    ``sum_j level_j.kpca_term(H_j, K_{j-1}) = - sum_j 1/(2 eta_j) Tr(H_j^T K_{j-1} H_j)``
+
+with ``K_0`` the centred Gram matrix of level 1's kernel on the inputs and ``K_{j-1}`` (j >= 2) the
+centred Gram matrix of level j's kernel on the rows of ``H_{j-1}``, so it moves with ``H`` (differentiable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from ...kernels import KernelCenterer
+from .levels import Level
+
+__all__ = ["StackedKPCA", "centered"]
+
+
+def centered(K: torch.Tensor) -> torch.Tensor:
+    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
+    return KernelCenterer().fit_center_(K.clone())
+
+
+class StackedKPCA:
+    """The deep KPCA objective of ``levels`` for one fit: the centred first Gram matrix ``K0`` (N, N) is fixed."""
+
+    def __init__(self, levels: Sequence[Level], K0: torch.Tensor):
+        self.levels, self.K0 = list(levels), K0
+        self.sizes = [lev.width(0) for lev in self.levels]
+
+    def terms(self, H: torch.Tensor) -> torch.Tensor:
+        """The objective at the stacked ``H`` (N, sum s_j); a scalar tensor with ``H``'s graph."""
+        parts = torch.split(H, self.sizes, dim=1)
+        total = self.levels[0].kpca_term(parts[0], self.K0)
+        for j in range(1, len(parts)):
+            Kj = centered(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]))
+            total = total + self.levels[j].kpca_term(parts[j], Kj)
+        return total
