@@ -162,3 +162,54 @@ def dask_stats(
         parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     (stats,) = dask.compute(parts[0])
     return stats.to(device)
+
+
+def dask_map_sample(X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, Any]:
+    """The rows an unfitted ``feature_map`` is fitted on when ``X`` is a Dask array, and their labels.
+
+    A map that chooses landmarks (it has ``pool_size``, as ``Nystroem``) gets a uniform
+    reservoir of ``pool_size()`` rows drawn from all blocks
+    (:func:`kppca.features.landmarks.reservoir`, exactly uniform) with their labels ``y``;
+    any other unfitted map the first non-empty block (labels None); a fitted map (or None
+    for the identity, fitted later) an empty sample, of which only the width is checked.
+    """
+    from .._validation import as_tensor
+
+    width = int(X.shape[1])
+    if feature_map is not None and hasattr(feature_map, "n_features_in_"):
+        return torch.empty((0, width), dtype=dtype), None
+    if feature_map is not None and hasattr(feature_map, "pool_size"):
+        from ..features.landmarks import reservoir
+
+        rows, labels, _ = reservoir(X, feature_map.pool_size(), feature_map.random_state, y)
+        if not len(rows):
+            raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+        return as_tensor(rows, "X", dtype=dtype, device=device), labels
+    # The first non-empty block (computed once more for the statistics). Blocks of unknown
+    # size (NaN, e.g. after filtering rows) are computed to see.
+    sample = None
+    for i, n in enumerate(X.chunks[0]):
+        if n == 0:
+            continue
+        sample = X.blocks[i].compute()
+        if len(sample):
+            break
+    if sample is None or not len(sample):
+        raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+    return as_tensor(sample, "X", dtype=dtype, device=device), None
+
+
+def landmark_labels(feature_map: Any, y: Any) -> Any:
+    """The labels ``y[landmark_indices_]`` of the landmarks of a map just fitted on the rows ``y`` labels, or None.
+
+    None also when ``y`` is not one label per row (then it is ignored, as any other target).
+    """
+    import numpy as np
+
+    idx = getattr(feature_map, "landmark_indices_", None)
+    if y is None or idx is None or feature_map.reference_set() is None:
+        return None
+    labels = np.asarray(y)
+    if labels.ndim != 1 or labels.shape[0] <= int(idx.max()):
+        return None
+    return labels[idx.numpy()]
