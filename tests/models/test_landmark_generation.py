@@ -113,3 +113,34 @@ def test_landmark_model_round_trips(tmp_path, data):
     loaded = kppca.load(tmp_path / "m.kppca")
     np.testing.assert_array_equal(loaded.sample(5, random_state=2, y=2), model.sample(5, random_state=2, y=2))
     np.testing.assert_array_equal(loaded.inverse_transform(np.ones((2, 3))), model.inverse_transform(np.ones((2, 3))))
+
+
+def test_local_cluster_fit_on_class_sorted_digits_covers_every_class():
+    # The bundled digits are sorted by class: the first block of 60 holds only zeros. The
+    # landmarks, drawn from all blocks on the cluster's workers, cover every class; the model
+    # equals the one fitted on the local threaded scheduler (same seed, same reservoir keys,
+    # same reduction tree: the statistics are summed in the same order).
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("dask.distributed")
+    from kppca.datasets import load_mnist
+
+    X, y = load_mnist(n_samples=600, random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    Xd, yd = da.from_array(X, chunks=(60, 784)), da.from_array(y, chunks=60)
+    assert set(y[:60]) == {0}
+
+    def make():
+        return PrimalPPCA(10, feature_map=Nystroem(RBF(5.0), n_landmarks=100, random_state=0))
+
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster, distributed.Client(cluster):
+        model = make().fit(Xd, yd)
+        S = model.sample(20, random_state=0)
+    local = make().fit(Xd, yd)
+    assert set(model.sample_classes_[model._label_index.numpy()]) == set(range(10))
+    np.testing.assert_array_equal(model.feature_map_.landmarks_.numpy(), local.feature_map_.landmarks_.numpy())
+    assert abs(model.sigma2_ - local.sigma2_) <= 1e-12 * local.sigma2_
+    assert S.shape == (20, 784) and np.isfinite(S).all()
+    np.testing.assert_array_equal(S, local.sample(20, random_state=0))
