@@ -40,7 +40,8 @@ class LandmarkContext(TrainingContext):
 
     Build it with :meth:`from_features`. ``X`` holds the landmarks, ``kernel`` the feature
     map's induced kernel, ``centerer.column_means_ = phi(L) m`` and ``grand_mean_ = |m|^2``
-    (``m`` the model's feature mean), ``diag_centered = |phi(l_j) - m|^2``.
+    (``m`` the model's feature mean), ``diag_centered = |phi(l_j) - m|^2`` and
+    ``gram_centered = (phi(L) - m)(phi(L) - m)^T``.
     """
 
     @classmethod
@@ -51,8 +52,10 @@ class LandmarkContext(TrainingContext):
         centerer = KernelCenterer(bool(center))
         centerer.column_means_ = features @ m
         centerer.grand_mean_ = m @ m
-        diag = ((features - m) ** 2).sum(1)
-        return cls(landmarks, kernel, centerer, diag)
+        centered = features - m
+        # The m x m centered Gram matrix of the landmarks is small: kept, so that training Gram
+        # rows (hub scores) are read, not recomputed through the feature map.
+        return cls(landmarks, kernel, centerer, (centered**2).sum(1), centered @ centered.T)
 
     def row_means(self, alpha: torch.Tensor) -> torch.Tensor:
         """``<m, psi> = beta^T phi(L) m`` for ``psi = phi(L)^T beta`` (``alpha`` holds ``beta``), shape (M,)."""

@@ -88,13 +88,12 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
         if not self._uses_landmarks():
             return super()._points_to_inputs(psi, strategy, candidates, sampled)
         Phi_c, C = self._landmark_features()
-        lam, V = self._full_eigen()
         k_c = (psi - self.mean_) @ Phi_c.T
         beta = psi @ C.T  # psi = phi(L)^T beta
 
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, which = self._learned_dimension(n_coordinates)
-            Vp = self.components_.T[:, :p] if which == "top" else V[:, :p]
+            Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
             return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
 
         points = FeaturePoints(k_c, beta, coordinates, candidates, sampled)
