@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "reservoir", "kmeanspp", "pool_size"]
+__all__ = ["LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "pool_size"]
 
 #: The landmark selection rules of :class:`~kppca.features.Nystroem`.
 LANDMARK_SELECTIONS: tuple[str, ...] = ("uniform", "kmeans++")
