@@ -309,12 +309,6 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         else:
             self._remember_labels(landmark_labels, ref[0].shape[0])
 
-    def _kept_landmark_labels(self) -> Any:
-        """The landmark labels of a model without inputs (to keep them through later partial_fit calls)."""
-        if "X_fit_" in self.__dict__ or "sample_classes_" not in self.__dict__:
-            return None
-        return self.sample_classes_[self._label_index.cpu().numpy()]
-
     def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
         """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
         try:

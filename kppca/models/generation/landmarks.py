@@ -46,6 +46,12 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
     def _has_training_codes(self) -> bool:
         return "X_fit_" in self.__dict__ or self._uses_landmarks()
 
+    def _kept_landmark_labels(self) -> Any:
+        """The landmark labels of a model without inputs (to keep them through later partial_fit calls)."""
+        if "X_fit_" in self.__dict__ or "sample_classes_" not in self.__dict__:
+            return None
+        return self.sample_classes_[self._label_index.cpu().numpy()]
+
     def _gen_cache(self) -> dict:
         if self._uses_landmarks():
             return GenerationMixin._gen_cache(self)
