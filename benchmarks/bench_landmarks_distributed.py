@@ -115,7 +115,7 @@ def main() -> None:
         client_fit = peak_rss_mib()
     if cluster is not None:
         cluster.close()
-    covered = len(set(model.sample_classes_[model._label_index.numpy()]))
+    covered = len(set(model.sample_classes_[model._label_index.numpy()[: model.feature_map_.landmarks_.shape[0]]]))
     t0 = time.perf_counter()
     S = model.sample(args.n_samples, random_state=args.seed + 1)
     t_sample = time.perf_counter() - t0

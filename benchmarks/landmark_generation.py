@@ -97,7 +97,7 @@ def main() -> None:
                     fmap = Nystroem(RBF(5.0), n_landmarks=m, landmark_selection=rule, random_state=seed)
                     model = PrimalPPCA(30, feature_map=fmap).fit(Xd, yd)
                     t_fit = time.perf_counter() - t0
-                    covered = len(set(model.sample_classes_[model._label_index.numpy()]))
+                    covered = len(set(model.sample_classes_[model._label_index.numpy()[: model.feature_map_.landmarks_.shape[0]]]))
                     label = f"landmarks: Dask, N = 3,000, m = {m}, {rule}"
                     fd, q = report(f"{seed} | {label}", model, judge, Xs, X_ref, args.n_samples, seed + 1, t_fit,
                                    str(covered))

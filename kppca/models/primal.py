@@ -14,7 +14,7 @@ from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
-from ._streaming import ScatterStats, dask_map_sample, dask_stats, is_dask_collection, landmark_labels
+from ._streaming import ScatterStats, dask_map_sample, dask_stats, is_dask_collection
 from .generation.landmarks import LandmarkGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
@@ -102,6 +102,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         "components_": [TensorSpec(shape=("n_components_", "d"))],
         "W_": [TensorSpec(shape=("d", "n_components_"))],
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
+        "_latent_extra": [TensorSpec(shape=(None, "n_features_in_")), OPTIONAL],  # landmark models only
         # One class index per training point, or per landmark for a model without training inputs.
         "_label_index": [TensorSpec("int", ("n_label_points",), nonnegative=True), OPTIONAL],
         "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
@@ -215,7 +216,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             X = self._setup(X)
             unfitted = self.feature_map is None or not hasattr(self.feature_map, "n_features_in_")
             fmap = self._fitted_feature_map(X)
-            labels = landmark_labels(fmap, y) if unfitted else None
+            labels = self._keep_latent_sample(fmap, X, y) if unfitted else None
         else:
             self._check_streaming_signature()
             X = self._validate_new_input(X, method="partial_fit")
@@ -237,6 +238,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         self.feature_map_ = fmap
         self._stream_params = self._streaming_signature()
         self.__dict__.pop("_stream_stats", None)  # a new model: statistics start from this data
+        self.__dict__.pop("_latent_extra", None)
         return fmap
 
     def _check_feature_scale(self, max_sq_norm: float, N: int) -> float:
@@ -297,8 +299,8 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
     def _fit_stats(self, stats: ScatterStats, landmark_labels: Any = None) -> None:
         """Fit from accumulated statistics and keep them in place of the training inputs.
 
-        ``landmark_labels`` (one per landmark of the feature map, or None) are kept for
-        class-conditional sampling; no other labels are (no inputs are kept).
+        ``landmark_labels`` (one per row of the landmarks followed by ``_latent_extra``, or None)
+        are kept for class-conditional sampling; no other labels are (no inputs are kept).
         """
         self._fit_from_stats(stats)
         self._stream_stats = stats.to_state()
@@ -307,7 +309,8 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         if landmark_labels is None or ref is None:
             self._remember_labels(None, stats.count)
         else:
-            self._remember_labels(landmark_labels, ref[0].shape[0])
+            extra = self.__dict__.get("_latent_extra")
+            self._remember_labels(landmark_labels, ref[0].shape[0] + (0 if extra is None else extra.shape[0]))
 
     def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
         """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
@@ -331,10 +334,11 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         unfitted = fmap is None or not hasattr(fmap, "n_features_in_")
         sample, pool_labels = dask_map_sample(X, fmap, y, dtype=self._dtype, device=self._device)
         fmap = self._fitted_feature_map(sample)
+        labels = self._keep_latent_sample(fmap, sample, pool_labels) if unfitted else None
         stats = dask_stats(X, fmap, dtype=self._dtype, device=self._device, center=bool(self.center))
         if stats.count < 2:
             raise ValueError(f"X has {stats.count} sample(s) while a minimum of 2 is required.")
-        self._fit_stats(stats, landmark_labels(fmap, pool_labels) if unfitted else None)
+        self._fit_stats(stats, labels)
         return self
 
     def _current_stats(self) -> ScatterStats | None:

@@ -71,6 +71,9 @@ def test_landmark_model_generates_after_fits_without_inputs(how, data):
         model = PrimalPPCA(3, feature_map=fmap).fit(da.from_array(data, chunks=(20, 4)), da.from_array(y, chunks=20))
     assert "X_fit_" not in model.__dict__
     L = model.feature_map_.landmarks_.numpy()
+    # the latent mixture's codes: the landmarks and the other rows of the sample the map was fitted on
+    n_sample = 30 if how == "partial_fit" else 60
+    assert model._latent_extra.shape == (n_sample - 24, 4) and model._training_coordinates().shape == (n_sample, 3)
     S = model.sample(8, random_state=0)
     assert S.shape == (8, 4) and np.isfinite(S).all()
     # the default latent is the mixture on the landmarks' codes (not the prior)
@@ -92,11 +95,12 @@ def test_dask_landmarks_come_from_all_blocks(data):
     model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=30, random_state=0)).fit(
         da.from_array(data, chunks=(20, 4)), y
     )
-    assert set(model.sample_classes_[model._label_index.numpy()]) == {0, 1, 2}
+    assert set(model.sample_classes_[model._label_index.numpy()[:len(model.feature_map_.landmarks_)]]) == {0, 1, 2}
     # the map is the one fitted on the reservoir of the rows (exactly uniform, see tests/features)
     from kppca.features.landmarks import reservoir
+    from kppca.models._streaming import LATENT_SAMPLE
 
-    rows, _, _ = reservoir(da.from_array(data, chunks=(20, 4)), 30, random_state=0)
+    rows, _, _ = reservoir(da.from_array(data, chunks=(20, 4)), LATENT_SAMPLE, random_state=0)
     ref = Nystroem(RBF(2.0), n_landmarks=30, random_state=0).fit(rows)
     np.testing.assert_array_equal(model.feature_map_.landmarks_.numpy(), ref.landmarks_.numpy())
     # more landmarks than the first block has rows: fine now
@@ -139,7 +143,7 @@ def test_local_cluster_fit_on_class_sorted_digits_covers_every_class():
         model = make().fit(Xd, yd)
         S = model.sample(20, random_state=0)
     local = make().fit(Xd, yd)
-    assert set(model.sample_classes_[model._label_index.numpy()]) == set(range(10))
+    assert set(model.sample_classes_[model._label_index.numpy()[:len(model.feature_map_.landmarks_)]]) == set(range(10))
     np.testing.assert_array_equal(model.feature_map_.landmarks_.numpy(), local.feature_map_.landmarks_.numpy())
     assert abs(model.sigma2_ - local.sigma2_) <= 1e-12 * local.sigma2_
     assert S.shape == (20, 784) and np.isfinite(S).all()

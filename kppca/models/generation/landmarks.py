@@ -13,8 +13,9 @@ the landmarks instead of the training points: a point ``psi`` (d,) becomes
 and the strategies of :mod:`kppca.preimage.strategies` run unchanged on a
 :class:`~kppca.preimage.landmark_context.LandmarkContext`. The latent mixture of
 ``latent="mixture"`` (the default of ``sample``) is fitted on the codes of the
-landmarks, and class-conditional sampling uses the landmarks' labels (kept by ``fit``
-when it was given ``y``). With every training point a landmark this is the in-memory
+landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
+(``_latent_extra``, :data:`kppca.models._streaming.LATENT_SAMPLE`), and class-conditional
+sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training point a landmark this is the in-memory
 model's generation, over the same points.
 """
 
@@ -25,9 +26,11 @@ from typing import Any
 import torch
 
 from ..._linalg import block_rows
+from ..._validation import numpy_rng
 from ...preimage import FeaturePoints
 from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
+from .._streaming import latent_sample
 from .base import GenerationMixin
 from .primal import PrimalGenerationMixin
 
@@ -52,6 +55,14 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
             return None
         return self.sample_classes_[self._label_index.cpu().numpy()]
 
+    def _keep_latent_sample(self, fmap: Any, rows: torch.Tensor, y: Any) -> Any:
+        """Keep ``_latent_extra`` (uniform rows besides the landmarks, for the latent mixture); return their labels."""
+        seed = self.random_state if self.random_state is not None else getattr(fmap, "random_state", None)
+        extra, labels = latent_sample(fmap, rows, y, numpy_rng(seed))
+        if extra is not None and len(extra):
+            self._latent_extra = extra
+        return labels
+
     def _gen_cache(self) -> dict:
         if self._uses_landmarks():
             return GenerationMixin._gen_cache(self)
@@ -59,7 +70,12 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
 
     def _training_coordinates(self) -> torch.Tensor:
         if self._uses_landmarks():
-            return self._principal_coordinates(self._landmark_inputs())
+            # The landmarks and the uniform rows kept with them (_latent_extra): the latent sample.
+            inputs = self._landmark_inputs()
+            extra = self.__dict__.get("_latent_extra")
+            if extra is not None:
+                inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
+            return self._principal_coordinates(inputs)
         return super()._training_coordinates()
 
     def _landmark_inputs(self) -> torch.Tensor:
@@ -102,6 +118,8 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
             Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
             return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
 
+        if candidates is not None:  # over the latent sample [landmarks; _latent_extra]: the landmarks' columns
+            candidates = candidates[:, : Phi_c.shape[0]]
         points = FeaturePoints(k_c, beta, coordinates, candidates, sampled)
         rows = block_rows(self.batch_size, Phi_c.shape[0], self._dtype)
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
