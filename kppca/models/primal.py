@@ -9,7 +9,7 @@ import torch
 
 from .._linalg import check_gram_scale, centered_rows, eigh_descending, orthonormalize_columns, scatter_rounding_scale
 from .._param_validation import Interval, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, check_count, resolve_device, torch_generator
+from .._validation import ArrayLike, check_count, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
