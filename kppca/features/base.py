@@ -76,6 +76,15 @@ class FeatureMap(BaseEstimator):
         """The kernel ``k(x, y) = <phi(x), phi(y)>`` of this (fitted) map."""
         return FeatureMapKernel(self)
 
+    def reference_set(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Reference inputs ``L`` (n_ref, D) whose features span the map's range, and ``C`` (n_ref, d) with
+        ``phi(L)^T C = I_d`` (so ``psi = phi(L)^T (C psi)`` for every feature vector); None if the map has none.
+
+        A primal model that keeps no training inputs builds its pre-images from ``L``
+        (see :mod:`kppca.models.generation.landmarks`).
+        """
+        return None
+
     def __repr__(self, N_CHAR_MAX: int = 700) -> str:
         # All constructor parameters, not only the non-default ones (scikit-learn's default).
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())

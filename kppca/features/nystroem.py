@@ -5,21 +5,26 @@ from __future__ import annotations
 import torch
 
 from .._linalg import rank_tolerance
-from .._param_validation import Integral, Interval, check_scalar
+from .._param_validation import Integral, Interval, StrOptions, check_scalar
 from .._validation import numpy_rng
-from ..io.specs import TensorSpec
+from ..io.specs import OPTIONAL, TensorSpec
 from ..kernels.base import Kernel
 from ..kernels.registry import as_kernel
 from .base import FeatureMap
+from .landmarks import LANDMARK_SELECTIONS, kmeanspp, pool_size
 
 
 class Nystroem(FeatureMap):
-    """``phi(x) = K_LL^{-1/2} k_L(x)`` for ``n_landmarks`` training points drawn at random.
+    """``phi(x) = K_LL^{-1/2} k_L(x)`` for ``n_landmarks`` landmarks chosen from the training points.
 
     ``<phi(x), phi(y)> = k_L(x)^T K_LL^+ k_L(y)`` is the Nyström approximation
     of ``k(x, y)``; it is exact on the landmarks. Null directions of ``K_LL``
     (duplicate landmarks, low-rank kernels) are dropped from the map, which is
     a pseudo-inverse square root, not a regularisation.
+
+    The landmarks are the map's *reference set* (:meth:`reference_set`): a primal model
+    fitted without keeping its training inputs (``partial_fit``, a Dask array) builds its
+    pre-images from them, with the approximate kernel ``phi(x)^T phi(z)``.
 
     Parameters
     ----------
@@ -27,6 +32,12 @@ class Nystroem(FeatureMap):
     n_landmarks : int, default 100
         At most the number of training points.
         Positive integer (checked by ``fit``).
+    landmark_selection : {"uniform", "kmeans++"}, default "uniform"
+        ``"uniform"``: a uniform random subset of the rows given to ``fit``.
+        ``"kmeans++"``: k-means++ seeding in the kernel's feature space over a uniform pool
+        of ``4 * n_landmarks`` rows (see :mod:`kppca.features.landmarks`), which spreads
+        the landmarks over the data. ``PrimalPPCA.fit`` on a Dask array draws the uniform
+        subset (or pool) from all blocks (:func:`~kppca.features.landmarks.reservoir`).
     random_state : int, numpy Generator or None
 
     Attributes
@@ -35,6 +46,8 @@ class Nystroem(FeatureMap):
         ``kernel`` resolved by :func:`kppca.kernels.as_kernel`.
     landmarks_ : Tensor of shape (n_landmarks, D)
     normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
+    landmark_indices_ : Tensor of shape (n_landmarks,), int64
+        Rows of the data given to ``fit`` that are the landmarks.
     """
 
     _fitted_constraints = {
@@ -42,16 +55,27 @@ class Nystroem(FeatureMap):
         "kernel_": [Kernel],
         "landmarks_": [TensorSpec(shape=("m", "n_features_in_"))],
         "normalization_": [TensorSpec(shape=("m", None))],
+        "landmark_indices_": [TensorSpec(torch.int64, ("m",), nonnegative=True), OPTIONAL],
     }
 
-    def __init__(self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, random_state=None):
+    def __init__(
+        self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, landmark_selection: str = "uniform",
+        random_state=None,
+    ):
         self.kernel = kernel
         self.n_landmarks = n_landmarks
+        self.landmark_selection = landmark_selection
         self.random_state = random_state
 
     def _check_params(self) -> None:
         check_scalar(self.n_landmarks, "n_landmarks", [Interval(Integral, 0, None, closed="neither")])
+        check_scalar(self.landmark_selection, "landmark_selection", [StrOptions(LANDMARK_SELECTIONS)])
         as_kernel(self.kernel)._check_params()
+
+    def pool_size(self, n_rows: int | None = None) -> int:
+        """How many uniformly drawn rows ``fit`` needs to choose its landmarks (all of them are used)."""
+        self._check_params()
+        return pool_size(int(self.n_landmarks), self.landmark_selection, n_rows)
 
     def _fit(self, X: torch.Tensor) -> None:
         n = X.shape[0]
@@ -59,8 +83,15 @@ class Nystroem(FeatureMap):
         if n_landmarks > n:
             raise ValueError(f"n_landmarks={n_landmarks} exceeds the {n} training points; lower it.")
         self.kernel_ = as_kernel(self.kernel).resolve(X)  # a data-derived width from the training set
-        idx = numpy_rng(self.random_state).choice(n, size=n_landmarks, replace=False)
-        self.landmarks_ = X[torch.as_tensor(idx, device=X.device)].clone()
+        rng = numpy_rng(self.random_state)
+        if self.landmark_selection == "uniform":
+            idx = torch.as_tensor(rng.choice(n, size=n_landmarks, replace=False), device=X.device)
+        else:
+            pool = torch.as_tensor(rng.choice(n, size=pool_size(n_landmarks, "kmeans++", n), replace=False),
+                                   device=X.device)
+            idx = pool[kmeanspp(X[pool], n_landmarks, self.kernel_, rng)]
+        self.landmark_indices_ = idx.to(torch.int64).cpu()
+        self.landmarks_ = X[idx].clone()
         K_ll = self.kernel_.gram(self.landmarks_, self.landmarks_)
         values, vectors = torch.linalg.eigh(K_ll)
         if float(values.min()) < -rank_tolerance(float(values.max()), len(values), values.dtype):
@@ -71,3 +102,13 @@ class Nystroem(FeatureMap):
     def map(self, X: torch.Tensor) -> torch.Tensor:
         landmarks = self.landmarks_.to(X.device, X.dtype)
         return self.kernel_.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)
+
+    def reference_set(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The landmarks ``L`` (n_landmarks, D) and ``C = normalization_`` (n_landmarks, d): ``phi(L)^T C = I_d``.
+
+        ``phi(L) = K_LL C = V sqrt(lam)`` on the kept eigenpairs ``K_LL = V lam V^T``, and
+        ``C = V / sqrt(lam)``, so every feature vector is ``psi = phi(L)^T (C psi)``.
+        """
+        if not hasattr(self, "landmarks_"):
+            return None
+        return self.landmarks_, self.normalization_

@@ -162,3 +162,70 @@ def dask_stats(
         parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     (stats,) = dask.compute(parts[0])
     return stats.to(device)
+
+
+def dask_map_sample(X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, Any]:
+    """The rows an unfitted ``feature_map`` is fitted on when ``X`` is a Dask array, and their labels.
+
+    A map that chooses landmarks (it has ``pool_size``, as ``Nystroem``) gets a uniform
+    reservoir of ``max(pool_size(), LATENT_SAMPLE)`` rows drawn from all blocks
+    (:func:`kppca.features.landmarks.reservoir`, exactly uniform) with their labels ``y``;
+    any other unfitted map the first non-empty block (labels None); a fitted map (or None
+    for the identity, fitted later) an empty sample, of which only the width is checked.
+    """
+    from .._validation import as_tensor
+
+    width = int(X.shape[1])
+    if feature_map is not None and hasattr(feature_map, "n_features_in_"):
+        return torch.empty((0, width), dtype=dtype), None
+    if feature_map is not None and hasattr(feature_map, "pool_size"):
+        from ..features.landmarks import reservoir
+
+        size = max(feature_map.pool_size(), LATENT_SAMPLE)  # the landmarks' pool and the latent sample
+        rows, labels, _ = reservoir(X, size, feature_map.random_state, y)
+        if not len(rows):
+            raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+        return as_tensor(rows, "X", dtype=dtype, device=device), labels
+    # The first non-empty block (computed once more for the statistics). Blocks of unknown
+    # size (NaN, e.g. after filtering rows) are computed to see.
+    sample = None
+    for i, n in enumerate(X.chunks[0]):
+        if n == 0:
+            continue
+        sample = X.blocks[i].compute()
+        if len(sample):
+            break
+    if sample is None or not len(sample):
+        raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
+    return as_tensor(sample, "X", dtype=dtype, device=device), None
+
+
+#: Rows of the uniform sample (landmarks included) whose codes the latent mixture of a landmark
+#: model without training inputs is fitted on: more codes than landmarks give a better mixture
+#: (benchmarks/landmark_generation.py), at ``LATENT_SAMPLE x D`` floats kept with the model.
+LATENT_SAMPLE = 4000
+
+
+def latent_sample(feature_map: Any, rows: torch.Tensor, y: Any, rng: Any) -> tuple[torch.Tensor | None, Any]:
+    """Rows besides the landmarks for the latent mixture, and labels of ``[landmarks; those rows]``.
+
+    ``feature_map`` was just fitted on ``rows`` (a uniform sample of the data, or the first
+    batch of ``partial_fit``) and chose its landmarks ``rows[landmark_indices_]``; up to
+    ``LATENT_SAMPLE - m`` other rows are drawn uniformly (``rng``, a numpy Generator). The labels
+    are ``y`` (one per row of ``rows``) at the landmarks then at those rows, or None when ``y`` is
+    not one label per row (then it is ignored, as any other target). ``(None, None)`` for a map
+    without landmarks.
+    """
+    import numpy as np
+
+    idx = getattr(feature_map, "landmark_indices_", None)
+    if idx is None or feature_map.reference_set() is None:
+        return None, None
+    idx = idx.numpy()
+    others = np.setdiff1d(np.arange(rows.shape[0]), idx)
+    others = others[rng.permutation(len(others))][: max(0, LATENT_SAMPLE - len(idx))]
+    extra = rows[torch.as_tensor(others, dtype=torch.int64, device=rows.device)].clone()
+    labels = None if y is None else np.asarray(y)
+    if labels is not None and (labels.ndim != 1 or labels.shape[0] != rows.shape[0]):
+        labels = None
+    return extra, (None if labels is None else np.concatenate([labels[idx], labels[others]]))

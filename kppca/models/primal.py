@@ -16,13 +16,13 @@ from .._linalg import (
     solve_spectrum,
 )
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
-from .._validation import ArrayLike, as_tensor, check_feature_names, numpy_rng, resolve_device, torch_generator
+from .._validation import ArrayLike, check_feature_names, numpy_rng, resolve_device, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
-from ._streaming import ScatterStats, dask_stats, is_dask_collection
-from .generation import PrimalGenerationMixin
+from ._streaming import ScatterStats, dask_map_sample, dask_stats, is_dask_collection
+from .generation.landmarks import LandmarkGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
@@ -31,7 +31,7 @@ _FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. stan
 
 
 @register
-class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
+class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
     With ``Phi_c`` the centered feature matrix (rows ``phi(x_i) - m``) and
@@ -68,13 +68,21 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
     feature_map_ : FeatureMap
     X_fit_ : Tensor of shape (N, D)
         The training inputs, after an in-memory ``fit`` only (pre-images use them).
+    sample_classes_ : ndarray of shape (n_classes,)
+        The class labels for ``sample(n, y=...)``, when ``fit`` was given ``y`` (after
+        ``partial_fit`` or a Dask fit: the labels of the feature map's landmarks).
 
     Notes
     -----
     :meth:`partial_fit` and ``fit`` on a Dask array build the same model from
     the count, mean and scatter of the features, accumulated in float64 (see
     :mod:`kppca.models._streaming`); they keep those ``O(d^2)`` statistics
-    instead of ``X_fit_``.
+    instead of ``X_fit_``. Such a model generates (``sample``, ``inverse_transform``,
+    ``latent_traversal``, class-conditional sampling) when its feature map has a reference
+    set, the Nyström landmarks: the pre-images are then built from the landmarks with the
+    approximate kernel ``phi(x)^T phi(z)`` (:mod:`kppca.models.generation.landmarks`).
+    With every training point a landmark the model is :class:`~kppca.DualPPCA` with the
+    same kernel, to rounding.
     """
 
     def __init__(
@@ -101,6 +109,9 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         "components_": [TensorSpec(shape=("n_components_", "d"))],
         "W_": [TensorSpec(shape=("d", "n_components_"))],
         "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
+        "_latent_extra": [TensorSpec(shape=(None, "n_features_in_")), OPTIONAL],  # landmark models only
+        # One class index per training point, or per landmark for a model without training inputs.
+        "_label_index": [TensorSpec("int", ("n_label_points",), nonnegative=True), OPTIONAL],
         "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
                                    "device": [str, None]}), OPTIONAL],
         "_stream_stats": [Record({"count": [Interval(Integral, 1, None, closed="left")],
@@ -117,16 +128,20 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         ``N``, the feature mean and the ``d x d`` scatter are then computed
         blockwise on Dask's current scheduler (local threads, or the
         ``dask.distributed`` cluster of an active ``Client``) and merged
-        exactly; only ``d x d`` matrices travel. An unfitted ``feature_map`` is
-        then fitted on the first row-block (Nystroem landmarks come from it).
-        Such a model keeps no training inputs (see :meth:`partial_fit`).
+        exactly; only ``d x d`` matrices travel. An unfitted ``Nystroem`` map draws its
+        landmarks from all blocks (a uniform reservoir by random keys, exactly uniform,
+        :func:`kppca.features.landmarks.reservoir`; for ``landmark_selection="kmeans++"``
+        the pool it chooses from), any other unfitted map is fitted on the first row-block.
+        Such a model keeps no training inputs; with landmarks it still generates, from them.
 
         ``y`` (optional): class labels, one per row, are kept only for class-conditional
-        sampling, ``sample(n, y=label)``; any other target is ignored (as in a pipeline). Any previous fit, incremental or not, is discarded. If
+        sampling, ``sample(n, y=label)``; any other target is ignored (as in a pipeline).
+        With a Dask ``X``, ``y`` may be a Dask array with the same row blocks (or in memory);
+        the labels of the landmarks are kept. Any previous fit, incremental or not, is discarded. If
         the fit fails, a previously fitted model is left unchanged.
         """
         if is_dask_collection(X):
-            return self._fit_dask(X)
+            return self._fit_dask(X, y)
         X, _ = self._validate_fit_input(X)
         fmap = self._fitted_feature_map(X)
         Phi = fmap.map(X)
@@ -166,18 +181,26 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         between (call ``fit`` to start over). ``n_components``, ``sigma2``,
         ``eigen_solver`` and ``random_state`` apply anew at every call.
 
-        The model keeps no training inputs (``X_fit_``): pre-images of a
-        non-identity map (``sample``, ``inverse_transform``,
-        ``latent_traversal``) are not available; everything in feature space is
-        (``transform``, ``score_samples``, ``reconstruct_features``, ``sample_features``,
-        ``feature_marginal``, ``novelty_score``). With the identity map the
-        features are the inputs, so ``sample`` and ``inverse_transform`` work.
+        The model keeps no training inputs (``X_fit_``). With a landmark map
+        (``Nystroem``) the pre-images (``sample``, ``inverse_transform``,
+        ``latent_traversal``) are built from the landmarks, which stay those of the
+        first call: they are fixed before the rest of the stream is seen. To draw them
+        from the whole stream, make a first pass that merges
+        :func:`kppca.features.landmarks.block_reservoir` samples of the batches (an
+        exactly uniform reservoir), fit the map on its rows and pass the fitted map.
+        With another non-identity map, pre-images are not available; everything in
+        feature space is (``transform``, ``score_samples``, ``reconstruct_features``,
+        ``sample_features``, ``feature_marginal``, ``novelty_score``). With the
+        identity map the features are the inputs, so ``sample`` and
+        ``inverse_transform`` work.
 
         Parameters
         ----------
         X : array-like of shape (n, D)
             ``n >= 2`` for the first batch, ``n >= 1`` afterwards.
-        y : ignored
+        y : array-like of shape (n,), optional
+            Used on the first call only, when the feature map is fitted on this batch: the
+            labels of its landmarks, for class-conditional sampling. Ignored otherwise.
 
         Returns
         -------
@@ -198,12 +221,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self._drop_caches()  # the caches belong to the previous statistics
         if stats is None:
             X, _ = self._validate_fit_input(X)
-            self._fitted_feature_map(X)
+            unfitted = self.feature_map is None or not hasattr(self.feature_map, "n_features_in_")
+            fmap = self._fitted_feature_map(X)
+            labels = self._keep_latent_sample(fmap, X, y) if unfitted else None
         else:
             self._check_streaming_signature()
             X = self._validate_new_input(X, method="partial_fit")
+            labels = self._kept_landmark_labels()
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
-        self._fit_stats(batch if stats is None else stats.merge(batch))
+        self._fit_stats(batch if stats is None else stats.merge(batch), labels)
         return self
 
     # ------------------------------------------------------------------ fitting helpers
@@ -219,6 +245,7 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self.feature_map_ = fmap
         self._stream_params = self._streaming_signature()
         self.__dict__.pop("_stream_stats", None)  # a new model: statistics start from this data
+        self.__dict__.pop("_latent_extra", None)
         return fmap
 
     def _check_feature_scale(self, max_sq_norm: float, N: int) -> float:
@@ -278,14 +305,23 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
             scatter=stats.scatter.to(self._device),
         )
 
-    def _fit_stats(self, stats: ScatterStats) -> None:
-        """Fit from accumulated statistics and keep them in place of the training inputs."""
+    def _fit_stats(self, stats: ScatterStats, landmark_labels: Any = None) -> None:
+        """Fit from accumulated statistics and keep them in place of the training inputs.
+
+        ``landmark_labels`` (one per row of the landmarks followed by ``_latent_extra``, or None)
+        are kept for class-conditional sampling; no other labels are (no inputs are kept).
+        """
         self._fit_from_stats(stats)
         self._stream_stats = stats.to_state()
         self.__dict__.pop("X_fit_", None)
-        self._remember_labels(None, stats.count)  # no inputs kept, no labels either
+        ref = self.feature_map_.reference_set()
+        if landmark_labels is None or ref is None:
+            self._remember_labels(None, stats.count)
+        else:
+            extra = self.__dict__.get("_latent_extra")
+            self._remember_labels(landmark_labels, ref[0].shape[0] + (0 if extra is None else extra.shape[0]))
 
-    def _fit_dask(self, X: Any) -> "PrimalPPCA":
+    def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
         """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
         try:
             import dask.array as da
@@ -304,26 +340,15 @@ class PrimalPPCA(PrimalNoveltyMixin, PrimalGenerationMixin, BasePPCA):
         self.n_features_in_ = int(X.shape[1])
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})  # whole rows per block
-        if self.feature_map is None or not hasattr(self.feature_map, "n_features_in_"):
-            # An unfitted map is fitted on the first non-empty block (computed once more for the
-            # statistics). Blocks of unknown size (NaN, e.g. after filtering rows) are computed to see.
-            sample = None
-            for i, n in enumerate(X.chunks[0]):
-                if n == 0:
-                    continue
-                sample = X.blocks[i].compute()
-                if len(sample):
-                    break
-            if sample is None or not len(sample):
-                raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
-            sample = as_tensor(sample, "X", dtype=self._dtype, device=self._device)
-        else:
-            sample = torch.empty((0, self.n_features_in_), dtype=self._dtype)  # only its width is checked
+        fmap = self.feature_map
+        unfitted = fmap is None or not hasattr(fmap, "n_features_in_")
+        sample, pool_labels = dask_map_sample(X, fmap, y, dtype=self._dtype, device=self._device)
         fmap = self._fitted_feature_map(sample)
+        labels = self._keep_latent_sample(fmap, sample, pool_labels) if unfitted else None
         stats = dask_stats(X, fmap, dtype=self._dtype, device=self._device, center=bool(self.center))
         if stats.count < 2:
             raise ValueError(f"X has {stats.count} sample(s) while a minimum of 2 is required.")
-        self._fit_stats(stats)
+        self._fit_stats(stats, labels)
         return self
 
     def _current_stats(self) -> ScatterStats | None:

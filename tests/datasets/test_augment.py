@@ -187,3 +187,22 @@ def test_unknown_digit_is_refused():
 def test_n_samples_one():
     X, y = augmented_mnist(1, random_state=0)
     assert X.shape == (1, 784) and y.shape == (1,)
+
+
+def test_base_rows_and_dask_blocks():
+    da = pytest.importorskip("dask.array")
+    from kppca.datasets.augment import augmented_mnist_blocks
+
+    X0, y0 = load_mnist()
+    base = np.flatnonzero(y0 == 3)[:5]
+    X, y = augmented_mnist(12, base=base, max_shift=0, noise=0.0, random_state=0)
+    assert set(y) == {3} and all(any(np.array_equal(r, b) for b in X0[base]) for r in X)
+    with pytest.raises(ValueError, match="base must be"):
+        augmented_mnist(3, base=[len(y0)])
+    Xd, yd = augmented_mnist_blocks(25, block_rows=10, random_state=1, base=base, dtype="float32")
+    assert isinstance(Xd, da.Array) and Xd.chunks[0] == (10, 10, 5) and Xd.dtype == np.float32
+    Xc, yc = da.compute(Xd, yd)
+    assert Xc.shape == (25, 784) and set(yc) == {3}
+    # block i is augmented_mnist(rows_i) with its own seed
+    seed0 = int(np.random.default_rng(1).integers(2**62, size=3)[0])
+    np.testing.assert_array_equal(Xc[:10], augmented_mnist(10, random_state=seed0, base=base, dtype="float32")[0])

@@ -416,7 +416,10 @@ def test_a_generator_random_state_warns_at_save(rng, tmp_path):
 
 #: Edits to values that stay valid (a forger's edit, which only a signature would catch) and the
 #: cases whose nested parts are checked by the classifier rewrite of another issue (see the report).
+#: ``n_samples_`` is such a value only for a model that keeps no training inputs (a landmark model
+#: fitted blockwise: the count of rows it has seen); with ``X_fit_`` kept, its shape fixes it.
 _PLAUSIBLE = ("rank_: +1", "degree: +1", "mean_: -1.0", "log_eta_: -1.0")
+_PLAUSIBLE_WITHOUT_INPUTS = ("n_samples_: +1",)
 _PENDING = ("deep-rkm-classifier", "deep-rkm-classifier-mlp")
 
 
@@ -426,8 +429,10 @@ def test_crafted_files_are_refused_or_harmless(case, tmp_path):
     (every 4th edit of tests/io/crafted.py here; all of them in benchmarks/robustness_sweep.py --part files).
     Before: 45 loaded with other outputs, 195 failed at first use, 239 raised other errors at load."""
     model, outputs = _case(case)
+    blockwise = type(model).__name__ == "PrimalPPCA" and not hasattr(model, "X_fit_")
+    plausible = _PLAUSIBLE + _PLAUSIBLE_WITHOUT_INPUTS if blockwise else _PLAUSIBLE
     bad = [(label, outcome, detail) for label, outcome, detail in crafted.sweep_case(model, outputs, tmp_path, every=4)
-           if outcome in crafted.DEFECTS and not label.endswith(_PLAUSIBLE)]
+           if outcome in crafted.DEFECTS and not label.endswith(plausible)]
     if case in _PENDING:
         bad = [b for b in bad if b[1] == "other_error_at_load"]
     assert not bad, bad

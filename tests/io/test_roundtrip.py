@@ -16,7 +16,7 @@ import torch
 
 import kppca
 from kppca import DualPPCA, PrimalPPCA
-from kppca.features import RandomFourierFeatures
+from kppca.features import Nystroem, RandomFourierFeatures
 from kppca.kernels import RBF, Polynomial
 from kppca.kernels import Laplacian
 from kppca.rkm import (
@@ -42,6 +42,12 @@ def _np(x):
 def _data(rng):
     X, Xt = rng.normal(size=(24, 3)), rng.normal(size=(5, 3))
     return X, Xt, np.sin(X[:, 0]) + 0.1 * X[:, 1], (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int), np.arange(24) % 3
+
+
+def _dask_rows(X, y):
+    """``X`` and ``y`` as Dask arrays of row blocks: a fit that keeps no training inputs."""
+    da = pytest.importorskip("dask.array")
+    return da.from_array(X, chunks=(10, 3)), da.from_array(y, chunks=10)
 
 
 def _ppca_outputs(m, Xt):
@@ -112,6 +118,10 @@ CASES = {
     "primal-rff": (lambda: PrimalPPCA(2, feature_map=RandomFourierFeatures(1.0, n_features=20, random_state=0)),
                    lambda d: (d[0], d[4]), lambda m, d: _ppca_outputs(m, d[1])),
     "dual": (lambda: DualPPCA(2, kernel=RBF(1.5)), lambda d: (d[0], d[4]), lambda m, d: _ppca_outputs(m, d[1])),
+    # a landmark model fitted on Dask: pre-images and class-conditional samples over the landmarks
+    "primal-landmarks-dask": (lambda: PrimalPPCA(2, feature_map=Nystroem(RBF(1.5), n_landmarks=12, random_state=0)),
+                              lambda d: _dask_rows(d[0], d[4]),
+                              lambda m, d: {**_ppca_outputs(m, d[1]), "class": m.sample(3, random_state=0, y=1)}),
     "dual-partial": (lambda: DualPPCA(2, kernel=Polynomial(2), eigen_solver="partial", random_state=0),
                      lambda d: (d[0],), lambda m, d: _ppca_outputs(m, d[1])),
     "multiview-primal": (lambda: MultiViewKPCA(2), lambda d: (_views(d[0]),), lambda m, d: _multiview_outputs(m, d[1])),

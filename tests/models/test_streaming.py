@@ -322,13 +322,28 @@ def test_dask_fit_on_a_distributed_cluster(data):
 
 
 def test_dask_fit_fits_an_unfitted_map_on_the_first_block(data):
+    # A map without landmarks (its data-scaled width from the first block); a Nystroem map
+    # draws its landmarks from all blocks instead (tests/models/test_landmark_generation.py).
     da = pytest.importorskip("dask.array")
-    fmap = Nystroem("rbf", n_landmarks=10, random_state=0)
+    fmap = RandomFourierFeatures("scale", n_features=30, random_state=0)
     model = PrimalPPCA(3, feature_map=fmap).fit(da.from_array(data, chunks=(40, 5)))
-    ref = PrimalPPCA(3, feature_map=Nystroem("rbf", n_landmarks=10, random_state=0).fit(data[:40])).fit(data)
+    ref = PrimalPPCA(3, feature_map=RandomFourierFeatures("scale", n_features=30, random_state=0).fit(data[:40])).fit(data)
     assert_models_agree(model, ref, data)
     with pytest.raises(ValueError, match="keeps no training inputs"):
         model.sample(2, random_state=0)
+
+
+def test_dask_fit_draws_nystroem_landmarks_from_a_reservoir_of_all_blocks(data):
+    from kppca.features.landmarks import reservoir
+    from kppca.models._streaming import LATENT_SAMPLE
+
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(data, chunks=(40, 5))
+    model = PrimalPPCA(3, feature_map=Nystroem("rbf", n_landmarks=10, random_state=0)).fit(X)
+    rows, _, _ = reservoir(X, LATENT_SAMPLE, random_state=0)
+    ref = PrimalPPCA(3, feature_map=Nystroem("rbf", n_landmarks=10, random_state=0).fit(rows)).fit(data)
+    assert_models_agree(model, ref, data)
+    assert model.sample(2, random_state=0).shape == (2, data.shape[1])  # pre-images over the landmarks
 
 
 def test_dask_fit_errors(data):

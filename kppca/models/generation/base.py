@@ -81,6 +81,10 @@ class GenerationMixin:
         self.sample_classes_ = classes
         self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
 
+    def _has_training_codes(self) -> bool:
+        """Whether codes of training points exist for the latent mixture (a landmark model overrides it)."""
+        return "X_fit_" in self.__dict__
+
     def _preimage_strategy(self, preimage: Any, options: dict[str, Any]) -> Preimage:
         return make_preimage(preimage, **options)
 
@@ -140,7 +144,7 @@ class GenerationMixin:
         latent = check_scalar(latent, "latent", [StrOptions(LATENTS)])
         if latent == "auto":
             # the mixture needs the training codes, hence the training inputs (not kept by partial_fit/Dask fits)
-            latent = "mixture" if "X_fit_" in self.__dict__ else "prior"
+            latent = "mixture" if self._has_training_codes() else "prior"
         if y is not None and latent == "prior":
             latent = "mixture"
         if noise is None:
@@ -260,7 +264,7 @@ class GenerationMixin:
     # ------------------------------------------------------------------ latent mixtures
     def _latent_mixture(self, label_index: int | None) -> LatentMixture:
         """The mixture on all training codes (None) or on those of one class (cached)."""
-        if "X_fit_" not in self.__dict__:
+        if not self._has_training_codes():
             raise ValueError(
                 f"latent='mixture' and y=... fit a mixture on the codes of the training inputs, which this "
                 f"{type(self).__name__} does not keep (fitted with partial_fit or from a Dask array); use "

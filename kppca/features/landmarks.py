@@ -1,0 +1,204 @@
+"""Landmark selection over the whole data set, in memory or blockwise on a Dask array.
+
+Two rules, both drawing from every row of the data:
+
+``"uniform"``
+    A uniform random subset of ``m`` rows without replacement. On a Dask array it is a
+    *reservoir by random keys* (bottom-``k`` sampling): every row gets an independent
+    ``U(0, 1)`` key, each block keeps its ``m`` rows of smallest key, and blocks are merged
+    pairwise keeping the ``m`` smallest keys. The ``m`` smallest of ``N`` i.i.d. continuous
+    keys are a uniformly random ``m``-subset whatever the block sizes and the merge order,
+    so the sample is exactly uniform (ties have probability 0 and are broken by position).
+    Only ``m`` rows travel between tasks; the keys of a block come from a generator seeded
+    by ``(seed, block index)``, so a seed gives the same landmarks on any scheduler.
+``"kmeans++"``
+    k-means++ seeding (Arthur and Vassilvitskii, 2007) in the kernel's feature space over a
+    uniform *pool* of ``POOL_FACTOR * m`` rows (the reservoir above): each next landmark is
+    drawn with probability proportional to its squared feature-space distance
+    ``k(x, x) + k(c, c) - 2 k(x, c)`` to the nearest landmark chosen so far. It spreads the
+    landmarks over the data (rare digits and styles get landmarks of their own), at
+    ``O(pool * m)`` kernel evaluations.
+
+:func:`reservoir` draws the uniform subset (and its labels) from an in-memory array or a
+Dask array; :func:`kmeanspp` picks the landmarks from a pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "pool_size"]
+
+#: The landmark selection rules of :class:`~kppca.features.Nystroem`.
+LANDMARK_SELECTIONS: tuple[str, ...] = ("uniform", "kmeans++")
+
+#: Size of the uniform pool that k-means++ chooses from, in landmarks.
+POOL_FACTOR = 4
+
+
+def pool_size(n_landmarks: int, selection: str, n_rows: int | None = None) -> int:
+    """Rows of the uniform sample a selection rule needs (``m`` for uniform, ``POOL_FACTOR m`` for k-means++)."""
+    size = n_landmarks if selection == "uniform" else POOL_FACTOR * n_landmarks
+    return size if n_rows is None else min(size, n_rows)
+
+
+@dataclass(frozen=True)
+class Reservoir:
+    """At most ``size`` rows with their keys, row ids and labels (one block's bottom-``k`` sample).
+
+    Attributes
+    ----------
+    keys : ndarray of shape (k,), float64
+    ids : ndarray of shape (k,), int64
+        Row position in the whole array (``block << 40 | row`` when block sizes are unknown).
+    rows : ndarray of shape (k, D)
+    labels : ndarray of shape (k,) or None
+    size : int
+    """
+
+    keys: np.ndarray
+    ids: np.ndarray
+    rows: np.ndarray
+    labels: np.ndarray | None
+    size: int
+
+    def merge(self, other: "Reservoir") -> "Reservoir":
+        """The ``size`` smallest keys of both (ties by row id: deterministic)."""
+        keys = np.concatenate([self.keys, other.keys])
+        ids = np.concatenate([self.ids, other.ids])
+        keep = np.lexsort((ids, keys))[: self.size]
+        labels = None if self.labels is None else np.concatenate([self.labels, other.labels])[keep]
+        return Reservoir(keys[keep], ids[keep], np.concatenate([self.rows, other.rows])[keep], labels, self.size)
+
+
+def _block_seed(seed: int, block: int) -> np.random.Generator:
+    return np.random.default_rng([seed, block])
+
+
+def block_reservoir(rows: Any, labels: Any, size: int, seed: int, block: int, offset: int | None) -> Reservoir:
+    """The bottom-``size`` sample of one block (runs on a Dask worker).
+
+    Parameters
+    ----------
+    rows : array of shape (n, D)
+    labels : array of shape (n,) or None
+    size : int
+    seed, block : int
+        The keys come from ``numpy.random.default_rng([seed, block])``.
+    offset : int or None
+        Position of the block's first row in the whole array (None: unknown).
+    """
+    rows = np.asarray(rows)
+    n = rows.shape[0]
+    keys = _block_seed(seed, block).random(n)
+    keep = np.argsort(keys, kind="stable")[:size]
+    start = offset if offset is not None else block << 40
+    labels = None if labels is None else np.asarray(labels).reshape(-1)[keep]
+    return Reservoir(keys[keep], (start + keep).astype(np.int64), rows[keep], labels, size)
+
+
+def _merge(a: Reservoir, b: Reservoir) -> Reservoir:
+    return a.merge(b)
+
+
+def _seed(random_state: Any) -> int:
+    from .._validation import numpy_rng
+
+    return int(numpy_rng(random_state).integers(2**62))
+
+
+def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """A uniformly random subset of ``min(size, N)`` rows of ``X``, drawn by random keys (see the module docstring).
+
+    Parameters
+    ----------
+    X : array of shape (N, D), numpy or Dask
+        A Dask array is reduced blockwise on Dask's current scheduler (threads, or the
+        cluster of an active ``dask.distributed`` ``Client``); only ``size`` rows per task
+        travel, never an ``N``-sized object.
+    size : int
+    random_state : int, Generator or None
+    y : array of shape (N,), optional
+        Labels (a Dask array with the same row chunks as ``X``, or in memory), carried along.
+
+    Returns
+    -------
+    rows : ndarray of shape (k, D)
+        In increasing key order (a random order).
+    labels : ndarray of shape (k,) or None
+    ids : ndarray of shape (k,), int64
+        Row positions in ``X``.
+    """
+    seed = _seed(random_state)
+    if not (hasattr(X, "__dask_graph__") and hasattr(X, "to_delayed")):
+        # In memory: the same keys as one block (block index 0).
+        res = block_reservoir(X, y, size, seed, 0, 0)
+        return res.rows, res.labels, res.ids
+    import dask
+
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    row_chunks = X.chunks[0]
+    blocks = X.to_delayed().ravel().tolist()
+    if y is not None:
+        if hasattr(y, "to_delayed"):
+            y = y.rechunk((row_chunks,))
+            label_blocks = y.to_delayed().ravel().tolist()
+        else:
+            y = np.asarray(y)
+            if any(np.isnan(c) for c in row_chunks):
+                raise ValueError("y in memory needs X's block sizes; call X.compute_chunk_sizes() or pass y as Dask.")
+            bounds = np.cumsum((0,) + tuple(row_chunks))
+            label_blocks = [y[bounds[i] : bounds[i + 1]] for i in range(len(blocks))]
+    else:
+        label_blocks = [None] * len(blocks)
+    known = not any(np.isnan(c) for c in row_chunks)
+    offsets = np.cumsum((0,) + tuple(row_chunks))[:-1] if known else [None] * len(blocks)
+    take = dask.delayed(block_reservoir, pure=True)
+    merge = dask.delayed(_merge, pure=True)
+    parts = [
+        take(b, lab, size, seed, i, None if off is None else int(off))
+        for i, (b, lab, off) in enumerate(zip(blocks, label_blocks, offsets))
+    ]
+    while len(parts) > 1:
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    (res,) = dask.compute(parts[0])
+    return res.rows, res.labels, res.ids
+
+
+def kmeanspp(X: torch.Tensor, n: int, kernel: Any, random_state: Any = None) -> torch.Tensor:
+    """Indices of ``n`` rows of ``X`` chosen by k-means++ seeding in ``kernel``'s feature space, shape (n,).
+
+    Each next row is drawn with probability proportional to its squared feature-space
+    distance to the nearest row chosen so far. Rows at distance 0 from the chosen ones
+    (duplicates) are never drawn while others remain; when none remain, the rest is drawn
+    uniformly from the unchosen rows.
+    """
+    from .._validation import numpy_rng
+
+    rng = numpy_rng(random_state)
+    N = X.shape[0]
+    if not 1 <= n <= N:
+        raise ValueError(f"cannot choose {n} landmarks from {N} rows.")
+    diag = kernel.diag(X)
+    chosen = np.empty(n, dtype=np.int64)
+    chosen[0] = rng.integers(N)
+    d2 = torch.full((N,), torch.inf, dtype=X.dtype, device=X.device)
+    taken = torch.zeros(N, dtype=torch.bool, device=X.device)
+    for t in range(n):
+        if t > 0:
+            p = d2.clamp(min=0.0).masked_fill(taken, 0.0).to(torch.float64).cpu().numpy()
+            total = p.sum()
+            if total > 0 and np.isfinite(total):
+                chosen[t] = rng.choice(N, p=p / total)
+            else:
+                chosen[t] = rng.choice(np.flatnonzero(~taken.cpu().numpy()))
+        j = int(chosen[t])
+        taken[j] = True
+        k = kernel.gram(X, X[j : j + 1])[:, 0]
+        d2 = torch.minimum(d2, diag + diag[j] - 2 * k)
+    return torch.as_tensor(chosen, device=X.device)
