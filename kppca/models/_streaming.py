@@ -26,6 +26,8 @@ from typing import Any
 import torch
 
 from .._linalg import centered_scatter
+from .._param_validation import dtype_from_spec
+from .._validation import resolve_device
 
 #: Precision of the accumulated statistics (see the module docstring).
 STATS_DTYPE = torch.float64
@@ -108,6 +110,50 @@ class ScatterStats:
 def is_dask_collection(X: Any) -> bool:
     """True for Dask collections (arrays, dataframes), detected without importing Dask."""
     return hasattr(X, "__dask_graph__") and type(X).__module__.split(".")[0] == "dask"
+
+
+def dask_rows(X: Any) -> Any:
+    """``X`` checked to be a 2-D Dask array, rechunked to whole rows per block (what ``fit`` reads blockwise)."""
+    try:
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
+        raise ImportError(
+            'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
+        ) from exc
+    if not isinstance(X, da.Array):
+        raise TypeError(
+            f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def streaming_signature(model: Any) -> dict[str, Any]:
+    """The parameters that define the accumulated statistics, in a comparable (and saveable) form."""
+    dtype = dtype_from_spec(model.dtype)
+    return {
+        "center": bool(model.center),
+        "feature_map": None if model.feature_map is None else repr(model.feature_map),
+        "dtype": None if dtype is None else str(dtype),
+        "device": None if model.device is None else str(resolve_device(model.device)),
+    }
+
+
+def check_streaming_signature(model: Any) -> None:
+    """Refuse a ``partial_fit`` whose parameters differ from those the statistics were started with."""
+    recorded = model.__dict__.get("_stream_params")
+    if recorded is None:  # a model saved before partial_fit existed: nothing to compare
+        return
+    now = streaming_signature(model)
+    changed = [k for k in now if now[k] != recorded.get(k)]
+    if changed:
+        raise ValueError(
+            f"{', '.join(changed)} changed since the model's statistics were started by fit or the first "
+            "partial_fit call (was "
+            + ", ".join(f"{k}={recorded.get(k)}" for k in changed)
+            + "): the accumulated statistics depend on them. Set them back, or call fit(X) to start a new model."
+        )
 
 
 def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch.device, center: bool) -> ScatterStats:

@@ -15,13 +15,21 @@ from .._linalg import (
     scatter_rounding_scale,
     solve_spectrum,
 )
-from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec, fit_context
-from .._validation import ArrayLike, check_feature_names, numpy_rng, resolve_device, torch_generator
+from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
+from .._validation import ArrayLike, check_feature_names, numpy_rng, torch_generator
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
 from ._novelty import PrimalNoveltyMixin
-from ._streaming import ScatterStats, dask_map_sample, dask_stats, is_dask_collection
+from ._streaming import (
+    ScatterStats,
+    check_streaming_signature,
+    dask_map_sample,
+    dask_rows,
+    dask_stats,
+    is_dask_collection,
+    streaming_signature,
+)
 from .generation.landmarks import LandmarkGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
@@ -225,7 +233,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             fmap = self._fitted_feature_map(X)
             labels = self._keep_latent_sample(fmap, X, y) if unfitted else None
         else:
-            self._check_streaming_signature()
+            check_streaming_signature(self)
             X = self._validate_new_input(X, method="partial_fit")
             labels = self._kept_landmark_labels()
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
@@ -243,7 +251,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
                 f"feature_map was fitted on {fmap.n_features_in_} features but X has {X.shape[1]}."
             )
         self.feature_map_ = fmap
-        self._stream_params = self._streaming_signature()
+        self._stream_params = streaming_signature(self)
         self.__dict__.pop("_stream_stats", None)  # a new model: statistics start from this data
         self.__dict__.pop("_latent_extra", None)
         return fmap
@@ -323,23 +331,10 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
 
     def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
         """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
-        try:
-            import dask.array as da
-        except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
-            raise ImportError(
-                'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
-            ) from exc
-        if not isinstance(X, da.Array):
-            raise TypeError(
-                f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
-            )
-        if X.ndim != 2:
-            raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
+        X = dask_rows(X)
         self._begin_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
         check_feature_names(self, X, reset=True)
         self.n_features_in_ = int(X.shape[1])
-        if len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})  # whole rows per block
         fmap = self.feature_map
         unfitted = fmap is None or not hasattr(fmap, "n_features_in_")
         sample, pool_labels = dask_map_sample(X, fmap, y, dtype=self._dtype, device=self._device)
@@ -359,30 +354,6 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             # A model from fit: its training data are the first batch.
             return ScatterStats.from_batch(self.feature_map_.map(self.X_fit_), bool(self.center))
         return None
-
-    def _streaming_signature(self) -> dict[str, Any]:
-        """The parameters that define the accumulated statistics, in a comparable (and saveable) form."""
-        dtype = dtype_from_spec(self.dtype)
-        return {
-            "center": bool(self.center),
-            "feature_map": None if self.feature_map is None else repr(self.feature_map),
-            "dtype": None if dtype is None else str(dtype),
-            "device": None if self.device is None else str(resolve_device(self.device)),
-        }
-
-    def _check_streaming_signature(self) -> None:
-        recorded = self.__dict__.get("_stream_params")
-        if recorded is None:  # a model saved before partial_fit existed: nothing to compare
-            return
-        now = self._streaming_signature()
-        changed = [k for k in now if now[k] != recorded.get(k)]
-        if changed:
-            raise ValueError(
-                f"{', '.join(changed)} changed since the model's statistics were started by fit or the first "
-                "partial_fit call (was "
-                + ", ".join(f"{k}={recorded.get(k)}" for k in changed)
-                + "): the accumulated statistics depend on them. Set them back, or call fit(X) to start a new model."
-            )
 
     # ------------------------------------------------------------------ coordinates
     def features(self, X: ArrayLike) -> Any:
