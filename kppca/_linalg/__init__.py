@@ -7,7 +7,8 @@
 * :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
   dense-or-Lanczos policy (:func:`prefer_partial`);
 * :mod:`.symmetric`: a symmetric CPU matrix as a BLAS ``symv`` operator (one triangle read);
-* :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level).
+* :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level);
+* :mod:`.threads`: the threads of kppca's compute sections (caller's limits, free cores).
 
 Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
 """
@@ -31,6 +32,7 @@ from .factorizations import (
 )
 from .scatter import centered_rows, centered_scatter
 from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum
+from .threads import available_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,
     check_gram_scale,
@@ -65,6 +67,9 @@ __all__ = [
     "float64_trace",
     "full_spectrum",
     "partial_spectrum",
+    "available_threads",
+    "compute_threads",
+    "section_threads",
     "CENTERING_ROUNDINGS",
     "check_gram_scale",
     "feature_rank",

@@ -23,6 +23,7 @@ from .._linalg import (
     check_gram_scale,
     cholesky_in_place,
     cholesky_solve,
+    compute_threads,
     eigh_descending,
     full_spectrum,
     map_row_blocks,
@@ -142,6 +143,7 @@ class CenteredGram:
         self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
         self._factor: tuple[str, torch.Tensor] | None = None
         self._listeners: list[Callable[[], None]] = []
+        self._threads: int | None = None
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -195,12 +197,16 @@ class CenteredGram:
         return self._scale
 
     def _build(self) -> torch.Tensor:
-        K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
-        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
-        # every later product; non-finite or overflow-prone Gram matrices stop here.
-        scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
-        centerer = KernelCenterer(self.center)
-        centerer.fit_center_(K)
+        # One compute section (threads fitted to the caller's limits and the free cores); a rebuild
+        # uses the first build's count, so the products, hence the matrix, are bitwise the same.
+        with compute_threads(self._threads) as threads:
+            self._threads = threads
+            K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
+            # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
+            # every later product; non-finite or overflow-prone Gram matrices stop here.
+            scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
+            centerer = KernelCenterer(self.center)
+            centerer.fit_center_(K)
         # A rebuild (or a model's own centerer) keeps the first statistics: bitwise the same anyway.
         if self._centerer is None:
             self._centerer = centerer
@@ -231,6 +237,11 @@ class CenteredGram:
         -------
         Spectrum
         """
+        # The build and the Lanczos iteration in one compute section (see kppca._linalg.threads).
+        with compute_threads(self._threads):
+            return self._spectrum(solver, k, random_state)
+
+    def _spectrum(self, solver: str, k: int | None, random_state: np.random.Generator | None) -> Spectrum:
         N = self.n_samples
         max_rank = N - int(self.center)
         if getattr(self.kernel, "strictly_positive_definite", False):
