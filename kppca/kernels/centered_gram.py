@@ -283,7 +283,8 @@ class CenteredGram:
         """
         if self._eigen is None:
             tol = self.tolerance
-            values, vectors = eigh_descending(self.matrix)
+            with compute_threads(self._threads):
+                values, vectors = eigh_descending(self.matrix)
             keep = min(int((values > tol).sum()), self.rank)
             self._eigen = (values[:keep].clone(), vectors[:, :keep].clone())
         return self._eigen
