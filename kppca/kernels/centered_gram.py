@@ -390,7 +390,8 @@ class CenteredGram:
     # ------------------------------------------------------------------ new points
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
-        return self.centerer.transform(self.kernel.gram(X_new, self.X))
+        with compute_threads(self._threads):
+            return self.centerer.transform(self.kernel.gram(X_new, self.X))
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
         """``k_c(X_new) @ basis`` (M, k) in row blocks, so an (M, N) block never exists whole.
@@ -398,10 +399,11 @@ class CenteredGram:
         When ``X_new`` is the training set and the matrix is alive, its rows are used
         (no kernel evaluation, as in ``fit_transform``).
         """
-        if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
-            return self._matrix @ basis
-        rows = block_rows(self.batch_size, self.n_samples, self.dtype)
-        return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
+        with compute_threads(self._threads):
+            if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
+                return self._matrix @ basis
+            rows = block_rows(self.batch_size, self.n_samples, self.dtype)
+            return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
     def uncenter(self, K_c_rows: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
         """Raw kernel vectors from centered ones (:meth:`KernelCenterer.uncenter`)."""

@@ -25,14 +25,11 @@ path runs, and its result is the definition.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
 
 from .._linalg import block_rows, compute_threads, smallest_eigenvalue_bound
-
-if TYPE_CHECKING:
-    from .dual import DualPPCA
 
 __all__ = ["RESOLVED_MARGIN", "log_likelihood_by_cholesky"]
 
@@ -43,7 +40,7 @@ __all__ = ["RESOLVED_MARGIN", "log_likelihood_by_cholesky"]
 RESOLVED_MARGIN = 100.0
 
 
-def _factor_route_applies(model: DualPPCA) -> bool:
+def _factor_route_applies(model: Any) -> bool:
     """Whether the Cholesky route can reproduce the dense one (before any cubic work is done)."""
     gram = model._gram()
     if gram.has_eigh:  # the eigenpairs exist (a dense fit, or computed before): the dense path is cheap
@@ -56,8 +53,9 @@ def _factor_route_applies(model: DualPPCA) -> bool:
     return model.rank_ == model.n_samples_ - int(model.center)
 
 
-def log_likelihood_by_cholesky(model: DualPPCA, X: torch.Tensor) -> torch.Tensor | None:
-    """``score_samples`` of validated inputs ``X`` (M, D) from the Cholesky factor of ``K``; None when it does not apply.
+def log_likelihood_by_cholesky(model: Any, X: torch.Tensor) -> torch.Tensor | None:
+    """``score_samples`` of a fitted :class:`~kppca.DualPPCA` on validated inputs ``X`` (M, D) from the Cholesky
+    factor of ``K``; None when it does not apply.
 
     Returns
     -------
