@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from typing import Iterator
 
 import torch
@@ -100,7 +101,13 @@ def available_threads() -> int:
     if n > 1 and _process_cores() == (os.cpu_count() or 0):
         # The machine-wide count of running threads says how busy *our* cores are only when this
         # process may run on all of them (not in a cpuset of a larger machine).
-        n = min(n, _process_cores() - _busy_cores())
+        # Two looks 1 ms apart, the smaller count: a thread that happened to run at one instant does
+        # not take a core away, a core busy at both is busy.
+        busy = _busy_cores()
+        if busy:
+            time.sleep(1e-3)
+            busy = min(busy, _busy_cores())
+        n = min(n, _process_cores() - busy)
     return max(1, n)
 
 
