@@ -82,9 +82,9 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     return K
 
 
-#: Rows of a block whose exponential is taken at once: 256 rows of ``N`` values stay in the CPU cache
-#: for the two passes (clip, exp); a whole block of ``N / 16`` rows is one pass count, not one
-#: parallel region per row.
+#: Rows of a block whose exponential is taken at once: the two passes (clip, exp) over a tile find it
+#: still in the outer CPU cache for moderate ``N``, and a block takes a few operations, not one
+#: parallel region per handful of rows.
 _TILE_ROWS = 256
 
 
