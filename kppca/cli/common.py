@@ -57,10 +57,10 @@ class Stages:
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs."""
+        """``fn(*args, **kwargs)`` as stage ``name`` in a compute section; the bar's clock keeps ticking while it runs."""
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
-        with self._ticking():
+        with self._ticking(), _compute_section():
             out = fn(*args, **kwargs)
         self.timings[name] = time.perf_counter() - t0
         self.bar.update(1)
@@ -89,6 +89,16 @@ class Stages:
     def close(self) -> float:
         self.bar.close()
         return time.perf_counter() - self._start
+
+
+def _compute_section() -> Any:
+    """A stage's compute section once torch is loaded (:func:`kppca._linalg.compute_threads`): the fit, the
+    pre-images and the report's judges run on the threads the machine has free, not on spinning ones."""
+    if "torch" not in sys.modules:  # the import stage itself
+        return contextlib.nullcontext()
+    from .._linalg.threads import compute_threads
+
+    return compute_threads()
 
 
 def one_line(exc: BaseException) -> str:
