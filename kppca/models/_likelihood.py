@@ -42,8 +42,9 @@ RESOLVED_MARGIN = 100.0
 
 def _factor_route_applies(model: Any) -> bool:
     """Whether the Cholesky route can reproduce the dense one (before any cubic work is done)."""
-    gram = model._gram()
-    if gram.has_eigh:  # the eigenpairs exist (a dense fit, or computed before): the dense path is cheap
+    # Fixed by the fit, never by what is cached, so a model and its saved-and-loaded copy score alike
+    # bitwise: a dense fit has (or, loaded, recomputes) its eigenpairs, a partial fit takes the factor.
+    if model.eigen_solver_ != "partial":
         return False
     if model._device.type != "cpu" or model._dtype not in (torch.float32, torch.float64):
         return False

@@ -49,6 +49,8 @@ def test_cholesky_route_agrees_with_dense_eigh(center, dtype):
     err = (new.double() - old.double()).abs()
     assert bool((err <= tol).all()), float((err / tol).max())
     assert len(new) == len(X_new)
+    # The route is the fit's, not the cache's: with the eigenpairs now computed, the same values again.
+    assert torch.equal(torch.as_tensor(model.score_samples(X_new)), new)
 
 
 def test_unresolved_spectrum_falls_back_to_the_dense_path():
