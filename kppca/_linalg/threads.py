@@ -23,13 +23,20 @@ import contextlib
 import os
 import threading
 import time
-from typing import Iterator
+from typing import Any, Iterator
 
 import torch
 
 __all__ = ["available_threads", "compute_threads", "section_threads"]
 
 _state = threading.local()
+# The process-wide part of the sections active now (any Python thread): their count, torch's thread
+# count before the first of them, and the BLAS limiter to undo after the last.
+_global_lock = threading.Lock()
+_active = 0
+_active_threads = 1
+_saved_threads = 1
+_limiter: Any = None
 _controller_lock = threading.Lock()
 _controller = None
 
@@ -120,26 +127,38 @@ def section_threads() -> int | None:
 def compute_threads(threads: int | None = None) -> Iterator[int]:
     """Run a compute section with :func:`available_threads` threads (or ``threads``) in torch and the BLAS.
 
-    Nested sections keep the outer section's count. On exit, torch's thread count and the BLAS
-    limits are restored. Yields the thread count in use.
+    Nested sections keep the outer section's count. Thread counts are process-wide settings: sections
+    running at the same time in several Python threads share the first one's count, and the last to
+    finish restores torch's thread count and the BLAS limits. Yields the thread count in use.
     """
+    global _active, _active_threads, _saved_threads, _limiter
     outer = section_threads()
     if outer is not None:
         yield outer
         return
-    n = max(1, int(threads)) if threads is not None else available_threads()
-    previous = torch.get_num_threads()
-    try:
-        limiter = _blas_controller().limit(limits=n)
-    except Exception:  # no controllable BLAS: torch alone
-        limiter = contextlib.nullcontext()
-    if n != previous:
-        torch.set_num_threads(n)
+    with _global_lock:
+        if _active == 0:
+            n = max(1, int(threads)) if threads is not None else available_threads()
+            _saved_threads = torch.get_num_threads()
+            try:
+                _limiter = _blas_controller().limit(limits=n)
+            except Exception:  # no controllable BLAS: torch alone
+                _limiter = None
+            if n != _saved_threads:
+                torch.set_num_threads(n)
+            _active_threads = n
+        _active += 1
+        n = _active_threads
     _state.threads = n
     try:
-        with limiter:
-            yield n
+        yield n
     finally:
         _state.threads = None
-        if torch.get_num_threads() != previous:
-            torch.set_num_threads(previous)
+        with _global_lock:
+            _active -= 1
+            if _active == 0:
+                if _limiter is not None:
+                    _limiter.restore_original_limits()
+                    _limiter = None
+                if torch.get_num_threads() != _saved_threads:
+                    torch.set_num_threads(_saved_threads)

@@ -62,3 +62,31 @@ def test_rebuild_uses_the_first_builds_thread_count(monkeypatch):
     g.release()
     assert torch.equal(g.matrix, K)  # rebuilt with the same threads, hence bitwise
     assert g._threads == 2
+
+
+def test_concurrent_sections_restore_the_process_settings():
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    def blas_limits():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before, blas_before = torch.get_num_threads(), blas_limits()
+    barrier = threading.Barrier(4)
+    seen = []
+
+    def work():
+        with compute_threads(1) as n:
+            barrier.wait()  # all four sections are open at once
+            seen.append((n, torch.get_num_threads()))
+            barrier.wait()
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert seen == [(1, 1)] * 4
+    assert torch.get_num_threads() == before and section_threads() is None
+    assert blas_limits() == blas_before  # the BLAS limits are back too
