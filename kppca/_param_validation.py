@@ -393,8 +393,13 @@ def fit_context(fit: Callable) -> Callable:
             getattr(self, "_parameter_hints", None),
         )
         saved = dict(self.__dict__)
+        from ._linalg.threads import compute_threads
+
         try:
-            return fit(self, *args, **kwargs)
+            # One compute section: torch's and the BLAS's threads fitted to the caller's limits and the
+            # free cores (small operations on oversubscribed threads cost a spinning core each).
+            with compute_threads():
+                return fit(self, *args, **kwargs)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)

@@ -7,12 +7,15 @@
 * :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
   dense-or-Lanczos policy (:func:`prefer_partial`);
 * :mod:`.symmetric`: a symmetric CPU matrix as a BLAS ``symv`` operator (one triangle read);
-* :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level).
+* :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level);
+* :mod:`.conditioning`: a lower estimate of the smallest eigenvalue from a Cholesky factor;
+* :mod:`.threads`: the threads of kppca's compute sections (caller's limits, free cores).
 
 Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
 """
 
 from .blocks import BLOCK_BYTES, BLOCK_FRACTION, MIN_BLOCK_ROWS, block_rows, map_row_blocks
+from .conditioning import smallest_eigenvalue_bound
 from .eigen import (
     PARTIAL_MIN_SIZE,
     PARTIAL_SIZE_PER_PAIR,
@@ -31,6 +34,7 @@ from .factorizations import (
 )
 from .scatter import centered_rows, centered_scatter
 from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum, solve_spectrum
+from .threads import available_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,
     check_gram_scale,
@@ -66,6 +70,10 @@ __all__ = [
     "full_spectrum",
     "partial_spectrum",
     "solve_spectrum",
+    "smallest_eigenvalue_bound",
+    "available_threads",
+    "compute_threads",
+    "section_threads",
     "CENTERING_ROUNDINGS",
     "check_gram_scale",
     "feature_rank",

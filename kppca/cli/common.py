@@ -8,11 +8,13 @@ functions import torch, the models and matplotlib when a command runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 PROG = "kppca"
 
@@ -54,16 +56,48 @@ class Stages:
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as stage ``name`` in a compute section; the bar's clock keeps ticking while it runs."""
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
-        out = fn(*args, **kwargs)
+        with self._ticking(), _compute_section():
+            out = fn(*args, **kwargs)
         self.timings[name] = time.perf_counter() - t0
         self.bar.update(1)
         return out
 
+    @contextlib.contextmanager
+    def _ticking(self, interval: float = 0.5) -> Iterator[None]:
+        """Redraw the bar every ``interval`` seconds (a long stage shows its elapsed time, not a frozen line)."""
+        if self.bar.disable:
+            yield
+            return
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(interval):
+                self.bar.refresh()
+
+        ticker = threading.Thread(target=tick, name="kppca-progress", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+
     def close(self) -> float:
         self.bar.close()
         return time.perf_counter() - self._start
+
+
+def _compute_section() -> Any:
+    """A stage's compute section once torch is loaded (:func:`kppca._linalg.compute_threads`): the fit, the
+    pre-images and the report's judges run on the threads the machine has free, not on spinning ones."""
+    if "torch" not in sys.modules:  # the import stage itself
+        return contextlib.nullcontext()
+    from .._linalg.threads import compute_threads
+
+    return compute_threads()
 
 
 def one_line(exc: BaseException) -> str:
@@ -194,19 +228,44 @@ def image_shape(model: Any) -> tuple[int, int]:
         ) from None
 
 
+def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
+    """Every file argument, checked with the standard library alone (before torch is imported).
+
+    ``--model`` must be a readable file, ``--mnist-dir`` a folder, and each of ``outputs``
+    (``(path, what)``, see :func:`check_output`) writable: a typo answers at once, not after the
+    library has loaded.
+    """
+    model = getattr(args, "model", None)
+    if model:
+        if not os.path.isfile(model):
+            raise UserError(f"model file {model!r} does not exist (write one with 'kppca fit --save FILE').")
+        if not os.access(model, os.R_OK):
+            raise UserError(f"cannot read model file {model!r}: permission denied.")
+    mnist_dir = getattr(args, "mnist_dir", None)
+    if mnist_dir is not None and not os.path.isdir(mnist_dir):
+        raise UserError(f"--mnist-dir {mnist_dir!r} is not an existing folder.")
+    for out, what in outputs:
+        check_writable(out, what)
+
+
 def check_output(out: str, what: str = "image") -> None:
-    """Fail early (before any fitting) when ``out`` cannot be written."""
+    """Fail early (before any fitting) when ``out`` cannot be written (an image: in a format matplotlib writes)."""
+    check_writable(out, what)
+    if what == "image":
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        fmt = Path(out).suffix[1:].lower() or "png"
+        if fmt not in FigureCanvasBase.get_supported_filetypes():
+            raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
+
+
+def check_writable(out: str, what: str) -> None:
+    """``out`` can be created or overwritten (standard library only)."""
     path = Path(out)
     if not path.parent.is_dir():
         raise UserError(f"cannot write {out!r}: folder {str(path.parent)!r} does not exist.")
     if path.is_dir():
         raise UserError(f"cannot write {out!r}: it is a folder; give a file name for the {what}.")
-    if what == "image":
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        fmt = path.suffix[1:].lower() or "png"
-        if fmt not in FigureCanvasBase.get_supported_filetypes():
-            raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
     # Permission bits do not tell (root ignores them, /proc refuses anyway): try to open the file for
     # appending, which never truncates an existing file, and remove it again if it is new.
     existed = path.exists()

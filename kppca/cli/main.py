@@ -26,7 +26,17 @@ import warnings
 from typing import Any, Sequence
 
 from .commands import COMMANDS
-from .common import DEFAULTS, PROG, USER_ERRORS, OptionError, Stages, UserError, one_line, progress_enabled
+from .common import (
+    DEFAULTS,
+    PROG,
+    USER_ERRORS,
+    OptionError,
+    Stages,
+    UserError,
+    check_paths,
+    one_line,
+    progress_enabled,
+)
 from .parser import build_parser
 
 __all__ = ["main", "build_parser", "DEFAULTS", "PROG"]
@@ -38,7 +48,7 @@ def _stage_names(args: Any, command: Any) -> list[str]:
     outs = getattr(args, "out", None)
     outs = outs if isinstance(outs, list) else []
     skipped = {"load data": loading, "fit model": loading, "save model": not getattr(args, "save", None),
-               "plot spectrum": not getattr(args, "spectrum", None), "report": not getattr(args, "report", False),
+               "plot spectrum": not getattr(args, "spectrum", None), "report": not getattr(args, "report", False), "train judge": not getattr(args, "report", False),
                "write samples": not any(o.lower().endswith(".npy") for o in outs),
                "write image": bool(outs) and all(o.lower().endswith(".npy") for o in outs)}
     return (["load model"] if loading else []) + [n for n in command.STAGES if not skipped.get(n)]
@@ -94,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stages = None
     threads = None
     try:
+        # File arguments before the library loads: a wrong path answers in a fraction of a second.
+        check_paths(args, command.outputs(args) if hasattr(command, "outputs") else [])
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
             stages = Stages(["import library", *_stage_names(args, command)], progress_enabled(args))

@@ -29,6 +29,7 @@ from .._linalg import (
     check_gram_scale,
     cholesky_in_place,
     cholesky_solve,
+    compute_threads,
     eigh_descending,
     map_row_blocks,
     matrix_scale,
@@ -145,6 +146,7 @@ class CenteredGram:
         self._tolerance_value: float | None = None
         self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
         self._factor: tuple[str, torch.Tensor] | None = None
+        self._threads: int | None = None
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -198,12 +200,16 @@ class CenteredGram:
         return self._scale
 
     def _build(self) -> torch.Tensor:
-        K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
-        # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
-        # every later product; non-finite or overflow-prone Gram matrices stop here.
-        scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
-        centerer = KernelCenterer(self.center)
-        centerer.fit_center_(K)
+        # One compute section (threads fitted to the caller's limits and the free cores); a rebuild
+        # uses the first build's count, so the products, hence the matrix, are bitwise the same.
+        with compute_threads(self._threads) as threads:
+            self._threads = threads
+            K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
+            # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
+            # every later product; non-finite or overflow-prone Gram matrices stop here.
+            scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
+            centerer = KernelCenterer(self.center)
+            centerer.fit_center_(K)
         # A rebuild (or a model's own centerer) keeps the first statistics: bitwise the same anyway.
         if self._centerer is None:
             self._centerer = centerer
@@ -234,6 +240,11 @@ class CenteredGram:
         -------
         Spectrum
         """
+        # The build and the Lanczos iteration in one compute section (see kppca._linalg.threads).
+        with compute_threads(self._threads):
+            return self._spectrum(solver, k, random_state)
+
+    def _spectrum(self, solver: str, k: int | None, random_state: np.random.Generator | None) -> Spectrum:
         N = self.n_samples
         max_rank = N - int(self.center)
         if getattr(self.kernel, "strictly_positive_definite", False):
@@ -266,7 +277,8 @@ class CenteredGram:
         """
         if self._eigen is None:
             tol = self.tolerance
-            values, vectors = eigh_descending(self.matrix)
+            with compute_threads(self._threads):
+                values, vectors = eigh_descending(self.matrix)
             keep = min(int((values > tol).sum()), self.rank)
             self._eigen = (values[:keep].clone(), vectors[:, :keep].clone())
         return self._eigen
@@ -380,7 +392,8 @@ class CenteredGram:
     # ------------------------------------------------------------------ new points
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
-        return self.centerer.transform(self.kernel.gram(X_new, self.X))
+        with compute_threads(self._threads):
+            return self.centerer.transform(self.kernel.gram(X_new, self.X))
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
         """``k_c(X_new) @ basis`` (M, k) in row blocks, so an (M, N) block never exists whole.
@@ -388,10 +401,11 @@ class CenteredGram:
         When ``X_new`` is the training set and the matrix is alive, its rows are used
         (no kernel evaluation, as in ``fit_transform``).
         """
-        if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
-            return self._matrix @ basis
-        rows = block_rows(self.batch_size, self.n_samples, self.dtype)
-        return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
+        with compute_threads(self._threads):
+            if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
+                return self._matrix @ basis
+            rows = block_rows(self.batch_size, self.n_samples, self.dtype)
+            return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
     def uncenter(self, K_c_rows: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
         """Raw kernel vectors from centered ones (:meth:`KernelCenterer.uncenter`)."""

@@ -51,24 +51,27 @@ class KernelCenterer:
         Tensor of shape (N, N)
             ``K`` itself, now equal to ``M K M``.
         """
-        # Means accumulated in float64 by row blocks (no float64 copy of K): a float32 Gram
-        # matrix then loses nothing beyond its own rounding in the sums over N entries.
+        # Means accumulated in float64 (no float64 copy of a float32 K: it is converted by row blocks),
+        # so a float32 Gram matrix loses nothing beyond its own rounding in the sums over N entries.
         N = K.shape[0]
-        sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
-        # float64 blocks of 1 MiB: a float32 K is converted block by block, and the blocks stay a
-        # negligible fraction of K (the fit's memory is K plus a few percent).
-        rows = max(1, (1 << 17) // max(1, K.shape[1]))
-        for i in range(0, N, rows):
-            sums += K[i : i + rows].sum(0, dtype=torch.float64)
+        if K.dtype == torch.float64:
+            sums = K.sum(0)  # one reduction over K (a few parallel regions, not one per block)
+        else:
+            sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
+            # float64 blocks of 16 MiB: a handful of reductions, and a few percent of K's memory
+            rows = max(1, (1 << 21) // max(1, K.shape[1]))
+            for i in range(0, N, rows):
+                sums += K[i : i + rows].sum(0, dtype=torch.float64)
         means = sums / max(N, 1)
         self.column_means_ = means.to(K.dtype)
         self.grand_mean_ = means.mean().to(K.dtype)
         if self.center:
             # K symmetric: row means equal column means. K_ij - ((m_i + m_j) - g), by tiles of rows
-            # small enough for the CPU cache (one sweep over K's memory instead of three); the
-            # correction is symmetric bitwise (m_i + m_j = m_j + m_i), so K_c stays exactly symmetric.
+            # small enough for the CPU cache (one sweep over K's memory instead of three) and large
+            # enough to be few operations (each a parallel region); the correction is symmetric
+            # bitwise (m_i + m_j = m_j + m_i), so K_c stays exactly symmetric.
             cm, g = self.column_means_, self.grand_mean_
-            tile = (1 << 15) // max(1, K.shape[1]) + 1  # 256 KiB float64 corrections
+            tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
             for i in range(0, N, tile):
                 K[i : i + tile].sub_((cm[i : i + tile, None] + cm[None, :]).sub_(g))
         return K

@@ -23,10 +23,12 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     ``batch_size x N`` values (by default about 128 MiB, see
     :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
     stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel's blocks are
-    written in place (one torch matrix product straight into the buffer, then in-place passes
-    over cache-sized tiles, see :class:`_RBFFill`): no block temporary at all. All of it runs in
-    torch's thread pool (an earlier numpy product per block alternated with torch's passes, and
-    each switch left the other library's threads spinning).
+    written in place (one torch matrix product straight into the buffer gives the exponent, then
+    two in-place passes over cache-sized tiles, see :class:`_RBFFill`): no block temporary at all,
+    and a few dozen large operations in all (a parallel region per small operation costs a
+    spinning thread on shared cores). All of it runs in torch's thread pool (an earlier numpy
+    product per block alternated with torch's passes, and each switch left the other library's
+    threads spinning).
 
     A :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong)
     is evaluated on full row blocks instead, and checked for symmetry: a kernel must
@@ -80,37 +82,33 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     return K
 
 
-#: Rows of a block that the element-wise passes of the RBF build process at once: 64 rows of
-#: N values stay in the CPU cache for the four passes (subtract, subtract, clip, exp).
-_TILE_ROWS = 64
+#: Rows of a block whose exponential is taken at once: the two passes (clip, exp) over a tile find it
+#: still in the outer CPU cache for moderate ``N``, and a block takes a few operations, not one
+#: parallel region per handful of rows.
+_TILE_ROWS = 256
 
 
 class _RBFFill:
-    """Fills the RBF Gram matrix in place: one product, then four in-place passes over tiles.
+    """Fills the RBF Gram matrix in place: one augmented product, then two in-place passes over tiles.
 
     With ``Z = sqrt(2 gamma) (X - c)`` (``c`` the mean of ``X``, for translation invariance as in
     :func:`~kppca.kernels.squared_distances`) and ``s_i = |z_i|^2 / 2``,
-    ``-gamma |x_i - x_j|^2 = z_i . z_j - s_i - s_j``, clipped at 0 (rounding), then ``exp``.
-    The entries agree with ``kernel.gram`` to the rounding of the expansion (``~ D eps`` relative
-    to the squared distances); the caller sets the diagonal to exactly 1.
+    ``-gamma |x_i - x_j|^2 = z_i . z_j - s_i - s_j``: the product of the rows ``[z_i, -s_i, 1]`` and
+    ``[z_j, 1, -s_j]``, so one BLAS call gives the exponent (no element-wise pass subtracts the
+    norms); clipped at 0 (rounding), then ``exp``. The entries agree with ``kernel.gram`` to the
+    rounding of the expansion (``~ (D + 2) eps`` relative to the squared norms); the caller sets
+    the diagonal to exactly 1.
     """
 
-    def __init__(self, Z: torch.Tensor, half_sq: torch.Tensor) -> None:
-        self.Z, self.half_sq = Z, half_sq
+    def __init__(self, rows: torch.Tensor, cols: torch.Tensor) -> None:
+        self.rows, self.cols = rows, cols
 
     def __call__(self, i: int, j: int, out: torch.Tensor) -> None:
         """``out = K[i:j, :j]`` (a row-strided view of the buffer, written by the BLAS directly)."""
         # beta = 0: the buffer's previous contents are not read (torch.empty garbage, NaN included).
-        out.addmm_(self.Z[i:j], self.Z[:j].T, beta=0.0)
-        self._finish(out, i)
-
-    def _finish(self, block: torch.Tensor, i: int) -> None:
-        """``block <- exp(min(0, block - s_rows - s_cols))`` for rows ``i..`` and the first columns."""
-        cols = self.half_sq[None, : block.shape[1]]
-        for t in range(0, block.shape[0], _TILE_ROWS):
-            tile = block[t : t + _TILE_ROWS]
-            tile.sub_(self.half_sq[i + t : i + t + tile.shape[0], None]).sub_(cols)
-            tile.clamp_(max=0.0).exp_()
+        out.addmm_(self.rows[i:j], self.cols[:j].T, beta=0.0)
+        for t in range(0, out.shape[0], _TILE_ROWS):
+            out[t : t + _TILE_ROWS].clamp_(max=0.0).exp_()
 
 
 def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
@@ -123,7 +121,9 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
     largest = max(abs(float(v)) for v in torch.aminmax(Z)) if Z.numel() else 0.0  # no |Z| temporary
     if _needs_scaling(largest, X.dtype, X.shape[1], 2):
         return None  # squares of the scaled data over- or underflow: kernel.gram rescales them exactly
-    return _RBFFill(Z, (Z * Z).sum(1).mul_(0.5))
+    half_sq = (Z * Z).sum(1, keepdim=True).mul_(0.5)
+    ones = torch.ones_like(half_sq)
+    return _RBFFill(torch.cat([Z, -half_sq, ones], dim=1), torch.cat([Z, ones, -half_sq], dim=1))
 
 
 def _check_symmetric(K: torch.Tensor, rows: int) -> None:

@@ -201,7 +201,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         along the top ``q`` directions the variance is ``lam_p / N``, along the
         other ``r - q`` it is ``sigma2``. Components of ``phi(x)`` outside
         ``H_E`` are not modelled (:meth:`novelty_score` measures them). Needs
-        the complete spectrum (computed once on first use after a partial fit).
+        the squared norm of the projection on ``H_E``: the dual model takes it from
+        the Cholesky factor of ``K`` when that resolves every eigenvalue, else (and
+        the primal model) from the complete spectrum (computed once on first use
+        after a partial fit).
 
         The density is on the model's own ``H_E``: another kernel, bandwidth or
         feature map gives another space (dimension, metric), so values are
@@ -212,7 +215,11 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         -------
         ndarray or Tensor of shape (M,)
         """
-        y = self._subspace_coordinates(self._validate_new_input(X, method="score_samples"))
+        return self._to_output(self._log_likelihood(self._validate_new_input(X, method="score_samples")), X)
+
+    def _log_likelihood(self, X: torch.Tensor) -> torch.Tensor:
+        """:meth:`score_samples` of validated inputs (M,), from the coordinates along the resolved eigenbasis."""
+        y = self._subspace_coordinates(X)
         q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
         # y holds the k <= r coordinates that are resolved numerically; the other r - k
         # directions of H_E (eigenvalues of K_c below its rounding level) carry no
@@ -220,8 +227,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         k = y.shape[1]
         variances = torch.cat([self.eigenvalues_ / N, torch.full((k - q,), s2, dtype=y.dtype, device=y.device)])
         log_det = float(torch.log(self.eigenvalues_ / N).sum()) + (r - q) * math.log(s2)
-        logp = -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
-        return self._to_output(logp, X)
+        return -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
         """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).

@@ -16,6 +16,7 @@ from ..kernels.centered_gram import CenteredGram
 from ..kernels.centering import KernelCenterer
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
+from ._likelihood import log_likelihood_by_cholesky
 from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
 
@@ -142,8 +143,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         buffer and centered in place), then the top ``q`` eigenpairs: ``O(N^2 q)`` per
         Lanczos sweep with the partial solver, ``O(N^3)`` with the dense one. The rank
         ``r`` comes from the kernel's structure (see ``rank_``), so the partial fit
-        has no cubic step; what needs one (the sampling factor, the full
-        eigendecomposition for ``score_samples``) is computed on first use. Memory:
+        has no cubic step; what needs one (the sampling factor, also behind
+        ``score_samples``; the full eigendecomposition where that factor does not
+        resolve the spectrum) is computed on first use. Memory:
         one ``N x N`` matrix (a :class:`~kppca.kernels.CenteredGram`, kept as a cache for
         later calls; the Cholesky factor of the exact sample is computed in its memory on first
         use, see :mod:`kppca.models.generation.dual`), plus row blocks of at most ``N / 32`` rows.
@@ -225,6 +227,12 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         factored ``K_c`` in place.
         """
         return self.eigenvectors_ * self.eigenvalues_.sqrt()
+
+    def _log_likelihood(self, X: torch.Tensor) -> torch.Tensor:
+        """``score_samples`` of validated inputs: from the Cholesky factor of ``K`` when it reproduces the
+        dense path (every eigenvalue of ``K_c`` resolved, see :mod:`kppca.models._likelihood`), else dense."""
+        logp = log_likelihood_by_cholesky(self, X)
+        return super()._log_likelihood(X) if logp is None else logp
 
     def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         values, vectors = self._full_eigen()

@@ -28,6 +28,11 @@ def add_parser(sub: Any) -> None:
     add_run_options(p)
 
 
+def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
+    return ([(args.save, "model")] if args.save else []) + ([(args.spectrum, "image")] if args.spectrum else [])
+
+
 def run(args: argparse.Namespace, stages: Stages) -> None:
     if args.save:
         check_output(args.save, "model")

@@ -13,7 +13,7 @@ from ..options import add_model_options, add_preimage_option, add_run_options
 from ..types import LATENTS, digit_class, latent_name, positive_int
 
 NAME = "sample"
-STAGES = ["load data", "fit model", "generate", "report", "write image", "write samples"]
+STAGES = ["load data", "fit model", "generate", "train judge", "report", "write image", "write samples"]
 
 #: Default latent distribution of the command (what the models' default, "auto", picks for a DualPPCA):
 #: the exact prior's digits are much further from real ones by the Fréchet feature distance, and less
@@ -69,15 +69,27 @@ def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return images, arrays
 
 
+def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
+    images, arrays = _outputs(args)
+    return [(out, "image") for out in images] + [(out, "samples") for out in arrays]
+
+
 def _save_array(path: str, array: np.ndarray) -> None:
     # Through a file object: np.save(path) appends ".npy" to a name ending in ".NPY".
     with open(path, "wb") as f:
         np.save(f, array)
 
 
-def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
+def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any]:
+    """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier)``.
+
+    A stage of its own (the longest part of ``--report``); the feature network of the Fréchet
+    distance is trained here too and cached per process, so :func:`_report` only evaluates.
+    """
     from ...datasets import load_mnist
-    from ...metrics import sample_quality
+    from ...metrics.digit_features import digit_features
+    from ...metrics.sample_quality import _default_classifier
 
     X_fit = np.asarray(model.X_fit_.cpu())
     X_all, y_all = load_mnist(path=args.mnist_dir)
@@ -91,8 +103,17 @@ def _report(args: argparse.Namespace, model: Any, S: np.ndarray) -> None:
     if unseen:
         raise UserError(f"--report needs held-out digits of every class trained on; class(es) {unseen} were all "
                         "used for training, so its classifier would never see them. Lower --n-train.")
+    classifier = _default_classifier().fit(X_ref, y_ref)
+    digit_features(X_ref, y_ref)  # what sample_quality's default extractor trains (cached per process)
+    return X_ref, y_ref, X_fit, classifier
+
+
+def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[Any, Any, Any, Any]) -> None:
+    from ...metrics import sample_quality
+
+    X_ref, y_ref, X_fit, classifier = judge
     target = args.digit_class
-    q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, random_state=args.seed)
+    q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, classifier=classifier, random_state=args.seed)
     print(f"quality report (classifier trained on {len(y_ref)} held-out digits):")
     print(q.summary())
 
@@ -118,7 +139,8 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
                    latent=args.latent, y=y)
     S = np.asarray(S)
     if args.report:
-        stages.run("report", _report, args, model, S)
+        judge = stages.run("train judge", _train_judge, args, model)
+        stages.run("report", _report, args, model, S, judge)
     # A class label samples from that class's latent mixture (see DualPPCA.sample).
     what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'") + f", pre-image '{args.preimage}'"
 

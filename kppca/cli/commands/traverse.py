@@ -35,6 +35,11 @@ def add_parser(sub: Any) -> None:
     add_run_options(p)
 
 
+def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
+    return [(args.out, "image")]
+
+
 def run(args: argparse.Namespace, stages: Stages) -> None:
     import matplotlib.pyplot as plt
 

@@ -1,0 +1,164 @@
+"""How many threads kppca's own parallel sections use: the caller's limits, and the cores free now.
+
+The dual fit alternates torch operations (OpenMP) with BLAS calls (torch's MKL, scipy's OpenBLAS
+under ARPACK). Each parallel region's threads spin-wait for the next one; on cores shared with
+other work (a busy workstation, a CI runner, grid-search workers, notebook kernels) a spinning
+thread takes a core from a thread that has work, and a fit with two threads ran several times
+slower than with one. A :func:`compute_threads` section therefore runs with
+
+``min(torch's threads, the BLAS libraries' limits, the cores of this process, the cores not busy
+with other processes right now)``
+
+threads (at least one), applied to torch and to numpy's/scipy's BLAS for its duration and
+restored after. Every limit a caller can set is honoured without environment variables:
+``torch.set_num_threads``; :mod:`threadpoolctl`'s limits (on BLAS or OpenMP); joblib's and
+scikit-learn's worker limits (loky workers start with one thread per worker's share of the
+cores). Threads never multiply: torch and the BLAS run one after the other, each with at most
+that many threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from typing import Any, Iterator
+
+import torch
+
+__all__ = ["available_threads", "compute_threads", "section_threads"]
+
+_state = threading.local()
+# The process-wide part of the sections active now (any Python thread): their count, torch's thread
+# count before the first of them, and the BLAS limiter to undo after the last.
+_global_lock = threading.Lock()
+_active = 0
+_active_threads = 1
+_saved_threads = 1
+_limiter: Any = None
+_controller_lock = threading.Lock()
+_controller = None
+
+
+def _blas_controller():
+    """threadpoolctl's controller of the BLAS libraries loaded now (numpy's, scipy's), created once."""
+    global _controller
+    with _controller_lock:
+        if _controller is None:
+            import scipy.linalg.blas  # noqa: F401  (loads scipy's BLAS, the one ARPACK calls)
+            from threadpoolctl import ThreadpoolController
+
+            _controller = ThreadpoolController().select(user_api="blas")
+        return _controller
+
+
+def _blas_limit() -> int | None:
+    """The smallest thread limit of the loaded BLAS libraries (a caller's ``threadpool_limits``), or None."""
+    try:
+        limits = [int(lib.num_threads) for lib in _blas_controller().lib_controllers]
+    except Exception:  # a BLAS threadpoolctl cannot query: no limit known
+        return None
+    limits = [n for n in limits if n > 0]
+    return min(limits) if limits else None
+
+
+def _process_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def _busy_cores() -> int:
+    """Threads of other processes running now (Linux: ``/proc/loadavg``), 0 where unknown.
+
+    ``/proc/loadavg``'s fourth field counts the runnable threads of the whole machine at this
+    instant (not an average, so this process's own recent work does not count against it); the
+    runnable threads of this process are subtracted.
+    """
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat") as f:
+                    # state is the field after the parenthesised command name
+                    own += f.read().rpartition(")")[2].split()[0] == "R"
+            except OSError:  # the thread ended meanwhile
+                continue
+        return max(0, running - max(own, 1))
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def available_threads() -> int:
+    """Threads a compute section may use now: the caller's limits and the cores not busy elsewhere.
+
+    Returns
+    -------
+    int
+        ``min(torch.get_num_threads(), BLAS limits, cores of this process, cores - busy)``, at least 1.
+    """
+    n = min(torch.get_num_threads(), _process_cores())
+    blas = _blas_limit()
+    if blas is not None:
+        n = min(n, blas)
+    if n > 1 and _process_cores() == (os.cpu_count() or 0):
+        # The machine-wide count of running threads says how busy *our* cores are only when this
+        # process may run on all of them (not in a cpuset of a larger machine).
+        # Two looks 1 ms apart, the smaller count: a thread that happened to run at one instant does
+        # not take a core away, a core busy at both is busy.
+        busy = _busy_cores()
+        if busy:
+            time.sleep(1e-3)
+            busy = min(busy, _busy_cores())
+        n = min(n, _process_cores() - busy)
+    return max(1, n)
+
+
+def section_threads() -> int | None:
+    """The thread count of the enclosing :func:`compute_threads` section, None outside one."""
+    return getattr(_state, "threads", None)
+
+
+@contextlib.contextmanager
+def compute_threads(threads: int | None = None) -> Iterator[int]:
+    """Run a compute section with :func:`available_threads` threads (or ``threads``) in torch and the BLAS.
+
+    Nested sections keep the outer section's count. Thread counts are process-wide settings: sections
+    running at the same time in several Python threads share the first one's count, and the last to
+    finish restores torch's thread count and the BLAS limits. Yields the thread count in use.
+    """
+    global _active, _active_threads, _saved_threads, _limiter
+    outer = section_threads()
+    if outer is not None:
+        yield outer
+        return
+    with _global_lock:
+        if _active == 0:
+            n = max(1, int(threads)) if threads is not None else available_threads()
+            _saved_threads = torch.get_num_threads()
+            try:
+                _limiter = _blas_controller().limit(limits=n)
+            except Exception:  # no controllable BLAS: torch alone
+                _limiter = None
+            if n != _saved_threads:
+                torch.set_num_threads(n)
+            _active_threads = n
+        _active += 1
+        n = _active_threads
+    _state.threads = n
+    try:
+        yield n
+    finally:
+        _state.threads = None
+        with _global_lock:
+            _active -= 1
+            if _active == 0:
+                if _limiter is not None:
+                    _limiter.restore_original_limits()
+                    _limiter = None
+                if torch.get_num_threads() != _saved_threads:
+                    torch.set_num_threads(_saved_threads)

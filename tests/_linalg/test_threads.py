@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+import torch
+from threadpoolctl import threadpool_limits
+
+from kppca._linalg import available_threads, compute_threads, section_threads
+from kppca._linalg import threads as threads_module
+from kppca.kernels import RBF, CenteredGram
+
+
+def test_threadpoolctl_blas_limit_is_honoured():
+    before = torch.get_num_threads()
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert available_threads() == 1
+        with compute_threads() as n:
+            assert n == 1 and torch.get_num_threads() == 1 and section_threads() == 1
+    assert torch.get_num_threads() == before and section_threads() is None
+
+
+def test_torch_thread_setting_is_an_upper_bound():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert available_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_busy_cores_lower_the_count(monkeypatch):
+    monkeypatch.setattr(threads_module, "_process_cores", lambda: 2)
+    monkeypatch.setattr(threads_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads_module.torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(threads_module, "_blas_limit", lambda: 2)
+    monkeypatch.setattr(threads_module, "_busy_cores", lambda: 0)
+    assert available_threads() == 2
+    monkeypatch.setattr(threads_module, "_busy_cores", lambda: 1)
+    assert available_threads() == 1
+    monkeypatch.setattr(threads_module, "_busy_cores", lambda: 5)
+    assert available_threads() == 1  # never below one
+
+
+def test_sections_nest_and_restore():
+    before = torch.get_num_threads()
+    with compute_threads(1) as outer:
+        with compute_threads(2) as inner:  # the outer section decides
+            assert inner == outer == 1 == torch.get_num_threads()
+        assert section_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_busy_cores_reads_the_machine():
+    assert threads_module._busy_cores() >= 0
+
+
+def test_rebuild_uses_the_first_builds_thread_count(monkeypatch):
+    X = torch.as_tensor(np.random.default_rng(0).normal(size=(300, 5)))
+    counts = iter([2, 1, 1, 1])
+    monkeypatch.setattr(threads_module, "available_threads", lambda: next(counts))
+    g = CenteredGram(RBF(1.0), X, batch_size=64)
+    K = g.matrix.clone()
+    assert g._threads == 2
+    g.release()
+    assert torch.equal(g.matrix, K)  # rebuilt with the same threads, hence bitwise
+    assert g._threads == 2
+
+
+def test_concurrent_sections_restore_the_process_settings():
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    def blas_limits():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before, blas_before = torch.get_num_threads(), blas_limits()
+    barrier = threading.Barrier(4)
+    seen = []
+
+    def work():
+        with compute_threads(1) as n:
+            barrier.wait()  # all four sections are open at once
+            seen.append((n, torch.get_num_threads()))
+            barrier.wait()
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert seen == [(1, 1)] * 4
+    assert torch.get_num_threads() == before and section_threads() is None
+    assert blas_limits() == blas_before  # the BLAS limits are back too
