@@ -73,7 +73,9 @@ def test_init_stores_arguments_unchanged():
     assert CallableKernel(cubic).get_params() == {"fn": cubic}
     assert RBF(2.0).get_params() == {"bandwidth": 2.0}
     assert repr(RBF(2.0)) == "RBF(bandwidth=2.0)"
-    assert repr(Nystroem(RBF(1.0), n_landmarks=3)) == "Nystroem(kernel=RBF(bandwidth=1.0), n_landmarks=3, random_state=None)"
+    assert repr(Nystroem(RBF(1.0), n_landmarks=3)) == (
+        "Nystroem(kernel=RBF(bandwidth=1.0), landmark_selection='uniform', n_landmarks=3, random_state=None)"
+    )
 
 
 def test_set_params_changes_values(rng):

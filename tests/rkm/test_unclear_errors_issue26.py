@@ -84,5 +84,5 @@ def test_deep_lssvm_advice_names_its_own_parameters(rng):
     with pytest.raises(ValueError, match=r"ridge=1e-300.*use a larger ridge") as info:
         DeepLSSVMClassifier(ridge=1e-300).fit(X, y)
     assert "standardise y" not in str(info.value) and "solver" not in str(info.value)
-    with pytest.raises(ValueError, match=r"eta_levels must be two positive finite floats.*\(inf, 1\)"):
+    with pytest.raises(ValueError, match=r"eta_levels\[0\] must be a float in the range \(0, inf\).*got inf"):
         DeepLSSVMClassifier(eta_levels=(float("inf"), 1)).fit(X, y)
