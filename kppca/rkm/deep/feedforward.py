@@ -192,7 +192,7 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     x0 = _initial(layout, X, generator, centred=params.get("objective", "stabilized") != "variance")
     res = minimize(J, x0, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]), tol=float(params["tol"]),
                    progress=bool(params.get("progress", False)), desc="deep RKM (feed-forward)",
-                   warn=int(params["max_iter"]) > 0)
+                   warn=False)  # the estimator warns (with res.message), once
     flat = list(res.x)
     # the output layer in the units of y: yhat = (tanh(.) W + B) * scale + mean
     k_W, k_B = 3 * (len(layout) - 1) + 2, 3 * len(layout)
@@ -206,8 +206,8 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
              "toeplitz": [spec["toeplitz"] for spec in layout]}
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
     empty = torch.zeros(0, dtype=torch.long, device=X.device)
-    return DeepFit(hidden, B, scales, X[:0], empty, history, [res.grad_history], res.n_iter, res.converged,
-                   extra=state)
+    return DeepFit(hidden, B, scales, X[:0], empty, history, [res.grad_history], res.n_iter,
+                   res.converged or int(params["max_iter"]) == 0, extra=state, message=res.message)
 
 
 def predict_feedforward(levels: list[Level], state: dict, scales: list, intercept: torch.Tensor,
