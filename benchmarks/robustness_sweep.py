@@ -25,7 +25,7 @@ Usage::
 
     python benchmarks/robustness_sweep.py --part rkm --n-configs 600 --seed 0 [--show 20] [--max-n 1000]
     python benchmarks/robustness_sweep.py --part ppca --n-configs 2000
-    python benchmarks/robustness_sweep.py --part files [--every 1]
+    python benchmarks/robustness_sweep.py --part files [--every 1] [--cases deep-rkm-classifier ...]
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def files_part(args: argparse.Namespace) -> None:
     defects = collections.defaultdict(list)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for case, (make, fit_args, outputs) in tqdm(CASES.items(), desc="estimator setups"):
+        chosen = {k: v for k, v in CASES.items() if not args.cases or k in args.cases}
+        for case, (make, fit_args, outputs) in tqdm(chosen.items(), desc="estimator setups"):
             data = _data(np.random.default_rng(0))
             model = make().fit(*fit_args(data))
             for label, outcome, detail in crafted.sweep_case(model, lambda m: outputs(m, data), Path(tmp),
@@ -131,7 +132,7 @@ def files_part(args: argparse.Namespace) -> None:
                 if outcome in crafted.DEFECTS:
                     defects[outcome].append(f"{case} {label}: {detail[:120]}")
     total = sum(counts.values())
-    print(f"{total} crafted files over {len(CASES)} estimator setups in {time.perf_counter() - start:.0f} s")
+    print(f"{total} crafted files over {len(chosen)} estimator setups in {time.perf_counter() - start:.0f} s")
     for name in crafted.OUTCOMES:
         print(f"  {name:24s} {counts[name]:6d}")
     for kind, items in defects.items():
@@ -144,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["ppca", "rkm", "files", "all"], default="all")
     parser.add_argument("--every", type=int, default=1, help="files part: craft every k-th edit only")
+    parser.add_argument("--cases", nargs="*", default=[], help="files part: only these cases of test_roundtrip.CASES")
     parser.add_argument("--n-configs", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-n", type=int, default=1000, help="largest N of the RKM part")

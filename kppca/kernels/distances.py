@@ -67,7 +67,9 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     """
     same = Y is X
     # Values within a factor 4 of the dtype's largest would overflow when centred: halve them first.
-    raw = max(float(X.abs().amax()) if X.numel() else 0.0, float(Y.abs().amax()) if Y.numel() else 0.0)
+    # (detached: a float of a tensor with a graph makes torch warn during fits that differentiate through here)
+    raw = max(float(X.detach().abs().amax()) if X.numel() else 0.0,
+              float(Y.detach().abs().amax()) if Y.numel() else 0.0)
     pre = power_of_two_scale(raw) if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4 else 1.0
     if pre != 1.0:
         X = X / pre

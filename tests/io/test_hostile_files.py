@@ -414,13 +414,13 @@ def test_a_generator_random_state_warns_at_save(rng, tmp_path):
     assert kppca.load(tmp_path / "m.kppca").random_state is None
 
 
-#: Edits to values that stay valid (a forger's edit, which only a signature would catch) and the
-#: cases whose nested parts are checked by the classifier rewrite of another issue (see the report).
+#: Edits to values that stay valid (a forger's edit, which only a signature would catch), and the
+#: cases still allowed to fail at first use (none: DeepRKMClassifier checks its nested parts since issue 26).
 #: ``n_samples_`` is such a value only for a model that keeps no training inputs (a landmark model
 #: fitted blockwise: the count of rows it has seen); with ``X_fit_`` kept, its shape fixes it.
 _PLAUSIBLE = ("rank_: +1", "degree: +1", "mean_: -1.0", "log_eta_: -1.0")
 _PLAUSIBLE_WITHOUT_INPUTS = ("n_samples_: +1",)
-_PENDING = ("deep-rkm-classifier", "deep-rkm-classifier-mlp")
+_PENDING: tuple[str, ...] = ()
 
 
 @pytest.mark.parametrize("case", sorted(__import__("test_roundtrip").CASES))

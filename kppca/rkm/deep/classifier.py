@@ -297,6 +297,37 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
                           ConvergenceWarning, stacklevel=3)  # the caller of fit (through fit_context)
         return self
 
+    def _check_fitted_state(self) -> str | None:
+        """The models, head and classes fit together, and one point's scores are finite (see kppca.io)."""
+        p, sizes, N = len(self.classes_), self.n_components_, self.X_fit_.shape[0]
+        if p < 2 or len(np.unique(self.classes_)) != p:
+            return f"classes_ is {self.classes_!r}; a classifier needs at least 2 distinct classes"
+        expected = 1 if (self.head == "mlp" or p == 2) else p
+        if len(self.models_) != expected or len(self.hidden_features_) != expected:
+            return (f"models_ has {len(self.models_)} and hidden_features_ {len(self.hidden_features_)} models, "
+                    f"expected {expected} (head={self.head!r}, {p} classes)")
+        s, s_L = sum(sizes), sizes[-1]
+        for k, (m, H) in enumerate(zip(self.models_, self.hidden_features_)):
+            if tuple(m.H.shape) != (N, s) or tuple(H.shape) != (N, s):
+                return (f"models_[{k}].H has shape {tuple(m.H.shape)} and hidden_features_[{k}] {tuple(H.shape)}, "
+                        f"expected (N, sum(n_components_)) = ({N}, {s})")
+            if self.head == "lssvm" and (m.w is None or m.b is None or tuple(m.w.shape) != (s_L, 1)
+                                         or tuple(m.b.shape) != (1,)):
+                shapes = [None if t is None else tuple(t.shape) for t in (m.w, m.b)]
+                return f"models_[{k}] has head weights w, b of shapes {shapes}, expected [({s_L}, 1), (1,)]"
+        if self.head == "mlp":
+            P = self.mlp_params_
+            hidden = P[1].shape[0] if P is not None else 0
+            want = [(s_L, hidden), (hidden,), (hidden, p), (p,)]
+            if P is None or self.mlp_input_scale_ is None or [tuple(t.shape) for t in P] != want or hidden < 1:
+                got = None if P is None else [tuple(t.shape) for t in P]
+                return f"mlp_params_ has shapes {got}, expected {want} (codes of {s_L} columns, {p} classes)"
+        S = self._scores_from_codes(self._codes(self.X_fit_[:1]))
+        cols = 1 if (self.head == "lssvm" and p == 2) else p
+        if tuple(S.shape) != (1, cols) or not bool(torch.isfinite(S).all()):
+            return f"its scores for one point have shape {tuple(S.shape)} or are not finite (expected (1, {cols}))"
+        return None
+
     # ------------------------------------------------------------------ scores
     def _scores_from_codes(self, Z: list[torch.Tensor]) -> torch.Tensor:
         """Class scores (M, p) (binary LS-SVM: (M, 1)) from last-level codes of each model."""

@@ -115,8 +115,10 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     c0 : float > 0, default 1.0
         ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
         paper tunes 0.1, 10, 1000).
-    max_iter : int >= 0, default 200
-        ``solver="primal"``: L-BFGS iterations (a ConvergenceWarning when they run out).
+    max_iter : int >= 0 or None, default None
+        ``solver="primal"`` / ``"feedforward"``: L-BFGS iterations (a ConvergenceWarning when they
+        run out). None: the solver's own budget (200 for ``"primal"``, 600 for ``"feedforward"``,
+        whose network starts from random weights).
     tol : float >= 0, default 1e-10
         ``solver="primal"``: stop when an iteration lowers the objective by less than
         ``tol * max(1, |J|)``.
@@ -200,7 +202,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         "c_stab": [Interval(Real, 0, None, closed="left")],
         "objective": [StrOptions(OBJECTIVES)],
         "c0": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "hidden_units": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
         "toeplitz": ["boolean"],
@@ -216,7 +218,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
                  n_passes: int = 10, solver: str = "levelwise", solver_options: dict | None = None,
                  n_prototypes: int = 100, c_stab: float = 1.0, objective: str = "stabilized", c0: float = 1.0,
-                 max_iter: int = 200, tol: float = 1e-10,
+                 max_iter: int | None = None, tol: float = 1e-10,
                  progress: bool = False, hidden_units: Any = None, toeplitz: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
@@ -258,6 +260,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
             raise ValueError("X has no two distinct rows, so a kernel width cannot be taken from its spread; pass "
                              f"a kernel with a numeric width (e.g. kernel=RBF(1.0)){hint}.") from exc
         params = self.get_params(deep=False)
+        if params["max_iter"] is None:  # each iterative solver's own budget
+            params["max_iter"] = solver.max_iter
         check_objective(params)
         if solver.check is not None:
             solver.check(levels, params)

@@ -26,7 +26,11 @@ Training: L-BFGS with a strong-Wolfe line search (:func:`kppca.optim.minimize`),
 recorded objective value a decrease (a step that does not lower ``J`` is rejected and ends
 the run). The targets are standardised first (as the reduced-set solver) and the output
 layer is mapped back to the units of ``y``. Initialisation: ``U`` and ``W`` entries
-N(0, 1/fan_in) from the estimator's ``random_state``, ``beta = 0``, ``Lam = I``, ``B = 0``.
+N(0, 1/fan_in) from the estimator's ``random_state``, ``Lam = I``, ``B = 0``, and each unit's
+``beta`` placing its ``tanh`` transition on the layer's input at a random training point (with
+``beta = 0`` every transition would pass through the origin, far from most of the data; the
+unbounded variance model 2,A keeps ``beta = 0``).
+``DeepRKM(max_iter=None)`` trains for :data:`DEFAULT_MAX_ITER` L-BFGS iterations.
 
 The KPCA terms sum over all ``N`` points, so with ``c_stab = 1`` (DeepRKM's default) the
 stabilisation ``c_stab/2 J_l^2`` dominates the start and holds the scores small; a smaller weight
@@ -143,15 +147,32 @@ def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.
     return J
 
 
-def _initial(layout: list[dict], dtype: torch.dtype, device: torch.device, gen: torch.Generator) -> list:
+def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centred: bool = True) -> list:
+    """Initial unknowns: ``U``, ``W`` entries N(0, 1/fan_in), ``Lam = I``, ``B = 0``, and each unit's ``beta``
+    centring its ``tanh`` on the layer's input at one random training point (``beta_k = -U_k z_i``).
+
+    With ``beta = 0`` every unit's transition passes through the origin (in one dimension: every unit bends
+    at ``x = 0``), and L-BFGS spends most of its iterations moving them to where the data are.
+    ``centred=False`` keeps ``beta = 0`` (the same draws of ``U`` and ``W``).
+    """
+    dtype, device = X.dtype, X.device
+
     def randn(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, dtype=dtype, device=gen.device).to(device)
 
-    flat, logs = [], []
+    flat, logs, z = [], [], X
     for spec in layout:
         n, n_in, s = spec["n"], spec["n_in"], spec["s"]
         u = randn(n + n_in - 1) if spec["toeplitz"] else randn(n, n_in)
-        flat += [u / np.sqrt(n_in), torch.zeros(n, dtype=dtype, device=device), randn(n, s) / np.sqrt(n)]
+        u = u / np.sqrt(n_in)
+        U = toeplitz(u, n, n_in) if spec["toeplitz"] else u
+        beta = torch.zeros(n, dtype=dtype, device=device)
+        if centred:
+            rows = torch.randint(z.shape[0], (n,), generator=gen, device=gen.device).to(device)
+            beta = -(z[rows] * U).sum(1)
+        W = randn(n, s) / np.sqrt(n)
+        flat += [u, beta, W]
+        z = torch.tanh(z @ U.T + beta) @ W  # the next layer's input at the start (Lam = I)
     for spec in layout[:-1]:
         logs.append(torch.zeros(spec["s"], dtype=dtype, device=device))
     return flat + [torch.zeros(layout[-1]["s"], dtype=dtype, device=device)] + logs
@@ -166,10 +187,12 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     Ys, y_mean, y_scale = standardize_targets(Y)
     J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]), params.get("objective", "stabilized"),
                               float(params.get("c0", 1.0)))
-    x0 = _initial(layout, X.dtype, X.device, generator)
+    # The variance model (2,A) is unbounded below and its fit is where max_iter steps lead from the start:
+    # centred units reach the overflow of Lam within a few dozen steps, so it keeps the start at beta = 0.
+    x0 = _initial(layout, X, generator, centred=params.get("objective", "stabilized") != "variance")
     res = minimize(J, x0, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]), tol=float(params["tol"]),
                    progress=bool(params.get("progress", False)), desc="deep RKM (feed-forward)",
-                   warn=int(params["max_iter"]) > 0)
+                   warn=False)  # the estimator warns (with res.message), once
     flat = list(res.x)
     # the output layer in the units of y: yhat = (tanh(.) W + B) * scale + mean
     k_W, k_B = 3 * (len(layout) - 1) + 2, 3 * len(layout)
@@ -183,8 +206,8 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
              "toeplitz": [spec["toeplitz"] for spec in layout]}
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
     empty = torch.zeros(0, dtype=torch.long, device=X.device)
-    return DeepFit(hidden, B, scales, X[:0], empty, history, [res.grad_history], res.n_iter, res.converged,
-                   extra=state)
+    return DeepFit(hidden, B, scales, X[:0], empty, history, [res.grad_history], res.n_iter,
+                   res.converged or int(params["max_iter"]) == 0, extra=state, message=res.message)
 
 
 def predict_feedforward(levels: list[Level], state: dict, scales: list, intercept: torch.Tensor,
@@ -195,5 +218,9 @@ def predict_feedforward(levels: list[Level], state: dict, scales: list, intercep
     return network_forward(weights, intercept, X)[1]
 
 
+#: L-BFGS iterations when ``DeepRKM(max_iter=None)``: the whole network is trained from a random start,
+#: which needs more steps than the reduced-set solver's start from the Nystrom LS-SVM.
+DEFAULT_MAX_ITER = 600
+
 register_solver("feedforward", fit_feedforward, check=check_feedforward, predict=predict_feedforward,
-                output_last=True)
+                output_last=True, max_iter=DEFAULT_MAX_ITER)

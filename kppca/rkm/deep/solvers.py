@@ -75,16 +75,19 @@ class DeepSolver:
     #: True when the solver needs the output level last: ``DeepRKM(levels=None)`` then builds
     #: :func:`~kppca.rkm.deep.levels.default_levels` with ``output_last=True``.
     output_last: bool = False
+    #: Iterations when ``DeepRKM(max_iter=None)`` (the default): each iterative solver's own budget.
+    max_iter: int = 200
 
 
 SOLVERS: dict[str, DeepSolver] = {}
 
 
 def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None,
-                    predict: Callable[..., torch.Tensor] | None = None, output_last: bool = False) -> None:
+                    predict: Callable[..., torch.Tensor] | None = None, output_last: bool = False,
+                    max_iter: int = 200) -> None:
     """Register ``fit`` (the ``check`` of its levels, its own ``predict``, whether its default architecture has
-    the output level last) under ``name`` for ``DeepRKM(solver=name)``."""
-    SOLVERS[name] = DeepSolver(name, fit, check, predict, output_last)
+    the output level last, its default iteration budget) under ``name`` for ``DeepRKM(solver=name)``."""
+    SOLVERS[name] = DeepSolver(name, fit, check, predict, output_last, int(max_iter))
 
 
 def get_solver(name: Any) -> DeepSolver:

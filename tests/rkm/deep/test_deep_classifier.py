@@ -204,3 +204,52 @@ def test_fit_leaks_no_autograd_warning(kw):
         warnings.simplefilter("error", UserWarning)
         warnings.simplefilter("ignore", category=__import__("sklearn.exceptions").exceptions.ConvergenceWarning)
         DeepRKMClassifier(max_iter=3, random_state=0, **kw).fit(X, y)
+
+
+def _corrupt(model, edit):
+    import copy
+
+    bad = copy.deepcopy(model)
+    edit(bad)
+    return bad
+
+
+_CORRUPTIONS = {  # issue 26: each loaded before and failed at first use with a raw torch/numpy error
+    "w transposed": (False, lambda m: setattr(m.models_[0], "w", m.models_[0].w.T.clone()), r"models_\[0\].*w, b"),
+    "b empty": (False, lambda m: setattr(m.models_[0], "b", m.models_[0].b[:0].clone()), r"models_\[0\].*w, b"),
+    "H one row short": (False, lambda m: setattr(m.models_[0], "H", m.models_[0].H[:-1].clone()), r"models_\[0\]\.H"),
+    "models_ short": (False, lambda m: m.models_.pop(), r"models_ has 0"),
+    "n_components_ +1": (False, lambda m: m.n_components_.__setitem__(1, m.n_components_[1] + 1),
+                         r"sum\(n_components_\)"),
+    "classes_ short": (False, lambda m: setattr(m, "classes_", m.classes_[:1]), r"classes_"),
+    "mlp weights transposed": (True, lambda m: m.mlp_params_.__setitem__(0, m.mlp_params_[0].T.clone()),
+                               r"mlp_params_ has shapes"),
+    "mlp bias short": (True, lambda m: m.mlp_params_.__setitem__(3, m.mlp_params_[3][:-1].clone()),
+                       r"mlp_params_ has shapes"),
+    "mlp one class short": (True, lambda m: setattr(m, "classes_", m.classes_[:-1]), r"mlp_params_ has shapes"),
+}
+
+
+@pytest.fixture(scope="module")
+def small_models():
+    X, y = _moons()
+    y3 = np.where(X[:, 0] > 1.0, 2, y)  # three classes for the MLP head
+    return {False: DeepRKMClassifier(max_iter=3, random_state=0).fit(X, y),
+            True: DeepRKMClassifier(head="mlp", max_iter=3, random_state=0).fit(X, y3)}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", sorted(_CORRUPTIONS))
+def test_inconsistent_nested_state_is_refused_naming_it(name, small_models, tmp_path):
+    """A model whose nested parts disagree (heads, codes, classes) is refused at save and at load (issue 26)."""
+    import kppca
+    from kppca.io import ModelFileError
+
+    mlp, edit, match = _CORRUPTIONS[name]
+    good = small_models[mlp]
+    good.save(tmp_path / "good.kppca")  # the intact model saves, loads and predicts as before
+    np.testing.assert_array_equal(kppca.load(tmp_path / "good.kppca").predict(good.X_fit_.numpy()),
+                                  good.predict(good.X_fit_.numpy()))
+    bad = _corrupt(good, edit)
+    with pytest.raises(ModelFileError, match=match):
+        bad.save(tmp_path / "bad.kppca")

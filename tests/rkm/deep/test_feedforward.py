@@ -55,8 +55,8 @@ def _problem(toeplitz_u, seed=0):
     Y = rng.normal(size=(15, 2))
     layout = _layout(LEVELS, 3, 2, [4, 3, 5], toeplitz_u)
     gen = torch.Generator().manual_seed(seed)
-    flat = _initial(layout, torch.float64, torch.device("cpu"), gen)
-    # move away from the symmetric start (beta = 0, Lam = I, B = 0) so every term is exercised
+    flat = _initial(layout, torch.from_numpy(X), gen)
+    # move away from the start (Lam = I, B = 0) so every term is exercised
     flat = [t + 0.3 * torch.randn(t.shape, generator=gen, dtype=torch.float64) for t in flat]
     return X, Y, layout, flat
 
@@ -263,3 +263,48 @@ def test_variance_objective_is_unbounded_below():
                               c0=c0)
     assert float(J(*[torch.as_tensor(a) for a in v])) == pytest.approx(vals[-1], rel=1e-10)
     assert vals[0] > vals[1] > vals[2] and vals[2] < -1e6  # ~ -c0 t^2 ||e_1(t=1)||^2
+
+
+def test_initial_units_are_centred_on_training_points():
+    """Issue 26: each hidden unit's tanh starts with its transition (pre-activation 0) at one training point's
+    input to its layer (checked independently in numpy: the layer's inputs recomputed from the initial weights),
+    not at the origin; centred=False keeps beta = 0."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(loc=5.0, size=(30, 3))  # data away from the origin
+    layout = _layout(LEVELS, 3, 2, [4, 3, 5], False)
+    flat = [t.numpy() for t in _initial(layout, torch.from_numpy(X), torch.Generator().manual_seed(0))]
+    z = X
+    for l in range(len(layout)):
+        U, beta, W = flat[3 * l: 3 * l + 3]
+        pre = z @ U.T + beta  # (N, units)
+        # 0 at some training point for every unit, up to rounding of a sum of 3-5 products of O(10) values
+        assert np.abs(pre).min(axis=0).max() < 1e-12
+        z = np.tanh(pre) @ W  # Lam = I at the start
+    plain = _initial(layout, torch.from_numpy(X), torch.Generator().manual_seed(0), centred=False)
+    assert all(float(plain[3 * l + 1].abs().max()) == 0.0 for l in range(len(layout)))
+
+
+def test_default_budget_is_the_solvers_own(monkeypatch):
+    """max_iter=None (the default): 600 L-BFGS iterations for the feed-forward network, 200 for the primal
+    solver; an explicit max_iter is used as given."""
+    from kppca.rkm.deep.feedforward import DEFAULT_MAX_ITER
+    from kppca.rkm.deep.solvers import get_solver
+
+    assert DeepRKM().max_iter is None
+    assert get_solver("feedforward").max_iter == DEFAULT_MAX_ITER == 600 and get_solver("primal").max_iter == 200
+    X, y, _ = _synthetic()
+    seen = []
+    import kppca.rkm.deep.feedforward as ff
+
+    original = ff.minimize
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["max_iter"])
+        return original(*args, **{**kwargs, "max_iter": 2})  # the budget is what is checked, not the fit
+
+    monkeypatch.setattr(ff, "minimize", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        DeepRKM(solver="feedforward", random_state=0).fit(X, y)
+        DeepRKM(solver="feedforward", max_iter=7, random_state=0).fit(X, y)
+    assert seen == [600, 7]
