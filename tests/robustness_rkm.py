@@ -328,21 +328,24 @@ def bad_input_outcomes(estimator: str) -> list[tuple[str, str, str]]:
         cases["y nan"] = (X, y_nan)
     if estimator in ("LSSVMClassifier", "DeepRKMClassifier"):
         cases["one class"] = (X, np.zeros(20, dtype=int))
-    results = []
-    for case, (Xb, yb) in cases.items():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _bad_fit(estimator, Xb, yb)()
-        except (ValueError, TypeError) as exc:
-            outcome = _classify_message(exc)
-            results.append((case, "clear_error" if outcome == "clear_error" else "unclear_error", str(exc)[:200]))
-            continue
-        except Exception as exc:  # noqa: BLE001
-            results.append((case, "unclear_error", f"{type(exc).__name__}: {str(exc)[:200]}"))
-            continue
-        results.append((case, "accepted", ""))
-    return results
+    return [(case, *_attempt(_bad_fit(estimator, Xb, yb), lambda exc: True, "accepted"))
+            for case, (Xb, yb) in cases.items()]
+
+
+def _attempt(call: Callable[[], Any], names_it: Callable[[Exception], bool], success: str) -> tuple[str, str]:
+    """Run ``call`` with warnings silenced: ``(success, "")``, ``("clear_error", message)`` for a short
+    ValueError/TypeError that :func:`_classify_message` finds clear and ``names_it`` accepts, otherwise
+    ``("unclear_error", message)``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    except (ValueError, TypeError) as exc:
+        clear = _classify_message(exc) == "clear_error" and names_it(exc)
+        return ("clear_error" if clear else "unclear_error"), str(exc)[:200]
+    except Exception as exc:  # noqa: BLE001
+        return "unclear_error", f"{type(exc).__name__}: {str(exc)[:200]}"
+    return success, ""
 
 
 def _extreme_cases() -> dict[str, Callable[[], Any]]:
@@ -385,22 +388,11 @@ _EXTREME_NAMES = {"y with NaN": "y", "ridge 1e-300": "ridge", "eta_levels inf": 
 def extreme_input_outcomes() -> list[tuple[str, str, str]]:
     """``[(case, outcome, detail)]`` of :func:`_extreme_cases`: ``"ok"``, ``"clear_error"`` (a short
     ValueError/TypeError naming what :data:`_EXTREME_NAMES` asks) or ``"unclear_error"``."""
-    results = []
-    for case, fit in _extreme_cases().items():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fit()
-        except (ValueError, TypeError) as exc:
-            word = next((w for k, w in _EXTREME_NAMES.items() if case.endswith(k)), "")
-            clear = _classify_message(exc) == "clear_error" and word in str(exc)
-            results.append((case, "clear_error" if clear else "unclear_error", str(exc)[:200]))
-            continue
-        except Exception as exc:  # noqa: BLE001
-            results.append((case, "unclear_error", f"{type(exc).__name__}: {str(exc)[:200]}"))
-            continue
-        results.append((case, "ok", ""))
-    return results
+    def names_it(case: str) -> Callable[[Exception], bool]:
+        word = next((w for k, w in _EXTREME_NAMES.items() if case.endswith(k)), "")
+        return lambda exc: word in str(exc)
+
+    return [(case, *_attempt(fit, names_it(case), "ok")) for case, fit in _extreme_cases().items()]
 
 
 __all__ = [
