@@ -91,8 +91,13 @@ def select_bandwidth_and_ridge(
         rows = torch.linspace(0, Z.shape[0] - 1, max_points, device=Z.device).long()
         Z, X = Z[rows], X[rows]
     if bandwidths is None:
-        median = median_heuristic_bandwidth(Z)
-        bandwidths = tuple(f * median for f in BANDWIDTH_FACTORS)
+        if torch.equal(Z, Z[:1].expand_as(Z)):
+            # All coordinates coincide (e.g. q = 1 codes of two points): every RBF width gives the same
+            # all-ones Gram matrix, so only the ridge is searched (the map predicts the inputs' mean).
+            bandwidths = (1.0,)
+        else:
+            median = median_heuristic_bandwidth(Z)
+            bandwidths = tuple(f * median for f in BANDWIDTH_FACTORS)
     Y = X - X.mean(0)
     errors: dict[tuple[float, float], float] = {}
     for bw in bandwidths:

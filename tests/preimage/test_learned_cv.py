@@ -108,3 +108,27 @@ def test_refine_takes_fixed_point_steps_and_needs_rbf(blobs):
         lin.inverse_transform(lin.transform(blobs[:2]), preimage="learned", refine=2)
     with pytest.raises(ValueError, match="refine"):
         m.inverse_transform(h, preimage="learned", refine=-1)
+
+
+def test_coinciding_coordinates_search_the_ridge_only():
+    """Coordinates that all coincide (q = 1 codes of two nearly equal points far from the origin, which the
+    robustness sweep found once a partial solver fell back to dense) have no median distance; every RBF width
+    then gives the same all-ones Gram matrix, so the search keeps one width and the map predicts the mean."""
+    Z = torch.full((4, 1), 3.0, dtype=torch.float64)
+    X = torch.as_tensor(np.random.default_rng(0).normal(size=(4, 5)))
+    bw, alpha, errors = select_bandwidth_and_ridge(Z, X)
+    assert bw == 1.0 and {b for b, _ in errors} == {1.0}
+    # The all-ones Gram matrix makes the LOO error of every ridge independent of the width chosen.
+    reference = loo_ridge_errors(RBF(7.0).gram(Z, Z), X - X.mean(0), tuple(a for _, a in errors))
+    assert np.allclose(sorted(errors.values()), sorted(map(float, reference)), rtol=0, atol=0)
+
+
+def test_inverse_transform_of_two_points_with_one_code():
+    """The sweep's case: PrimalPPCA(Nystroem) on two points, q = 1, uncentered; inverse_transform is finite."""
+    from kppca import PrimalPPCA
+    from kppca.features import Nystroem
+
+    X = 1000.0 + 3e-4 * np.random.default_rng(1).normal(size=(2, 2))
+    model = PrimalPPCA(1, feature_map=Nystroem(RBF(0.01), n_landmarks=2, random_state=0), center=False,
+                       eigen_solver="partial").fit(X)
+    assert np.isfinite(model.inverse_transform(np.ones((2, 1)))).all()
