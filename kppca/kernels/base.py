@@ -114,6 +114,16 @@ class Kernel(BaseEstimator):
         """
         raise NotImplementedError
 
+    def against(self, Y: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``X -> gram(X, Y)`` for a ``Y`` (m, D) that many calls share (a fitted model's training set).
+
+        Equal to :meth:`gram` bitwise; a kernel whose evaluation has a share that depends on ``Y``
+        alone (the RBF kernel's centered ``Y`` and its norms) computes it once here, so a
+        ``transform`` in row blocks does not redo it per block. The caller keeps the result as a
+        cache of its fitted state (it is never saved), and calls it only while ``Y`` is unchanged.
+        """
+        return lambda X: self.gram(X, Y)
+
     def diag(self, X: torch.Tensor) -> torch.Tensor:
         """``k(x_i, x_i)`` for every row, shape (n,).
 

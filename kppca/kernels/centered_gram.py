@@ -18,7 +18,7 @@ held, else evaluates the kernel. Nothing is notified: whoever needs ``K_c`` asks
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -147,6 +147,7 @@ class CenteredGram:
         self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
         self._factor: tuple[str, torch.Tensor] | None = None
         self._threads: int | None = None
+        self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -393,7 +394,13 @@ class CenteredGram:
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
         with compute_threads(self._threads):
-            return self.centerer.transform(self.kernel.gram(X_new, self.X))
+            return self.centerer.transform(self.raw_vectors(X_new))
+
+    def raw_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
+        """``k(X_new, X)`` (M, N), the training set's share of the kernel evaluation done once (:meth:`Kernel.against`)."""
+        if self._to_training is None:
+            self._to_training = self.kernel.against(self.X)
+        return self._to_training(X_new)
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
         """``k_c(X_new) @ basis`` (M, k) in row blocks, so an (M, N) block never exists whole.
@@ -419,7 +426,7 @@ class CenteredGram:
         kernel evaluations (``O((stop - start) N D)``); equal up to the rounding of centering.
         """
         if self._matrix is None:
-            return self.kernel.gram(self.X[start:stop], self.X)
+            return self.raw_vectors(self.X[start:stop])
         # K symmetric: the row means of training rows are the column means.
         return self.centerer.uncenter(self._matrix[start:stop], self.centerer.column_means_[start:stop])
 

@@ -24,7 +24,10 @@ import math
 
 import torch
 
-__all__ = ["power_of_two_scale", "scaled_squared_distances", "squared_distances", "pairwise_distances", "exp_neg_scaled"]
+__all__ = [
+    "power_of_two_scale", "scaled_squared_distances", "SquaredDistancesTo", "squared_distances", "pairwise_distances",
+    "exp_neg_scaled",
+]
 
 
 def power_of_two_scale(m: torch.Tensor | float) -> float:
@@ -44,6 +47,15 @@ def _needs_scaling(m: float, dtype: torch.dtype, n_terms: int, power: int) -> bo
     hi = (info.max / (4.0 * max(n_terms, 1))) ** (1.0 / power)
     lo = (info.tiny / info.eps) ** (1.0 / power)
     return not lo <= m <= hi
+
+
+def _abs_max(T: torch.Tensor) -> float:
+    """``max |T|`` as a float (0.0 for an empty tensor), without an ``|T|`` temporary; detached (a float of
+    a tensor with a graph makes torch warn during fits that differentiate through here)."""
+    if not T.numel():
+        return 0.0
+    lo, hi = torch.aminmax(T.detach())
+    return max(-float(lo), float(hi))
 
 
 def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, float]:
@@ -67,9 +79,7 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     """
     same = Y is X
     # Values within a factor 4 of the dtype's largest would overflow when centred: halve them first.
-    # (detached: a float of a tensor with a graph makes torch warn during fits that differentiate through here)
-    raw = max(float(X.detach().abs().amax()) if X.numel() else 0.0,
-              float(Y.detach().abs().amax()) if Y.numel() else 0.0)
+    raw = max(_abs_max(X), _abs_max(Y))
     pre = power_of_two_scale(raw) if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4 else 1.0
     if pre != 1.0:
         X = X / pre
@@ -78,22 +88,63 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
     Xc = X - c
     Yc = Xc if same else Y - c
-    # the scale is a number, not part of a graph: detached (no "requires_grad to a scalar" warning)
-    m = max(float(Xc.detach().abs().amax()) if Xc.numel() else 0.0,
-            float(Yc.detach().abs().amax()) if Yc.numel() else 0.0)
+    m = max(_abs_max(Xc), _abs_max(Yc))
     s = 1.0
     Xs, Ys = X, Y
     if _needs_scaling(m, X.dtype, X.shape[1], 2):
         s = power_of_two_scale(m)
         Xc, Xs = Xc / s, X / s  # exact: s is a power of two
         Yc, Ys = (Xc, Xs) if same else (Yc / s, Y / s)
+    yy = None if same else (Yc * Yc).sum(1)
+    return _expanded(Xc, Yc, Xs, Ys, yy, same), s * pre
+
+
+class SquaredDistancesTo:
+    """Squared distances from new rows to a fixed ``Y`` (m, D), with ``Y``'s share of the work done once.
+
+    ``self(X)`` returns what ``scaled_squared_distances(X, Y)`` returns, bitwise: the mean ``c`` of
+    ``Y``, the centered ``Y - c``, its squared row norms and its largest entries are computed here
+    instead of on every call (for a fitted model's training set they would otherwise be recomputed
+    for every block of every ``transform``: as many passes over ``Y`` as the product itself takes
+    over a narrow block). Rows whose scale needs the exact power-of-two rescaling go through
+    :func:`scaled_squared_distances`. Holds one centered copy of ``Y``.
+
+    Parameters
+    ----------
+    Y : Tensor of shape (m, D)
+    """
+
+    def __init__(self, Y: torch.Tensor):
+        self.Y = Y
+        self._raw = _abs_max(Y)
+        self._c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
+        self._Yc = Y - self._c
+        self._m = _abs_max(self._Yc)
+        self._yy = (self._Yc * self._Yc).sum(1)
+
+    def __call__(self, X: torch.Tensor) -> tuple[torch.Tensor, float]:
+        """``(D / s^2, s)`` of shape (n, m) for rows ``X`` (n, D), as :func:`scaled_squared_distances`."""
+        raw = max(_abs_max(X), self._raw)
+        if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4:
+            return scaled_squared_distances(X, self.Y)
+        Xc = X - self._c
+        if _needs_scaling(max(_abs_max(Xc), self._m), X.dtype, X.shape[1], 2):
+            return scaled_squared_distances(X, self.Y)
+        return _expanded(Xc, self._Yc, X, self.Y, self._yy, False), 1.0
+
+
+def _expanded(
+    Xc: torch.Tensor, Yc: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, yy: torch.Tensor | None, same: bool
+) -> torch.Tensor:
+    """``|xc|^2 + |yc|^2 - 2 xc.yc`` (n, m) from centered (and scaled) rows, cancelled entries recomputed from
+    the rows ``X``, ``Y`` as given, clipped at 0. ``yy``: squared norms of ``Yc`` (None when ``same``)."""
     xx = (Xc * Xc).sum(1)
-    yy = xx if same else (Yc * Yc).sum(1)
+    yy = xx if same else yy
     # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
     D = torch.addmm(xx[:, None], Xc, Yc.T, alpha=-2.0).add_(yy[None, :])
     if D.numel():
-        _recompute_cancelled(D, Xs, Ys, xx, yy, same)
-    return D.clamp_(min=0.0), s * pre
+        _recompute_cancelled(D, X, Y, xx, yy, same)
+    return D.clamp_(min=0.0)
 
 
 def _recompute_cancelled(
@@ -164,7 +215,7 @@ def pairwise_distances(X: torch.Tensor, Y: torch.Tensor, metric: str = "l2") -> 
         return D.sqrt_(), s
     if metric != "l1":
         raise ValueError(f"metric must be 'l2' or 'l1', got {metric!r}.")
-    m = max(float(X.abs().amax()) if X.numel() else 0.0, float(Y.abs().amax()) if Y.numel() else 0.0)
+    m = max(_abs_max(X), _abs_max(Y))
     s = 1.0
     if _needs_scaling(m, X.dtype, X.shape[1], 1):
         s = power_of_two_scale(m)

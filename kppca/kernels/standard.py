@@ -9,12 +9,14 @@ far below or above the data's scale give the kernel's limits, not an overflow.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from .._validation import ArrayLike
 from .base import Kernel
 from .bandwidth import check_bandwidth, resolve_bandwidth
-from .distances import exp_neg_scaled, pairwise_distances, scaled_squared_distances, squared_distances
+from .distances import SquaredDistancesTo, exp_neg_scaled, pairwise_distances, scaled_squared_distances, squared_distances
 
 __all__ = ["Linear", "RBF", "Laplacian", "squared_distances"]
 
@@ -105,6 +107,11 @@ class RBF(_Stationary):
         width = self._width()
         D, s = scaled_squared_distances(X, Y)
         return exp_neg_scaled(D, s, width, 2)
+
+    def against(self, Y: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+        width = self._width()
+        distances = SquaredDistancesTo(Y)
+        return lambda X: exp_neg_scaled(*distances(X), width, 2)
 
 
 class Laplacian(_Stationary):

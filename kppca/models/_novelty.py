@@ -83,7 +83,7 @@ class DualNoveltyMixin(NoveltyMixin):
 
     def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         values, vectors = self._full_eigen()
-        K_x = self.kernel_.gram(X, self.X_fit_)
+        K_x = self._gram().raw_vectors(X)  # the training set's share of the evaluation done once
         kxx = self.kernel_.diag(X)
         eps = torch.finfo(K_x.dtype).eps
         N = self.n_samples_

@@ -79,3 +79,42 @@ def test_exp_neg_scaled_limits():
 def test_laplacian_identical_rows_exactly_one(rng):
     A = 1e6 * rng.normal(size=(30, 4)) + 1e4
     np.testing.assert_array_equal(np.diag(Laplacian(1e-3)(A, A.copy())), 1.0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-160, 1e150, 1e306])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_against_equals_gram_bitwise(rng, scale, dtype):
+    """``kernel.against(Y)(X)`` is ``kernel.gram(X, Y)`` to the last bit, also where the data need the
+    power-of-two rescaling (the precomputed side then is not used) and for rows equal to rows of Y."""
+    if dtype == torch.float32 and scale != 1.0:
+        scale = {1e-160: 1e-20, 1e150: 1e18, 1e306: 1e37}[scale]
+    Y = torch.tensor(scale * rng.normal(size=(60, 5)), dtype=dtype)
+    X = torch.cat([Y[[4, 17]], torch.tensor(scale * rng.normal(size=(30, 5)), dtype=dtype)])
+    for kernel in (RBF(scale), RBF(3 * scale), Laplacian(scale)):
+        to_Y = kernel.against(Y)
+        for block in (X, X[:7], X[7:]):
+            assert torch.equal(to_Y(block), kernel.gram(block, Y))
+        assert torch.equal(to_Y(X)[[0, 1], [4, 17]], torch.ones(2, dtype=dtype))
+
+
+def test_centered_gram_prepares_the_training_side_once(rng, monkeypatch):
+    """New points' kernel vectors reuse the training set's centered copy and norms across calls and blocks."""
+    from kppca.kernels import CenteredGram
+    from kppca.kernels import distances
+
+    built = []
+    original = distances.SquaredDistancesTo.__init__
+
+    def counting(self, Y):
+        built.append(Y.shape)
+        original(self, Y)
+
+    monkeypatch.setattr(distances.SquaredDistancesTo, "__init__", counting)
+    X = torch.tensor(rng.normal(size=(80, 4)))
+    G = CenteredGram(RBF(2.0), X, batch_size=16)
+    basis = torch.eye(80, dtype=torch.float64)[:, :3]
+    new = torch.tensor(rng.normal(size=(50, 4)))
+    expected = G.centerer.transform(RBF(2.0).gram(new, X)) @ basis
+    for _ in range(3):
+        assert torch.equal(G.project(new, basis), expected)  # 4 blocks of 16 rows each time
+    assert built == [(80, 4)]
