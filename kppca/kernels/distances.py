@@ -78,9 +78,8 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
         A power of two; the distances are ``D * s^2``.
     """
     same = Y is X
-    # Values within a factor 4 of the dtype's largest would overflow when centred: halve them first.
     raw = max(_abs_max(X), _abs_max(Y))
-    pre = power_of_two_scale(raw) if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4 else 1.0
+    pre = power_of_two_scale(raw) if _overflows_centering(raw, Y) else 1.0
     if pre != 1.0:
         X = X / pre
         Y = X if same else Y / pre
@@ -124,13 +123,18 @@ class SquaredDistancesTo:
 
     def __call__(self, X: torch.Tensor) -> tuple[torch.Tensor, float]:
         """``(D / s^2, s)`` of shape (n, m) for rows ``X`` (n, D), as :func:`scaled_squared_distances`."""
-        raw = max(_abs_max(X), self._raw)
-        if math.isfinite(raw) and raw > torch.finfo(X.dtype).max / 4:
+        if _overflows_centering(max(_abs_max(X), self._raw), self.Y):
             return scaled_squared_distances(X, self.Y)
         Xc = X - self._c
         if _needs_scaling(max(_abs_max(Xc), self._m), X.dtype, X.shape[1], 2):
             return scaled_squared_distances(X, self.Y)
         return _expanded(Xc, self._Yc, X, self.Y, self._yy, False), 1.0
+
+
+def _overflows_centering(raw: float, Y: torch.Tensor) -> bool:
+    """True when data of largest magnitude ``raw`` must be scaled down before centering on the mean of ``Y``:
+    the mean's sum of ``m`` rows reaches ``m raw`` and a centered value ``2 raw``."""
+    return math.isfinite(raw) and raw > torch.finfo(Y.dtype).max / (4 * max(Y.shape[0], 1))
 
 
 def _expanded(

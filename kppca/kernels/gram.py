@@ -119,8 +119,9 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
     c = X.mean(0, keepdim=True) if X.shape[0] else X.new_zeros((1, X.shape[1]))
     Z = (X - c).mul_(math.sqrt(2.0 * gamma))
     largest = max(abs(float(v)) for v in torch.aminmax(Z)) if Z.numel() else 0.0  # no |Z| temporary
-    if _needs_scaling(largest, X.dtype, X.shape[1], 2):
-        return None  # squares of the scaled data over- or underflow: kernel.gram rescales them exactly
+    if not math.isfinite(largest) or _needs_scaling(largest, X.dtype, X.shape[1], 2):
+        # The mean or the squares of the scaled data over- or underflow: kernel.gram rescales them exactly.
+        return None
     half_sq = (Z * Z).sum(1, keepdim=True).mul_(0.5)
     ones = torch.ones_like(half_sq)
     return _RBFFill(torch.cat([Z, -half_sq, ones], dim=1), torch.cat([Z, ones, -half_sq], dim=1))

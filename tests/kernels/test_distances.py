@@ -118,3 +118,25 @@ def test_centered_gram_prepares_the_training_side_once(rng, monkeypatch):
     for _ in range(3):
         assert torch.equal(G.project(new, basis), expected)  # 4 blocks of 16 rows each time
     assert built == [(80, 4)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_data_whose_mean_overflows_give_the_kernel_not_nan(rng, dtype):
+    """Rows near the dtype's largest value: the sum behind their mean overflows before any centered
+    value does. Scaling data and width by one power of two leaves the RBF kernel bitwise unchanged."""
+    exponent = math.frexp(torch.finfo(dtype).max)[1] - 6  # 300 rows of such values sum beyond the largest float
+    X = torch.tensor(rng.uniform(0.5, 1.0, size=(300, 4)), dtype=dtype)
+    big = X * 2.0**exponent
+    assert torch.isinf(big.sum(0)).all()
+    expected = RBF(0.5).gram(X, X)
+    assert torch.equal(RBF(0.5 * 2.0**exponent).gram(big, big), expected)
+    assert torch.equal(RBF(0.5 * 2.0**exponent).against(big[100:])(big[:100]), RBF(0.5).gram(X[:100], X[100:]))
+    from kppca.kernels.gram import gram_matrix
+
+    # The training Gram matrix of the big rows is formed blockwise by kernel.gram (the in-place fill's
+    # mean overflows), the small rows' by the fill: both expand |x - y|^2 = |x|^2 + |y|^2 - 2 x.y on
+    # centered rows, whose rounding is (D + 2) eps times the scaled squared norms (at most D / 2 = 2
+    # here), so the exponents, and with exp' <= 1 the kernel values, agree to 6 * 2 * eps; 32 eps.
+    K = gram_matrix(RBF(0.5 * 2.0**exponent), big, batch_size=64)
+    assert torch.isfinite(K).all()
+    assert float((K - gram_matrix(RBF(0.5), X, batch_size=64)).abs().max()) <= 32 * torch.finfo(dtype).eps
