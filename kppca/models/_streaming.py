@@ -247,8 +247,8 @@ def dask_map_sample(X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, dev
 
 
 #: Rows of the uniform sample (landmarks included) whose codes the latent mixture of a landmark
-#: model without training inputs is fitted on: more codes than landmarks give a better mixture
-#: (benchmarks/landmark_generation.py), at ``LATENT_SAMPLE x D`` floats kept with the model.
+#: model without training inputs is fitted on: a mixture of more codes than landmarks follows the
+#: data's code distribution more closely, at ``LATENT_SAMPLE x D`` floats kept with the model.
 LATENT_SAMPLE = 4000
 
 
