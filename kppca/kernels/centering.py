@@ -135,4 +135,4 @@ class KernelCenterer:
         grand_mean = self.grand_mean_.to(dtype=K_c.dtype, device=K_c.device)
         s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
         s = s.reshape(-1, 1) if s.ndim else s
-        return K_c + column_means[None, :] + (s - grand_mean)
+        return (K_c + column_means[None, :]).add_(s - grand_mean)  # one (M, N) result, no second temporary
