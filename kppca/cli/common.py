@@ -20,7 +20,7 @@ PROG = "kppca"
 
 #: Defaults of the model options: the closest samples to held-out digits (Fréchet feature distance) under
 #: confidence, balance, novelty and time constraints.
-DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 30, "seed": 0}
+DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 30, "seed": 0, "dtype": "float64"}
 
 # Errors a user can fix once the options are accepted (missing files, data that do not fit the
 # settings, numbers out of floating-point range): reported in one line, exit status 1 (no
@@ -167,7 +167,7 @@ def build_model(args: argparse.Namespace) -> Any:
     q = args.n_components
     if q is None and args.sigma2 is None:
         q = DEFAULTS["n_components"]
-    return DualPPCA(q, sigma2=args.sigma2, kernel=kernel, random_state=args.seed)
+    return DualPPCA(q, sigma2=args.sigma2, kernel=kernel, dtype=args.dtype, random_state=args.seed)
 
 
 def fit_model(args: argparse.Namespace, X: Any, y: Any = None, model: Any = None) -> Any:

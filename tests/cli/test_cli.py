@@ -435,3 +435,22 @@ def test_fit_help_describes_the_safe_model_file(capsys):
     assert main(["fit", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "pickle" not in text and "model.kppca" in text and "safetensors" in text
+
+
+def test_dtype_option_fits_the_model_in_that_precision(tmp_path):
+    """--dtype float32 (the path to all 60,000 MNIST digits: half the Gram matrix's memory) reaches the model."""
+    import torch
+
+    from kppca import load
+
+    models = {}
+    for dtype in ("float32", "float64"):
+        path = tmp_path / f"{dtype}.kppca"
+        assert main(["fit", "--save", str(path), "--dtype", dtype, *TINY]) == 0
+        models[dtype] = load(path)
+    assert models["float32"]._dtype == torch.float32 and models["float64"]._dtype == torch.float64
+    # The same fit to float32 rounding. Each kernel value's exponent |x - y|^2 / (2 bw^2) is expanded from
+    # squared norms: its rounding is ~ (D + 2) eps32 |x|^2 / bw^2 ~ 786 * 6e-8 * 100 / 25 ~ 2e-4 for digits
+    # (|x|^2 ~ 100, bw = 5), a relative error of the entries and so of sigma2, a mean of the discarded
+    # eigenvalues of K_c / N (no cancellation: they are all positive); 1e-3 is that bound with a factor 5.
+    assert abs(models["float32"].sigma2_ / models["float64"].sigma2_ - 1) < 1e-3
