@@ -120,6 +120,22 @@ def _default_classifier() -> Any:
     return LogisticRegression(C=10.0, max_iter=1000)
 
 
+def _fit_default_classifier(X: ArrayLike, y: ArrayLike) -> Any:
+    """:func:`_default_classifier` fitted on ``(X, y)``: in float32, on one BLAS thread.
+
+    float32 halves the fit's time (it is most of what ``kppca sample --report`` adds); L-BFGS
+    stops at its gradient tolerance in either precision (about 100 iterations on 3,000 digits),
+    so the two fits differ by about as much as each differs from the optimum: the mean confidence
+    of real digits moved in its fourth digit (see benchmarks/README.md). One BLAS thread, whatever
+    the caller's limits: a fit's products round differently with another thread count, which would
+    make the report depend on how busy the machine was.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _default_classifier().fit(np.asarray(X, dtype=np.float32), y)
+
+
 def _nearest_distances(A: torch.Tensor, B: torch.Tensor, block_rows: int = 1024) -> torch.Tensor:
     return torch.cat([torch.cdist(A[i : i + block_rows], B).min(1).values for i in range(0, A.shape[0], block_rows)])
 
@@ -206,7 +222,7 @@ def sample_quality(
         classified as requested, per class.
     classifier : scikit-learn classifier, optional
         Unfitted (it is fitted on the reference) or fitted (has ``classes_``; used as is).
-        Default: logistic regression on the inputs with ``C=10``.
+        Default: logistic regression on the inputs with ``C=10`` (fitted in float32).
     mmd : bool, default True
         Run the two-sample test (on at most ``mmd_points`` rows of each set).
     mmd_points, n_permutations : int
@@ -232,9 +248,12 @@ def sample_quality(
         raise ValueError(f"labels must have one entry per reference row, shape ({R.shape[0]},), got {y.shape}.")
     if S.shape[0] == 0:
         raise ValueError("samples is empty.")
-    clf = classifier if classifier is not None else _default_classifier()
-    if not hasattr(clf, "classes_"):
-        clf.fit(R, y)
+    if classifier is None:
+        clf = _fit_default_classifier(R, y)
+    else:
+        clf = classifier
+        if not hasattr(clf, "classes_"):
+            clf.fit(R, y)
     classes = list(clf.classes_)
     proba = clf.predict_proba(S)
     pred = np.asarray(classes, dtype=object)[proba.argmax(1)]
