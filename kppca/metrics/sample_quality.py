@@ -121,19 +121,21 @@ def _default_classifier() -> Any:
 
 
 def _fit_default_classifier(X: ArrayLike, y: ArrayLike) -> Any:
-    """:func:`_default_classifier` fitted on ``(X, y)``: in float32, on one BLAS thread.
+    """:func:`_default_classifier` fitted on ``(X, y)`` on one BLAS thread, whatever the caller's limits.
 
-    float32 halves the fit's time (it is most of what ``kppca sample --report`` adds); L-BFGS
-    stops at its gradient tolerance in either precision (about 100 iterations on 3,000 digits),
-    so the two fits differ by about as much as each differs from the optimum: the mean confidence
-    of real digits moved in its fourth digit (see benchmarks/README.md). One BLAS thread, whatever
-    the caller's limits: a fit's products round differently with another thread count, which would
-    make the report depend on how busy the machine was.
+    A fit's products round differently with another thread count, and on a busy machine a second
+    BLAS thread spin-waiting made the fit on 3,000 digits take 5 s instead of 0.6 s (measured).
+    In float64, though float32 halves the time: L-BFGS stops at its gradient tolerance (about 100
+    iterations here), and in float32 that point moved with the rounding of the reductions: two
+    fits of the same digits in one process, in the main thread and in a worker thread (arrays at
+    other addresses), stopped after 95 and 101 iterations, and the mean confidences of the
+    default command's samples moved by up to 0.003; in float64 the same two fits differ by about
+    1e-5 in the class probabilities.
     """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _default_classifier().fit(np.asarray(X, dtype=np.float32), y)
+        return _default_classifier().fit(np.asarray(X, dtype=float), y)
 
 
 def _nearest_distances(A: torch.Tensor, B: torch.Tensor, block_rows: int = 1024) -> torch.Tensor:
@@ -222,7 +224,7 @@ def sample_quality(
         classified as requested, per class.
     classifier : scikit-learn classifier, optional
         Unfitted (it is fitted on the reference) or fitted (has ``classes_``; used as is).
-        Default: logistic regression on the inputs with ``C=10`` (fitted in float32).
+        Default: logistic regression on the inputs with ``C=10``.
     mmd : bool, default True
         Run the two-sample test (on at most ``mmd_points`` rows of each set).
     mmd_points, n_permutations : int
