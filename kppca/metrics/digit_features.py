@@ -12,13 +12,31 @@ do not retrain.
 
 Training is deterministic: the weights are initialised and the mini-batches
 shuffled from a ``torch.Generator`` seeded by ``random_state``; it runs in float32
-on the CPU and uses one thread's worth of work (about 2 s for 1,000 digits).
+on the CPU on one thread (about 2 s for 3,000 digits). One thread, whatever
+``torch.get_num_threads()`` says: matrix products of another thread count round
+differently, and over 1,410 steps that moves the Fréchet distances in their
+third or fourth digit (14.63 against 14.62 for the 64 digits of the default
+``kppca sample``), so a report would depend on how busy the machine was when it
+was made; mini-batches of 64 gain little from a second thread, and with another
+process on the second of two cores, its spin-waiting made training 18x slower
+(68 s instead of 3.8 s, measured). The features are evaluated on one thread too.
+
+The optimiser is Adam written out in a few tensor operations (:class:`_Adam`),
+not ``torch.optim.Adam``: constructing any ``torch.optim`` optimiser imports
+``torch._dynamo`` (0.9 to 1.4 s measured, half the training time again, paid by
+every ``kppca sample --report``), and its ``foreach=False`` path does not avoid
+it. The update is the same arithmetic as ``torch.optim.Adam``'s single-tensor path
+(L2 weight decay added to the gradient), in the same order, so the trained weights
+are bitwise those that ``torch.optim.Adam`` gives (``tests/metrics/test_frechet.py``
+checks it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -33,6 +51,19 @@ HIDDEN: tuple[int, ...] = (256, 64)
 # Networks trained in this process, by a digest of (data, labels, settings).
 _TRAINED: dict[str, "DigitFeatures"] = {}
 _MAX_TRAINED = 8
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread for the block (a process-wide setting: restored after it)."""
+    previous = torch.get_num_threads()
+    if previous != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if previous != 1:
+            torch.set_num_threads(previous)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +90,7 @@ class DigitFeatures:
             h = torch.as_tensor(np.asarray(X, dtype=np.float32))
         if h.ndim != 2 or h.shape[1] != self.weights[0].shape[1]:
             raise ValueError(f"X must have shape (n, {self.weights[0].shape[1]}), got {tuple(h.shape)}.")
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             for layer in range(upto):
                 h = h @ self.weights[layer].T + self.biases[layer]
                 if layer < len(self.weights) - 1:
@@ -89,6 +120,52 @@ def _init_layers(sizes: list[int], gen: torch.Generator) -> list[torch.nn.Linear
     return layers
 
 
+class _Adam:
+    """Adam on ``params``, updated in place from their gradients: ``torch.optim.Adam``'s arithmetic, written out.
+
+    The parameters and their gradients are views into one flat buffer each (the backward pass
+    accumulates into ``.grad`` in place), so a step is eight elementwise operations on the whole
+    parameter vector instead of eight per tensor, with no temporaries; every element goes through the same operations as
+    in ``torch.optim.Adam``'s single-tensor update (L2 weight decay added to the gradient), so the
+    result is the same bit for bit (see the module docstring for why it is written out).
+    """
+
+    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        sizes = [p.numel() for p in params]
+        self.flat = torch.cat([p.detach().reshape(-1) for p in params])
+        self.grad = torch.zeros_like(self.flat)
+        self.params = [v.view(p.shape).requires_grad_() for v, p in zip(self.flat.split(sizes), params)]
+        self._grads = [g.view(p.shape) for g, p in zip(self.grad.split(sizes), params)]
+        for p, g in zip(self.params, self._grads):
+            p.grad = g
+        self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
+        self._denom = torch.empty_like(self.flat)
+        self.lr, self.weight_decay, self.betas, self.eps = lr, weight_decay, betas, eps
+        self.steps = 0
+
+    def zero_grad(self) -> None:
+        self.grad.zero_()
+
+    def step(self) -> None:
+        beta1, beta2 = self.betas
+        for p, g in zip(self.params, self._grads):
+            if p.grad is not g:  # the backward pass replaced .grad rather than accumulating into it
+                g.copy_(p.grad)
+                p.grad = g
+        self.steps += 1
+        step_size = self.lr / (1 - beta1**self.steps)
+        bias_correction2_sqrt = (1 - beta2**self.steps) ** 0.5
+        with torch.no_grad():
+            # In place, into buffers allocated once: a fresh 0.9 MB temporary costs more than the
+            # arithmetic on it (an Adam step took 1.45 ms with temporaries, 0.6 ms without).
+            grad = self.grad.add_(self.flat, alpha=self.weight_decay) if self.weight_decay != 0 else self.grad
+            self.exp_avg.lerp_(grad, 1 - beta1)
+            self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            denom = torch.sqrt(self.exp_avg_sq, out=self._denom).div_(bias_correction2_sqrt).add_(self.eps)
+            self.flat.addcdiv_(self.exp_avg, denom, value=-step_size)
+
+
 def train_digit_features(
     X: ArrayLike,
     y: ArrayLike,
@@ -102,9 +179,16 @@ def train_digit_features(
 ) -> DigitFeatures:
     """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,).
 
-    Adam with mini-batches and a small weight decay; deterministic for a given
-    ``random_state`` (see the module docstring).
+    Adam with mini-batches and a small weight decay, on one thread; deterministic for a given
+    ``random_state`` (see the module docstring; the same weights as ``torch.optim.Adam``).
     """
+    with _one_thread():
+        return _train(X, y, hidden=hidden, epochs=epochs, batch_size=batch_size, lr=lr,
+                      weight_decay=weight_decay, random_state=random_state)
+
+
+def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, batch_size: int, lr: float,
+           weight_decay: float, random_state: int) -> DigitFeatures:
     Xa = np.asarray(X, dtype=np.float32)
     ya = np.asarray(y)
     if Xa.ndim != 2 or ya.shape != (Xa.shape[0],):
@@ -116,14 +200,14 @@ def train_digit_features(
         raise ValueError(f"y needs at least two classes to train the feature network, got {len(classes)}.")
     gen = torch.Generator().manual_seed(int(random_state))
     layers = _init_layers([Xa.shape[1], *hidden, len(classes)], gen)
-    params = [p for layer in layers for p in layer.parameters()]
-    opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    opt = _Adam([p for layer in layers for p in (layer.weight, layer.bias)], lr=lr, weight_decay=weight_decay)
+    weights, biases = opt.params[0::2], opt.params[1::2]
     Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))
 
     def forward(h: torch.Tensor) -> torch.Tensor:
-        for i, layer in enumerate(layers):
-            h = layer(h)
-            if i < len(layers) - 1:
+        for i, (w, b) in enumerate(zip(weights, biases)):
+            h = torch.nn.functional.linear(h, w, b)  # what torch.nn.Linear computes
+            if i < len(weights) - 1:
                 h = torch.relu(h)
         return h
 
@@ -137,8 +221,8 @@ def train_digit_features(
     with torch.no_grad():
         acc = float((forward(Xt).argmax(1) == yt).double().mean())
     return DigitFeatures(
-        tuple(layer.weight.detach().clone() for layer in layers),
-        tuple(layer.bias.detach().clone() for layer in layers),
+        tuple(w.detach().clone() for w in weights),
+        tuple(b.detach().clone() for b in biases),
         classes,
         acc,
     )

@@ -89,7 +89,7 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     """
     from ...datasets import load_mnist
     from ...metrics.digit_features import digit_features
-    from ...metrics.sample_quality import _default_classifier
+    from ...metrics.sample_quality import _fit_default_classifier
 
     X_fit = np.asarray(model.X_fit_.cpu())
     X_all, y_all = load_mnist(path=args.mnist_dir)
@@ -103,7 +103,7 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     if unseen:
         raise UserError(f"--report needs held-out digits of every class trained on; class(es) {unseen} were all "
                         "used for training, so its classifier would never see them. Lower --n-train.")
-    classifier = _default_classifier().fit(X_ref, y_ref)
+    classifier = _fit_default_classifier(X_ref, y_ref)
     digit_features(X_ref, y_ref)  # what sample_quality's default extractor trains (cached per process)
     return X_ref, y_ref, X_fit, classifier
 
