@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
+from .._linalg import support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
@@ -360,7 +361,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         except with probability ``exp(-18)`` (Gaussian norm concentration); ``log_prob`` compares
         residuals with ``rtol * size``, ``size >= max(basis_scale)``.
         """
-        eps_rtol = torch.finfo(self._dtype).eps ** 0.5  # the distribution's default
+        eps_rtol = support_rtol(self._dtype)  # the distribution's default
         m = self.n_samples_ - basis_scale.shape[0]
         allowance = (self.sigma2_ * self._gram().tolerance) ** 0.5 * (m**0.5 + 6.0)
         return max(eps_rtol, allowance / float(basis_scale.max()))

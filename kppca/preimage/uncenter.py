@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._linalg import rounding_tolerance
 from .._param_validation import Interval, Real, StrOptions, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like
 from ..kernels import KernelCenterer
@@ -51,7 +52,7 @@ def _span_offset(
         raise ValueError(f"gram_centered must have shape ({N}, {N}) like the training set, got {tuple(Kc.shape)}.")
     lam, E = torch.linalg.eigh(0.5 * (Kc + Kc.T))
     if rcond is None:
-        rcond = N * torch.finfo(Kc.dtype).eps
+        rcond = rounding_tolerance(Kc.dtype, N, 1.0)
     # Pseudo-inverse on the numerical range only: the tiny eigenvalues are rounding noise.
     keep = lam > rcond * lam.abs().max()
     E, lam = E[:, keep], lam[keep]
