@@ -364,7 +364,8 @@ def check_sequence(
     count = "one or more" if length is None else f"{length}"
     shape = f"a list of {count} items{' ' + what if what else ''}"
     if items is None or not items or (length is not None and len(items) != length):
-        single = f"{_describe(made)} (the same for every item) or " if repeat is not None else ""
+        same = " (the same for every item)" if repeat is not None and repeat > 1 else ""
+        single = f"{_describe(made)}{same} or " if repeat is not None else ""
         raise InvalidParameterError(f"{name} must be {single}{shape}, each {_describe(made)}; got {value!r}.")
     for i, item in enumerate(items):
         if not ok(item):

@@ -40,9 +40,11 @@ from .tolerances import (
     check_gram_scale,
     feature_rank,
     matrix_scale,
+    objective_rounding,
     rank_tolerance,
     rounding_tolerance,
     scatter_rounding_scale,
+    support_rtol,
 )
 
 __all__ = [
@@ -78,7 +80,9 @@ __all__ = [
     "check_gram_scale",
     "feature_rank",
     "matrix_scale",
+    "objective_rounding",
     "rank_tolerance",
     "rounding_tolerance",
     "scatter_rounding_scale",
+    "support_rtol",
 ]

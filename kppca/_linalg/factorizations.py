@@ -6,7 +6,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from .tolerances import rank_tolerance
+from .tolerances import rank_tolerance, rounding_tolerance
 
 __all__ = [
     "pivoted_cholesky",
@@ -48,7 +48,8 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
     else:  # one host copy: ``.cpu()`` of a device tensor is one already
         arr = A.detach().cpu().numpy().astype(np_dtype, copy=A.device.type == "cpu")
     if atol is None:
-        atol = n * np.finfo(arr.dtype).eps * float(np.max(np.diag(arr), initial=0.0))
+        atol = rounding_tolerance(torch.float64 if arr.dtype == np.float64 else torch.float32, n,
+                                  float(np.max(np.diag(arr), initial=0.0)))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))
     _, piv, rank, info = pstrf(arr.T, tol=atol, lower=0, overwrite_a=1)
     if info < 0:  # pragma: no cover - argument error inside LAPACK

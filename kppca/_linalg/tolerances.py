@@ -9,6 +9,8 @@ import torch
 __all__ = [
     "CENTERING_ROUNDINGS",
     "rounding_tolerance",
+    "objective_rounding",
+    "support_rtol",
     "rank_tolerance",
     "scatter_rounding_scale",
     "feature_rank",
@@ -24,7 +26,7 @@ __all__ = [
 CENTERING_ROUNDINGS = 4.0
 
 
-def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:
+def rounding_tolerance(dtype: torch.dtype, n: int, scale: float | torch.Tensor) -> float | torch.Tensor:
     """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
 
     The one dtype-aware tolerance of the checks that decide whether a computed
@@ -41,14 +43,34 @@ def rounding_tolerance(dtype: torch.dtype, n: int, scale: float) -> float:
         Floating dtype of the computation.
     n : int
         Number of terms (e.g. the order ``N`` of a Gram matrix).
-    scale : float
-        Magnitude of the terms (e.g. ``max |K_ij|``).
+    scale : float or Tensor
+        Magnitude of the terms (e.g. ``max |K_ij|``); a tensor gives one level per entry
+        (e.g. ``sum_j |W_ij|`` per row: the rounding level of each row sum).
 
     Returns
     -------
-    float
+    float, or Tensor like ``scale``
     """
-    return float(n) * torch.finfo(dtype).eps * float(scale)
+    return float(n) * torch.finfo(dtype).eps * (scale if isinstance(scale, torch.Tensor) else float(scale))
+
+
+def objective_rounding(value: float, dtype: torch.dtype) -> float:
+    """``100 eps max(1, |f|)``: a change of an iteratively computed objective ``f`` below it is rounding, not progress.
+
+    The objectives the optimisers compare are sums of many rounded terms: a rise or a decrease
+    of less than about a hundred ulps of ``max(1, |f|)`` cannot be told from their rounding.
+    """
+    return 100 * torch.finfo(dtype).eps * max(1.0, abs(value))
+
+
+def support_rtol(dtype: torch.dtype) -> float:
+    """``sqrt(eps)``: the default relative distance from a subspace below which a point counts as on it.
+
+    Half the digits: far above the ``O(n eps)`` rounding of a computed residual ``x - U U^T x``
+    (rounding never puts a point off the support), and small enough that a genuine departure
+    is not taken for rounding.
+    """
+    return math.sqrt(torch.finfo(dtype).eps)
 
 
 def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float = 0.0) -> float:

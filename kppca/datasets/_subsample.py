@@ -11,14 +11,12 @@ so importing :mod:`kppca.datasets` stays cheap.
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._param_validation import Integral, Interval, check_scalar
+from .._param_validation import Integral, Interval, check_scalar, check_sequence
 from .._validation import check_random_state, numpy_rng
 
 __all__ = ["as_generator", "check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
@@ -72,15 +70,15 @@ def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
     return int(check_scalar(n_samples, name, [Interval(Integral, 1, None, closed="left")]))
 
 
-def parse_labels(labels: Any, valid: Sequence[int], name: str = "digits") -> list[int] | None:
+def parse_labels(labels: Any, n_classes: int = 10, name: str = "digits") -> list[int] | None:
     """Validate a class selection such as ``digits=[3, 5]``.
 
     Parameters
     ----------
     labels : None, int or iterable of int
         ``None`` keeps every class; a single int is treated as ``[labels]``.
-    valid : sequence of int
-        Allowed label values (e.g. ``range(10)``).
+    n_classes : int
+        Labels are ``0 .. n_classes - 1``.
     name : str
         Argument name used in error messages.
 
@@ -92,27 +90,13 @@ def parse_labels(labels: Any, valid: Sequence[int], name: str = "digits") -> lis
     Raises
     ------
     ValueError
-        If an entry is not one of ``valid`` (including non-integers such as
-        ``'a'`` or ``3.0``), or if the selection is empty.
+        If an entry is not a label (including non-integers such as ``'a'`` or ``3.0``),
+        or if the selection is empty.
     """
     if labels is None:
         return None
-    valid_set = {int(v) for v in valid}
-    valid_text = ", ".join(str(v) for v in sorted(valid_set))
-    # A str is iterable, but iterating "35" into "3", "5" would hide a mistake.
-    if isinstance(labels, numbers.Integral) or isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
-        items: list[Any] = [labels]
-    else:
-        items = list(labels)
-    bad = [
-        item
-        for item in items
-        if isinstance(item, bool) or not isinstance(item, numbers.Integral) or int(item) not in valid_set
-    ]
-    if bad:
-        raise ValueError(f"{name} contains unknown label(s) {bad!r}; valid values are {valid_text}.")
-    if not items:
-        raise ValueError(f"{name} is empty; pass None to keep every class, or a non-empty list from {valid_text}.")
+    items = check_sequence(labels, name, [Interval(Integral, 0, n_classes - 1, closed="both")], repeat=1,
+                           what="(class labels)")
     return sorted({int(item) for item in items})
 
 
@@ -161,7 +145,7 @@ def select_indices(
     labels: Any = None,
     n_samples: Any = None,
     random_state: RandomState = None,
-    valid: Sequence[int] = range(10),
+    n_classes: int = 10,
     name: str = "digits",
     source: str = "the data set",
 ) -> np.ndarray:
@@ -179,8 +163,8 @@ def select_indices(
         frequency among the selected rows (largest-remainder rounding).
     random_state : None, int, numpy.random.Generator or RandomState
         Makes the subsample reproducible.
-    valid : sequence of int
-        Allowed values for ``labels``.
+    n_classes : int
+        ``labels`` are ``0 .. n_classes - 1``.
     name : str
         Name of the ``labels`` argument in error messages.
     source : str
@@ -200,7 +184,7 @@ def select_indices(
         Non-integer ``n_samples`` or unsupported ``random_state``.
     """
     y = np.asarray(y)
-    wanted = parse_labels(labels, valid, name)
+    wanted = parse_labels(labels, n_classes, name)
     if wanted is None:
         keep = np.arange(len(y))
     else:

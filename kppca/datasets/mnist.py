@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._param_validation import StrOptions, check_scalar
 from ._subsample import RandomState, read_only, select_indices
 from .idx import PathLike, read_idx
 
@@ -267,8 +268,7 @@ def load_mnist(
     >>> X.shape, sorted(set(y.tolist()))
     ((200, 784), [3, 8])
     """
-    if subset not in _SUBSETS:
-        raise ValueError(f"subset must be one of {', '.join(map(repr, _SUBSETS))}, got {subset!r}.")
+    check_scalar(subset, "subset", [StrOptions(_SUBSETS)])
     if path is None:
         # An empty variable counts as unset (common after `export VAR=`).
         path = os.environ.get(MNIST_ENV_VAR) or None

@@ -12,7 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._param_validation import Integral, Interval, Real, check_scalar
+
 __all__ = ["load_santafe", "sum_of_sines"]
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 def sum_of_sines(
@@ -40,8 +44,8 @@ def sum_of_sines(
     -------
     ndarray of shape (n_points,)
     """
-    if not step > 0 or not stop > 0:
-        raise ValueError(f"stop and step must be positive, got stop={stop!r}, step={step!r}.")
+    check_scalar(stop, "stop", [_POSITIVE])
+    check_scalar(step, "step", [_POSITIVE])
     t = np.arange(int(round(stop / step)) + 1) * step
     (a1, a2), (f1, f2) = amplitudes, frequencies
     return a1 * np.sin(f1 * t) + a2 * np.sin(f2 * t)
@@ -79,8 +83,8 @@ def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np
     # The file only (importing reservoirpy itself is slow and not needed).
     path = Path(spec.origin).parent / "datasets" / "santafe_laser.npy"
     series = np.load(path, allow_pickle=False).astype(np.float64).ravel()  # data only, never code
-    if n_train < 1 or n_test < 0 or n_train + n_test > series.size:
-        raise ValueError(
-            f"n_train={n_train} and n_test={n_test} must be positive and fit in the {series.size} values of the series."
-        )
+    check_scalar(n_train, "n_train", [Interval(Integral, 1, None, closed="left")])
+    check_scalar(n_test, "n_test", [Interval(Integral, 0, None, closed="left")])
+    if n_train + n_test > series.size:
+        raise ValueError(f"n_train={n_train} and n_test={n_test} must fit in the {series.size} values of the series.")
     return series[:n_train].copy(), series[n_train : n_train + n_test].copy()

@@ -9,6 +9,9 @@ from pyro.distributions import TorchDistribution
 from torch.distributions import constraints
 from torch.distributions.utils import lazy_property
 
+from .._linalg import rounding_tolerance
+from .._linalg import support_rtol as default_support_rtol
+
 
 #: Multiple of the leak ``delta`` below which an off-basis residual is attributed to the factor
 #: (``1 + t`` with ``t = 12``: a false rejection of a sample has probability ``exp(-72) < 1e-31``).
@@ -151,9 +154,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
             self._basis = (basis, basis_scale)
         self.loc = loc
         self.scale_factor = scale_factor
-        self.support_rtol = (
-            math.sqrt(torch.finfo(loc.dtype).eps) if support_rtol is None else float(support_rtol)
-        )
+        self.support_rtol = default_support_rtol(loc.dtype) if support_rtol is None else float(support_rtol)
         super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
 
     # -- structure ----------------------------------------------------------------------------
@@ -161,7 +162,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
     def _basis(self) -> tuple[torch.Tensor, torch.Tensor]:
         # Thin SVD F = U S V^T: U spans range(F) and F F^T = U S^2 U^T.
         U, S, _ = torch.linalg.svd(self.scale_factor, full_matrices=False)
-        tol = max(self.scale_factor.shape) * torch.finfo(S.dtype).eps * (S[0] if S.numel() else 0.0)
+        tol = rounding_tolerance(S.dtype, max(self.scale_factor.shape), S[0] if S.numel() else 0.0)
         keep = S > tol
         # The dropped singular directions are still in the sampler's range: they are the leak.
         self._leak = float(torch.linalg.vector_norm(S[~keep]))
@@ -239,7 +240,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         (``m`` terms per entry) and projecting it (``n`` terms).
         """
         n, m = self.scale_factor.shape
-        return max(self.support_rtol, (n + m) * torch.finfo(dtype or self.loc.dtype).eps)
+        return max(self.support_rtol, rounding_tolerance(dtype or self.loc.dtype, n + m, 1.0))
 
     def support_coordinates(self, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Coordinates ``U^T (value - loc)`` of ``value`` in :attr:`basis`, and whether it is off the support.

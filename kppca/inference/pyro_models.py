@@ -335,7 +335,7 @@ def latent_model(
         return functools.partial(
             primal_latent_model, y, loading, model.sigma2_, basis=basis, mean=model.mean_, num_points=num_points
         )
-    u = None if Xt is None else model._project(Xt, basis)
+    u = None if Xt is None else model._gram().project(Xt, basis)
     return functools.partial(
         dual_latent_model, u, loading, model.sigma2_, values, basis=basis, num_points=num_points
     )

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import InvalidParameterError, device_from_spec
+from .._param_validation import Integral, Interval, InvalidParameterError, device_from_spec
 from .format import CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
 from .specs import declared, init_params, is_fitted_name
@@ -194,9 +194,8 @@ class Decoder:
 
     def restride(self, T: torch.Tensor, strides: Any, name: str) -> torch.Tensor:
         """A copy of ``T`` with the saved memory layout (a dense permutation of the dimensions)."""
-        ok = isinstance(strides, list) and len(strides) == T.ndim and all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in strides
-        )
+        stride = Interval(Integral, 1, None, closed="left")
+        ok = isinstance(strides, list) and len(strides) == T.ndim and all(stride.is_satisfied_by(s) for s in strides)
         if ok:  # dense and non-overlapping: sorted by stride, each is the product of the smaller dims
             expected = 1
             for dim in sorted(range(T.ndim), key=lambda d: (strides[d], T.shape[d])):
@@ -269,7 +268,7 @@ class Decoder:
                 raise self.fail(f"a dict with a bad key ({exc})") from exc
         if tag == "__slice__":
             ok = isinstance(body, list) and len(body) == 3
-            if not ok or not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in body):
+            if not ok or not all(v is None or Interval(Integral, None, None).is_satisfied_by(v) for v in body):
                 raise self.fail(f"a slice that is not [start, stop, step] of ints or nulls: {body!r}")
             return slice(*body)
         if tag == "__dtype__":

@@ -36,6 +36,8 @@ from typing import Any
 
 import torch
 
+from .._param_validation import Integral, Interval
+
 FORMAT_NAME = "kppca-model"
 #: The version written and read by this kppca (a larger one is a newer kppca's, a smaller one a development version's).
 FORMAT_VERSION = 3
@@ -158,9 +160,12 @@ _SAFETENSORS_DTYPES = {
 }  # fmt: skip
 
 
+_NONNEGATIVE_INT = Interval(Integral, 0, None, closed="left")
+
+
 def _ints(values: Any) -> bool:
     """A list of non-negative ints (a shape, or a pair of offsets)."""
-    return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+    return isinstance(values, list) and all(_NONNEGATIVE_INT.is_satisfied_by(v) for v in values)
 
 
 def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, torch.Tensor]:
@@ -204,7 +209,7 @@ def check_version(document: dict[str, Any], path: Path) -> int:
     if document["format"] != FORMAT_NAME:
         raise ModelFileError(f"{path} is not a kppca model file (format {document['format']!r}).")
     version = document["format_version"]
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+    if not Interval(Integral, 1, None, closed="left").is_satisfied_by(version):
         raise invalid(path, f"bad format_version {version!r}")
     if version != FORMAT_VERSION:
         fix = "upgrade kppca" if version > FORMAT_VERSION else "refit the model with this kppca and save it again"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -75,7 +74,7 @@ class ShapeContext:
                 continue
             if isinstance(want, str) and want in self.state:
                 value = self.state[want]
-                if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                if not Interval(Integral, None, None).is_satisfied_by(value):
                     return f"has a size given by {want!r}, which is not an int"
                 want_value, label = int(value), f"{want} = {int(value)}"
             elif isinstance(want, str):

@@ -36,6 +36,9 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
                    fail: Callable[[str], Exception], *, unfitted: bool = False) -> Any:
     """``cls(**params)`` with ``state`` set, after validating both.
 
+    A parameter the class names in ``_retired_params`` (one it no longer takes) is dropped
+    when the file holds it at None, its former default, so files written before still load.
+
     Parameters
     ----------
     cls : type
@@ -64,6 +67,8 @@ def build_instance(cls: type, params: dict[str, Any], state: dict[str, Any], nam
         return obj
     if not registered:
         _check_component_state(cls, state, fail, name)
+    retired = getattr(cls, "_retired_params", ())
+    params = {k: v for k, v in params.items() if not (k in retired and v is None)}
     try:
         obj = cls(**params)
         if estimator and hasattr(cls, "_parameter_constraints"):

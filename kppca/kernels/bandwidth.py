@@ -27,10 +27,10 @@ the over- or underflow limits of the dtype give the same width as moderate data.
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 
+from .._param_validation import Interval, Real, StrOptions, check_scalar
 from .._validation import ArrayLike, as_tensor, precision_advice
 from .distances import pairwise_distances, power_of_two_scale
 
@@ -59,15 +59,7 @@ def check_bandwidth(bandwidth: object, metric: str = "l2") -> float | str:
                 "(resolved from the training data)."
             )
         return bandwidth.lower()
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
-        raise TypeError(f"bandwidth must be a positive number or one of {list(rules)}, got {bandwidth!r}.")
-    value = float(bandwidth)
-    if not (value > 0 and math.isfinite(value)):  # `not >` also catches NaN
-        raise ValueError(
-            f"bandwidth must be positive and finite (any value in [{5e-324}, {1.7976931348623157e308}]) "
-            f"or one of {list(rules)}, got {bandwidth!r}."
-        )
-    return value
+    return float(check_scalar(bandwidth, "bandwidth", [Interval(Real, 0, None, closed="neither"), StrOptions(rules)]))
 
 
 def median_heuristic_bandwidth(Z: torch.Tensor, metric: str = "l2") -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .._linalg import rounding_tolerance
 from .._validation import ArrayLike
 
 
@@ -85,7 +86,6 @@ class DualNoveltyMixin(NoveltyMixin):
         values, vectors = self._full_eigen()
         K_x = self._gram().raw_vectors(X)  # the training set's share of the evaluation done once
         kxx = self.kernel_.diag(X)
-        eps = torch.finfo(K_x.dtype).eps
         N = self.n_samples_
         if self.centerer_.center:
             row_means = K_x.mean(1)
@@ -97,7 +97,7 @@ class DualNoveltyMixin(NoveltyMixin):
         k_c = self.centerer_.transform(K_x)
         inside = ((k_c @ vectors) ** 2 / values).sum(1)
         # Worst-case rounding of the three kernel terms, plus the dropped eigenvalues (< N eps lam_1).
-        floor = N * eps * (scale + float(values[0]))
+        floor = rounding_tolerance(K_x.dtype, N, scale + float(values[0]))
         return total - inside, total, floor
 
 

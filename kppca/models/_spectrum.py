@@ -30,7 +30,7 @@ def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
     spectrum; Lanczos needs ``q <= size - 2``) the dense solver is used, and ``eigen_solver_``
     records it.
     """
-    integer_q = isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool)
+    integer_q = isinstance(n_components, numbers.Integral)  # validated by fit_context: never a bool here
     if eigen_solver == "partial":
         # Lanczos finds k < order - 1 eigenpairs; scikit-learn's arpack accepts these q by going dense too.
         return "partial" if integer_q and n_components <= size - 2 else "dense"

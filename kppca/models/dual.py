@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
+from .._linalg import support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
@@ -212,12 +213,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """How ``K_c`` is factored for sampling: from the eigenpairs after a dense fit, else by Cholesky."""
         return "eigen" if self.eigen_solver_ == "dense" else "cholesky"
 
-    def _project(self, X: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X) @ basis`` in row blocks (``batch_size``); the rows of ``K_c`` for the training set."""
-        return self._gram().project(X, basis)
-
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
-        return self._project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
+        return self._gram().project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
 
     def _training_coordinates(self) -> torch.Tensor:
         """Principal coordinates of the training inputs (N, q): ``K_c u_p / sqrt(lam_p) = sqrt(lam_p) u_p``.
@@ -236,7 +233,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
     def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         values, vectors = self._full_eigen()
-        return self._project(X, vectors) / values.sqrt()
+        return self._gram().project(X, vectors) / values.sqrt()
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The eigenpairs of ``K_c`` above the rounding level (at most ``r``; computed once, ``O(N^3)``).
@@ -360,7 +357,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         except with probability ``exp(-18)`` (Gaussian norm concentration); ``log_prob`` compares
         residuals with ``rtol * size``, ``size >= max(basis_scale)``.
         """
-        eps_rtol = torch.finfo(self._dtype).eps ** 0.5  # the distribution's default
+        eps_rtol = support_rtol(self._dtype)  # the distribution's default
         m = self.n_samples_ - basis_scale.shape[0]
         allowance = (self.sigma2_ * self._gram().tolerance) ** 0.5 * (m**0.5 + 6.0)
         return max(eps_rtol, allowance / float(basis_scale.max()))
@@ -407,7 +404,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         """
         Xt = self._validate_new_input(X, method="reconstruct_kernel")
         shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
-        coords = self._project(Xt, self.eigenvectors_)
+        coords = self._gram().project(Xt, self.eigenvectors_)
         return self._to_output((coords * shrink) @ self.eigenvectors_.T, X)
 
     def get_covariance(self) -> torch.Tensor:

@@ -96,8 +96,7 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
             result = projected_gradient(fun, x0, params, max_iter=max_iter, tol=tol, progress=progress, desc=desc,
                                         **options)
         else:
-            if max_iter < 1:
-                raise ValueError(f"max_iter must be >= 1 for method={method!r}, got {max_iter}.")
+            check_scalar(max_iter, f"max_iter (method={method!r})", [Interval(Integral, 1, None, closed="left")])
             result = geoopt_minimize(fun, check_orthonormal(x0), method=method, max_iter=max_iter, tol=tol, lr=lr,
                                      progress=progress, desc=desc)
     else:

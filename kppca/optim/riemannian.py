@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from .._linalg import objective_rounding
 from .result import OptimizeResult, ProgressBar
 
 __all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize", "import_geoopt"]
@@ -119,7 +120,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
             if method == "sgd" and opt is None:  # default step: the size of the starting point
                 step_size = step_size if step_size is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
                 opt = geoopt.optim.RiemannianSGD([H], lr=step_size)
-            rounding = 100 * torch.finfo(H.dtype).eps * max(1.0, abs(f))
+            rounding = objective_rounding(f, H.dtype)
             rose = len(history) > 1 and f > history[-2] + rounding
             # A step can also oscillate along a flat direction (the null space of a rank-deficient matrix) without
             # raising f: only the gradient norm shows it, by not improving over a window of steps.
@@ -145,7 +146,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
     finally:
         bar.close()
     H_final = H.detach().clone()
-    if history[-1] > best[0] + 100 * torch.finfo(H.dtype).eps * max(1.0, abs(best[0])):
+    if history[-1] > best[0] + objective_rounding(best[0], H.dtype):
         # Adam/SGD are not monotone: return the best point seen and its gradient.
         with torch.no_grad():
             H.copy_(best[1])

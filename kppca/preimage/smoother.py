@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from .._linalg import rounding_tolerance
 from .._param_validation import Interval, Real, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import Kernel, as_kernel
@@ -59,7 +60,7 @@ def _smooth(
     denom = Ws.sum(1) + epsilon
     # The rounding error of a sum of N terms is at most ~N eps sum|w|: a total below
     # that is numerically zero (e.g. a centered vector, whose entries cancel).
-    tiny = Ws.shape[1] * torch.finfo(Ws.dtype).eps * Ws.abs().sum(1)
+    tiny = rounding_tolerance(Ws.dtype, Ws.shape[1], Ws.abs().sum(1))
     bad = ~(denom > tiny)
     out = (Ws @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
     out = torch.where(bad[:, None], torch.zeros_like(out), out)

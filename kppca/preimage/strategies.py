@@ -69,7 +69,7 @@ from .fixed_point import dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import knn_preimage
 from .learned_map import LearnedMapPreimage
 from .smoother import _smooth
-from .uncenter import ROW_MEAN_ESTIMATES, uncenter_kernel_vectors
+from .uncenter import ESTIMATE_CONSTRAINTS, uncenter_kernel_vectors
 
 __all__ = [
     "Preimage",
@@ -132,7 +132,7 @@ class SmootherPreimage(Preimage):
         "n_neighbors": [_COUNT, None],
         "selection": [StrOptions(SELECTIONS)],
         "hub_neighbors": [_COUNT, Interval(Real, 0, 1, closed="neither")],
-        "estimate": [StrOptions(ROW_MEAN_ESTIMATES), Interval(Real, None, None), np.ndarray, torch.Tensor, list],
+        "estimate": ESTIMATE_CONSTRAINTS,
         "clip_negative": ["boolean"],
         "epsilon": [_NONNEGATIVE],
     }

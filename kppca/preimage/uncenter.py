@@ -20,16 +20,22 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
 import torch
 
+from .._linalg import rounding_tolerance
+from .._param_validation import Interval, Real, StrOptions, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like
 from ..kernels import KernelCenterer
 from ._common import batch_output, dtype_device
 
-__all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES"]
+__all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES", "ESTIMATE_CONSTRAINTS"]
 
 #: Named estimates of the unknown row mean ``s`` accepted by :func:`uncenter_kernel_vectors`.
 ROW_MEAN_ESTIMATES = ("mean", "zero-min", "span")
+
+#: What ``estimate`` may be: a named estimate, one finite row mean, or one row mean per row.
+ESTIMATE_CONSTRAINTS = [StrOptions(ROW_MEAN_ESTIMATES), Interval(Real, None, None), np.ndarray, torch.Tensor, list]
 
 
 def _span_offset(
@@ -46,7 +52,7 @@ def _span_offset(
         raise ValueError(f"gram_centered must have shape ({N}, {N}) like the training set, got {tuple(Kc.shape)}.")
     lam, E = torch.linalg.eigh(0.5 * (Kc + Kc.T))
     if rcond is None:
-        rcond = N * torch.finfo(Kc.dtype).eps
+        rcond = rounding_tolerance(Kc.dtype, N, 1.0)
     # Pseudo-inverse on the numerical range only: the tiny eigenvalues are rounding noise.
     keep = lam > rcond * lam.abs().max()
     E, lam = E[:, keep], lam[keep]
@@ -144,23 +150,18 @@ def uncenter_kernel_vectors(
     if not centerer.center:
         K_rows, s = Kc_rows.clone(), Kc_rows.mean(1)
     else:
+        if isinstance(estimate, (str, numbers.Real)):  # arrays are checked by as_tensor below
+            check_scalar(estimate, "estimate", ESTIMATE_CONSTRAINTS)
         if isinstance(estimate, str):
             if estimate == "mean":
                 s = gm.expand(M).clone()
             elif estimate == "zero-min":
                 # with s = grand mean the weights are k_c + K 1/N; shift so that the smallest is 0
                 s = gm - (Kc_rows + colmean[None, :]).min(1).values
-            elif estimate == "span":
-                s = gm + _span_offset(Kc_rows, colmean - gm, gram_centered, rcond)
             else:
-                raise ValueError(
-                    f"estimate={estimate!r} is unknown; use one of {ROW_MEAN_ESTIMATES}, a float or an array of "
-                    "row means."
-                )
-        elif isinstance(estimate, numbers.Real) and not isinstance(estimate, bool):
+                s = gm + _span_offset(Kc_rows, colmean - gm, gram_centered, rcond)
+        elif isinstance(estimate, numbers.Real):
             s = torch.full((M,), float(estimate), dtype=Kc_rows.dtype, device=Kc_rows.device)
-            if not bool(torch.isfinite(s).all()):
-                raise ValueError(f"estimate must be finite, got {estimate!r}.")
         else:
             s = as_tensor(estimate, "estimate", ndim=(0, 1), dtype=Kc_rows.dtype, device=Kc_rows.device,
                           min_samples=0)

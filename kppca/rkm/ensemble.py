@@ -14,7 +14,6 @@ training data (``validation_fraction``); the submodels never see it.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ import torch
 from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
-from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
+from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
@@ -244,10 +243,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Xt, codes_t = self._validate_fit_input(X, y, target="classes")
         template = self._template()
         if self.clip is not None:
-            if len(self.clip) != 2 or not all(isinstance(c, numbers.Real) and not isinstance(c, bool)
-                                              for c in self.clip):
-                raise TypeError(f"clip must be None or two numbers (low, high), e.g. (0.0, 1.0); got {self.clip!r}.")
-            if not self.clip[0] < self.clip[1]:
+            low, high = check_sequence(self.clip, "clip", [Interval(Real, None, None)], length=2, what="(low, high)")
+            if not low < high:
                 raise ValueError(f"clip must be (low, high) with low < high, or None; got {self.clip!r}.")
         rng = numpy_rng(self.random_state)
         Xn = Xt.cpu().numpy()

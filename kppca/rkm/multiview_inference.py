@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from .._linalg import rank_tolerance
+from .._linalg import rank_tolerance, rounding_tolerance
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
 from .._validation import check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
@@ -37,7 +37,7 @@ def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
     """
     clipped = weights.clamp_min(0)
     # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
-    tiny = weights.shape[1] * torch.finfo(weights.dtype).eps * weights.abs().sum(1)
+    tiny = rounding_tolerance(weights.dtype, weights.shape[1], weights.abs().sum(1))
     bad = ~(clipped.sum(1) > tiny)
     if not bool(bad.any()):
         return weights

@@ -180,7 +180,7 @@ def test_shift_larger_than_the_image_is_refused():
 
 
 def test_unknown_digit_is_refused():
-    with pytest.raises(ValueError, match="digits contains unknown label"):
+    with pytest.raises(ValueError, match=r"digits\[0\] must be an int in the range \[0, 9\]"):
         augmented_mnist(10, digits=[11])
 
 

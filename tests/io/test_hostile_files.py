@@ -414,6 +414,23 @@ def test_a_generator_random_state_warns_at_save(rng, tmp_path):
     assert kppca.load(tmp_path / "m.kppca").random_state is None
 
 
+def test_a_retired_parameter_at_its_default_still_loads(rng, tmp_path):
+    """DeepRKM no longer takes solver_options: files that hold it at None (the default) load, another value is refused."""
+    from kppca.rkm import DeepRKM
+
+    X = rng.normal(size=(20, 2))
+    model = DeepRKM(n_passes=1, random_state=0).fit(X, X[:, 0])
+    model.save(tmp_path / "m.kppca")
+    document, tensors = crafted.read(tmp_path / "m.kppca")
+    document["params"]["solver_options"] = None
+    crafted.write(tmp_path / "old.kppca", document, tensors)
+    np.testing.assert_array_equal(kppca.load(tmp_path / "old.kppca").predict(X), model.predict(X))
+    document["params"]["solver_options"] = {"__dict__": {"factor": 2}}
+    crafted.write(tmp_path / "other.kppca", document, tensors)
+    with pytest.raises(ModelFileError, match="solver_options"):
+        kppca.load(tmp_path / "other.kppca")
+
+
 #: Edits to values that stay valid (a forger's edit, which only a signature would catch), and the
 #: cases still allowed to fail at first use (none: DeepRKMClassifier checks its nested parts since issue 26).
 #: ``n_samples_`` is such a value only for a model that keeps no training inputs (a landmark model

@@ -107,9 +107,9 @@ def test_rules_need_distinct_rows(X, rule):
     [
         (lambda: RBF("mean"), ValueError, r"bandwidth='mean' is not a rule.*\['median', 'scale'\]"),
         (lambda: Laplacian("scale"), ValueError, r"\['median'\]"),
-        (lambda: RBF(None), TypeError, "bandwidth must be a positive number"),
-        (lambda: RBF(True), TypeError, "bandwidth must be a positive number"),
-        (lambda: RBF(float("nan")), ValueError, "positive and finite"),
+        (lambda: RBF(None), TypeError, r"bandwidth must be a float in the range \(0, inf\)"),
+        (lambda: RBF(True), TypeError, r"bandwidth must be a float in the range \(0, inf\)"),
+        (lambda: RBF(float("nan")), ValueError, r"bandwidth must be a float in the range \(0, inf\)"),
     ],
 )
 def test_bad_bandwidths_are_named(make, error, match, rng):

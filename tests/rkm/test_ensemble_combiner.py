@@ -70,5 +70,5 @@ def test_mean_combiner_is_the_members_soft_vote(rng):
 @pytest.mark.parametrize("clip", [("a", "b"), (0.0,), (1, None)])
 def test_clip_that_is_not_two_numbers_is_a_clear_type_error(clip):
     X, y = load_mnist(n_samples=100, random_state=0)
-    with pytest.raises(TypeError, match=r"clip must be None or two numbers \(low, high\)"):
+    with pytest.raises(TypeError, match=r"clip.* a list of 2 items \(low, high\)"):
         SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=20, noise=0.1, clip=clip).fit(X, y)

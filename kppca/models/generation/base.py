@@ -31,14 +31,13 @@ dual model's Gram matrix and its sampling factor live in its
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.utils.multiclass import type_of_target
 
-from ..._param_validation import Integral, Interval, StrOptions, check_scalar
+from ..._param_validation import Integral, Interval, Real, StrOptions, check_scalar, check_sequence
 from ..._validation import ArrayLike, torch_generator
 from ...preimage.strategies import Preimage, make_preimage
 from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
@@ -313,28 +312,22 @@ class GenerationMixin:
     # ------------------------------------------------------------------ helpers
     def _traversal_codes(self, components: Any, n_steps: Any, extent: Any) -> torch.Tensor:
         q = self.n_components_
-        if isinstance(components, numbers.Integral) and not isinstance(components, bool):
-            components = (components,)
-        comps = tuple(components)
-        if not 1 <= len(comps) <= 2 or any(
-            isinstance(c, bool) or not isinstance(c, numbers.Integral) for c in comps
-        ):
-            raise ValueError(f"components must be one or two integer component indices, got {components!r}.")
-        comps = tuple(int(c) for c in comps)
-        if any(not 0 <= c < q for c in comps):
-            raise ValueError(f"components {comps} out of range: the model has q = {q} components (indices 0..{q - 1}).")
+        comps = [int(c) for c in check_sequence(components, "components", [Interval(Integral, 0, None, closed="left")],
+                                                repeat=1, what="(component indices)")]
+        if len(comps) > 2:
+            raise ValueError(f"components must be one or two component indices, got {components!r}.")
+        if any(c >= q for c in comps):
+            raise ValueError(f"components {tuple(comps)} out of range: the model has q = {q} components (indices "
+                             f"0..{q - 1}).")
         if len(comps) == 2 and comps[0] == comps[1]:
-            raise ValueError(f"components must be two different indices, got {comps}.")
+            raise ValueError(f"components must be two different indices, got {tuple(comps)}.")
         n_steps = int(check_scalar(n_steps, "n_steps", [Interval(Integral, 2, None, closed="left")]))
-        if isinstance(extent, numbers.Real) and not isinstance(extent, bool):
-            lo, hi = -float(extent), float(extent)
-        else:
-            try:
-                lo, hi = (float(v) for v in extent)
-            except (TypeError, ValueError):
-                raise ValueError(f"extent must be a positive number or a pair (lo, hi), got {extent!r}.") from None
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"extent must give a finite range lo < hi, got {extent!r}.")
+        if Interval(Real, 0, None, closed="neither").is_satisfied_by(extent):
+            extent = (-extent, extent)
+        lo, hi = (float(v) for v in check_sequence(extent, "extent", [Interval(Real, None, None)], length=2,
+                                                   what="(lo, hi), or a positive number e for (-e, e)"))
+        if not lo < hi:
+            raise ValueError(f"extent must give a range lo < hi, got {extent!r}.")
         t = torch.linspace(lo, hi, int(n_steps), dtype=self._dtype, device=self._device)
         rows = len(t) if len(comps) == 2 else 1
         codes = torch.zeros((rows, len(t), q), dtype=self._dtype, device=self._device)

@@ -136,7 +136,7 @@ class DualGenerationMixin(GenerationMixin):
 
     def _reconstruction_points(self, X: torch.Tensor) -> FeaturePoints:
         shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
-        coef = self._project(X, self.eigenvectors_) * shrink  # E_q^T (k_c)_MAP
+        coef = self._gram().project(X, self.eigenvectors_) * shrink  # E_q^T (k_c)_MAP
         E, lam = self.eigenvectors_, self.eigenvalues_
         return self._points(coef @ E.T, (coef / lam) @ E.T)
 

@@ -98,9 +98,6 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
         level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
         ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
-    solver_options : dict, optional
-        Settings of a registered solver that are not parameters of the estimator; the solver
-        reads them from ``params["solver_options"]`` (so a new solver needs no new parameter here).
     n_prototypes : int >= 1, default 100
         ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
         subset of the training points drawn with ``random_state``.
@@ -197,7 +194,6 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         "levels": [list, tuple, None],
         **LEVEL_CONSTRAINTS,
         "solver": [str],
-        "solver_options": [dict, None],
         "n_prototypes": [Interval(Integral, 1, None, closed="left")],
         "c_stab": [Interval(Real, 0, None, closed="left")],
         "objective": [StrOptions(OBJECTIVES)],
@@ -211,12 +207,14 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     _parameter_hints = {
         "levels": "levels is a list of Level objects (kppca.rkm.deep.levels); a kernel goes in DeepRKM(kernel=...).",
     }
+    #: Parameters no longer taken, which model files written before still hold at None (dropped at load).
+    _retired_params = ("solver_options",)
     _fitted_marker = "intercept_"
     _fit_call = "fit(X, y)"
 
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),
-                 n_passes: int = 10, solver: str = "levelwise", solver_options: dict | None = None,
+                 n_passes: int = 10, solver: str = "levelwise",
                  n_prototypes: int = 100, c_stab: float = 1.0, objective: str = "stabilized", c0: float = 1.0,
                  max_iter: int | None = None, tol: float = 1e-10,
                  progress: bool = False, hidden_units: Any = None, toeplitz: bool = False, random_state: Any = None,

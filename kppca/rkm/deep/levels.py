@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..._linalg import eigh_descending
+from ..._linalg import eigh_descending, rounding_tolerance
 from ..._param_validation import Integral, Interval, Real, check_scalar, check_sequence
 from ...io import register
 from ...kernels import CenteredGram
@@ -44,7 +44,7 @@ def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     gives the least-squares solution even for a singular ``A`` (nearly constant data).
     """
     vals, vecs = torch.linalg.eigh(A)
-    tol = A.shape[0] * torch.finfo(A.dtype).eps * float(vals.abs().max())
+    tol = rounding_tolerance(A.dtype, A.shape[0], float(vals.abs().max()))
     inv = torch.where(vals > tol, 1.0 / vals.clamp_min(tol if tol > 0 else 1.0), torch.zeros_like(vals))
     return vecs @ (inv[:, None] * (vecs.T @ B))
 

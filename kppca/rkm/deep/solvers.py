@@ -7,10 +7,11 @@ feed-forward solver of the deep RKM paper §5.3, say) plugs in without editing t
 
 ``fit(levels, X, Y, *, params, generator)`` receives the resolved levels, the training
 inputs ``X`` (N, D) and targets ``Y`` (N, p) in the working dtype, the estimator's
-hyper-parameters (``params``, from ``get_params``; solver-specific settings in
-``params["solver_options"]``) and a seeded generator, and returns a
+hyper-parameters (``params``, from ``get_params``) and a seeded generator, and returns a
 :class:`DeepFit`. ``check(levels, params)`` raises a ValueError for levels the solver
-cannot handle.
+cannot handle. The built-in solvers' settings are estimator parameters, as scikit-learn's
+solver-specific ones are (searchable with ``GridSearchCV``); a plug-in solver with settings
+of its own binds them when it registers (``register_solver("name", functools.partial(fit, factor=2))``).
 """
 
 from __future__ import annotations

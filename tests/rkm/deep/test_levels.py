@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -134,16 +136,15 @@ def test_a_registered_solver_plugs_in_without_editing_the_estimator():
     """A new solver module registers itself; DeepRKM(solver=name) finds it through the registry."""
     calls = []
 
-    def fit_twice_passes(levels, X, Y, *, params, generator):
+    def fit_twice_passes(levels, X, Y, *, params, generator, factor):
         calls.append(params["n_passes"])
-        factor = params["solver_options"]["factor"]
         return fit_levelwise(levels, X, Y, params={**params, "n_passes": factor * params["n_passes"]},
                              generator=generator)
 
-    register_solver("test-double-passes", fit_twice_passes)
+    register_solver("test-double-passes", functools.partial(fit_twice_passes, factor=2))
     try:
         X, y = np.linspace(-2, 2, 20)[:, None], np.sin(np.linspace(-2, 2, 20))
-        a = DeepRKM(solver="test-double-passes", solver_options={"factor": 2}, n_passes=2, random_state=0).fit(X, y)
+        a = DeepRKM(solver="test-double-passes", n_passes=2, random_state=0).fit(X, y)
         b = DeepRKM(n_passes=4, random_state=0).fit(X, y)
         assert calls == [2] and a.objective_history_ == b.objective_history_
     finally:
