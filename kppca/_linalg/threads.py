@@ -15,6 +15,11 @@ restored after. Every limit a caller can set is honoured without environment var
 scikit-learn's worker limits (loky workers start with one thread per worker's share of the
 cores). Threads never multiply: torch and the BLAS run one after the other, each with at most
 that many threads.
+
+The rounding of some results (LAPACK's ``eigh``, ``symv`` in Lanczos, reductions) depends on the
+thread count, so two fits on shared cores can differ in their last bits. For bitwise repeatable
+runs, fix the count: ``torch.set_num_threads(1)``, or run the work inside ``compute_threads(n)``
+(sections opened inside it, in any Python thread, keep ``n``).
 """
 
 from __future__ import annotations

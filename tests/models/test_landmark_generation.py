@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from kppca import DualPPCA, PrimalPPCA
+from kppca._linalg import compute_threads
 from kppca.features import Nystroem
 from kppca.kernels import RBF
 
@@ -137,14 +138,18 @@ def test_local_cluster_fit_on_class_sorted_digits_covers_every_class():
     def make():
         return PrimalPPCA(10, feature_map=Nystroem(RBF(5.0), n_landmarks=100, random_state=0))
 
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as cluster, distributed.Client(cluster):
-        model = make().fit(Xd, yd)
-        S = model.sample(20, random_state=0)
-    local = make().fit(Xd, yd)
+    # Equal bitwise needs equal rounding: one thread count for every fit (kppca otherwise takes it
+    # from the cores free at the time; the in-process workers' sections share the process's setting).
+    with compute_threads(torch.get_num_threads()):
+        with distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster, distributed.Client(cluster):
+            model = make().fit(Xd, yd)
+            S = model.sample(20, random_state=0)
+        local = make().fit(Xd, yd)
+        S_local = local.sample(20, random_state=0)
     assert set(model.sample_classes_[model._label_index.numpy()[:len(model.feature_map_.landmarks_)]]) == set(range(10))
     np.testing.assert_array_equal(model.feature_map_.landmarks_.numpy(), local.feature_map_.landmarks_.numpy())
     assert abs(model.sigma2_ - local.sigma2_) <= 1e-12 * local.sigma2_
     assert S.shape == (20, 784) and np.isfinite(S).all()
-    np.testing.assert_array_equal(S, local.sample(20, random_state=0))
+    np.testing.assert_array_equal(S, S_local)
