@@ -16,7 +16,13 @@ import torch
 from .._validation import ArrayLike
 from .base import Kernel
 from .bandwidth import check_bandwidth, resolve_bandwidth
-from .distances import SquaredDistancesTo, exp_neg_scaled, pairwise_distances, scaled_squared_distances, squared_distances
+from .distances import (
+    SquaredDistancesTo,
+    exp_neg_scaled,
+    pairwise_distances,
+    scaled_squared_distances,
+    squared_distances,
+)
 
 __all__ = ["Linear", "RBF", "Laplacian", "squared_distances"]
 

@@ -12,19 +12,17 @@ do not retrain.
 
 Training is deterministic: the weights are initialised and the mini-batches
 shuffled from a ``torch.Generator`` seeded by ``random_state``; it runs in float32
-on the CPU on one thread (about 2 s for 3,000 digits). One thread, whatever
-``torch.get_num_threads()`` says: matrix products of another thread count round
-differently, and over 1,410 steps that moves the Fréchet distances in their
-third or fourth digit (14.63 against 14.62 for the 64 digits of the default
-``kppca sample``), so a report would depend on how busy the machine was when it
-was made; mini-batches of 64 gain little from a second thread, and with another
-process on the second of two cores, its spin-waiting made training 18x slower
-(68 s instead of 3.8 s, measured). The features are evaluated on one thread too.
+on the CPU on one thread, whatever ``torch.get_num_threads()`` says: matrix products
+of another thread count round differently, and over the training's steps that moves
+the Fréchet distances in their third or fourth digit, so a report would depend on how
+busy the machine was when it was made; mini-batches of 64 gain little from a second
+thread, which spin-waits when another process holds the second core. The features are
+evaluated on one thread too.
 
 The optimiser is Adam written out in a few tensor operations (:class:`_Adam`),
 not ``torch.optim.Adam``: constructing any ``torch.optim`` optimiser imports
-``torch._dynamo`` (0.9 to 1.4 s measured, half the training time again, paid by
-every ``kppca sample --report``), and its ``foreach=False`` path does not avoid
+``torch._dynamo``, a cost of the order of the training itself that every
+``kppca sample --report`` would pay, and its ``foreach=False`` path does not avoid
 it. The update is the same arithmetic as ``torch.optim.Adam``'s single-tensor path
 (L2 weight decay added to the gradient), in the same order, so the trained weights
 are bitwise those that ``torch.optim.Adam`` gives (``tests/metrics/test_frechet.py``
@@ -125,8 +123,8 @@ class _Adam:
 
     The parameters and their gradients are views into one flat buffer each (the backward pass
     accumulates into ``.grad`` in place), so a step is eight elementwise operations on the whole
-    parameter vector instead of eight per tensor, with no temporaries; every element goes through the same operations as
-    in ``torch.optim.Adam``'s single-tensor update (L2 weight decay added to the gradient), so the
+    parameter vector instead of eight per tensor, with no temporaries; every element goes through the
+    same operations as in ``torch.optim.Adam``'s single-tensor update (L2 weight decay added to the gradient), so the
     result is the same bit for bit (see the module docstring for why it is written out).
     """
 
@@ -157,8 +155,8 @@ class _Adam:
         step_size = self.lr / (1 - beta1**self.steps)
         bias_correction2_sqrt = (1 - beta2**self.steps) ** 0.5
         with torch.no_grad():
-            # In place, into buffers allocated once: a fresh 0.9 MB temporary costs more than the
-            # arithmetic on it (an Adam step took 1.45 ms with temporaries, 0.6 ms without).
+            # In place, into buffers allocated once: at this size a fresh temporary costs more than
+            # the arithmetic on it.
             grad = self.grad.add_(self.flat, alpha=self.weight_decay) if self.weight_decay != 0 else self.grad
             self.exp_avg.lerp_(grad, 1 - beta1)
             self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)

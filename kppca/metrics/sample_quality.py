@@ -124,16 +124,13 @@ def _fit_default_classifier(X: ArrayLike, y: ArrayLike) -> Any:
     """:func:`_default_classifier` fitted on ``(X, y)`` on one thread, whatever the caller's limits.
 
     One thread of the BLAS: a fit's products round differently with another thread count, and on a
-    busy machine a second BLAS thread spin-waiting made the fit on 3,000 digits take 5 s instead of
-    0.6 s (measured). One OpenMP thread too (scikit-learn's loss loops over the samples with it),
-    so that nothing of the fit competes for a second core.
+    busy machine a second BLAS thread spin-waits. One OpenMP thread too (scikit-learn's loss loops
+    over the samples with it), so that nothing of the fit competes for a second core.
 
-    In float64, though float32 halves the time: L-BFGS stops at its gradient tolerance (about 100
-    iterations here), and in float32 that point moved with the rounding of the reductions: two
-    fits of the same digits in one process, one in the main thread and one in a worker thread,
-    stopped after 95 and 101 iterations, and the mean confidences of the
-    default command's samples moved by up to 0.003; in float64 the same two fits differ by about
-    1e-5 in the class probabilities.
+    In float64, though float32 would be faster: L-BFGS stops at its gradient tolerance, and in
+    float32 that point moves with the rounding of the reductions (the same digits fitted in two
+    threads of one process stopped after different numbers of iterations, moving the samples'
+    confidences in their third digit); float64 fits agree to about 1e-5 in the class probabilities.
     """
     from threadpoolctl import threadpool_limits
 
