@@ -238,7 +238,8 @@ class GenerationMixin:
             prior is ``N(0, I)``); the paper uses 1.
         preimage, **preimage_options
             As in :meth:`inverse_transform`; with the default, the inputs are clipped
-            to the range of the training inputs (``benchmarks/traversal_preimage.py``).
+            to the range of the training inputs (a traversal leaves the data, and an
+            unclipped map extrapolates beyond it).
         return_codes : bool, default False
             Also return the codes, shape (rows, n_steps, q).
 
