@@ -86,3 +86,35 @@ def test_disabled_progress_writes_nothing(monkeypatch):
     assert stages.run("quiet", lambda: 3) == 3
     stages.close()
     assert err.getvalue() == ""
+
+
+def test_report_judges_are_the_same_side_by_side_or_one_after_the_other(monkeypatch):
+    """With two threads the stage trains the feature network beside the classifier: the same judges, bit for bit."""
+    import argparse
+    import importlib
+
+    import numpy as np
+    import torch
+
+    from kppca._linalg.threads import compute_threads
+    from kppca.cli.commands.sample import _train_judge
+    from kppca.datasets import load_mnist
+
+    features_module = importlib.import_module("kppca.metrics.digit_features")  # the package exports a function of that name
+
+    X, _ = load_mnist()
+    order = np.random.default_rng(0).permutation(len(X))  # the bundled digits are sorted by class
+    model = argparse.Namespace(X_fit_=torch.as_tensor(X[order[:4200]]))  # 800 held out
+    args = argparse.Namespace(mnist_dir=None)
+    judges = []
+    for threads in (2, 1):
+        monkeypatch.setattr(features_module, "_TRAINED", {})  # train again, not from the cache
+        with compute_threads(threads) as used:
+            assert used == threads
+            X_ref, y_ref, _, classifier = _train_judge(args, model)
+            net = features_module.digit_features(X_ref, y_ref)  # the network the stage trained
+        assert len(features_module._TRAINED) == 1
+        judges.append((classifier, net))
+    (clf_a, net_a), (clf_b, net_b) = judges
+    assert np.array_equal(clf_a.coef_, clf_b.coef_) and np.array_equal(clf_a.intercept_, clf_b.intercept_)
+    assert all(torch.equal(u, v) for u, v in zip(net_a.weights + net_a.biases, net_b.weights + net_b.biases))

@@ -85,8 +85,12 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier)``.
 
     A stage of its own (the longest part of ``--report``); the feature network of the Fréchet
-    distance is trained here too and cached per process, so :func:`_report` only evaluates.
+    distance is trained here too and cached per process, so :func:`_report` only evaluates. Both
+    judges are deterministic: they are the same whether they train side by side or one after the other.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..._linalg.threads import section_threads
     from ...datasets import load_mnist
     from ...metrics.digit_features import digit_features
     from ...metrics.sample_quality import _fit_default_classifier
@@ -103,8 +107,18 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     if unseen:
         raise UserError(f"--report needs held-out digits of every class trained on; class(es) {unseen} were all "
                         "used for training, so its classifier would never see them. Lower --n-train.")
-    classifier = _fit_default_classifier(X_ref, y_ref)
-    digit_features(X_ref, y_ref)  # what sample_quality's default extractor trains (cached per process)
+    # Each judge trains on one thread (so that the report does not depend on the load); where the stage
+    # has two threads, the feature network trains beside the classifier instead of after it. The network
+    # goes to the worker thread: torch's thread count is the worker's own there, while a BLAS limit set in
+    # a worker thread is not reliably the worker's (threadpoolctl inside an outer limit, measured).
+    if (section_threads() or 1) >= 2:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kppca-judge") as pool:
+            network = pool.submit(digit_features, X_ref, y_ref)  # sample_quality's default extractor, cached
+            classifier = _fit_default_classifier(X_ref, y_ref)
+            network.result()
+    else:
+        classifier = _fit_default_classifier(X_ref, y_ref)
+        digit_features(X_ref, y_ref)
     return X_ref, y_ref, X_fit, classifier
 
 
