@@ -211,10 +211,13 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
 
     for _ in range(int(epochs)):
         order = torch.randperm(Xt.shape[0], generator=gen)
+        # One gather per epoch: every mini-batch is then a view of contiguous rows, the same values in the
+        # same layout as a gather of its own (so the same products), without a copy per step.
+        X_epoch, y_epoch = Xt[order], yt[order]
         for start in range(0, Xt.shape[0], batch_size):
-            idx = order[start : start + batch_size]
             opt.zero_grad()
-            torch.nn.functional.cross_entropy(forward(Xt[idx]), yt[idx]).backward()
+            batch = slice(start, start + batch_size)
+            torch.nn.functional.cross_entropy(forward(X_epoch[batch]), y_epoch[batch]).backward()
             opt.step()
     with torch.no_grad():
         acc = float((forward(Xt).argmax(1) == yt).double().mean())
