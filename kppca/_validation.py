@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 import torch
 
-from ._param_validation import check_scalar, device_from_spec, dtype_from_spec
+from ._param_validation import check_scalar, dtype_from_spec
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
@@ -38,11 +38,6 @@ def resolve_dtype(dtype: Any, like: ArrayLike = None) -> torch.dtype:
     ):
         return torch.float32
     return DEFAULT_DTYPE
-
-
-def resolve_device(device: Any) -> torch.device:
-    """Return a torch device (CPU when ``device`` is None), checked to be usable here."""
-    return device_from_spec(device)
 
 
 def is_numpy_like(X: ArrayLike) -> bool:
