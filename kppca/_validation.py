@@ -224,14 +224,14 @@ def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     return T
 
 
-def check_random_state(random_state: Any, name: str = "random_state") -> Any:
+def check_random_state(random_state: Any) -> Any:
     """Validate a ``random_state`` argument (the one definition of what it may be); return it unchanged.
 
     Accepted: None (fresh entropy), an int in ``[0, 2**64 - 1]``, a numpy
     ``Generator``/``RandomState`` (seeds are drawn from it) or a
     ``torch.Generator`` (used as is where torch draws the numbers).
     """
-    return check_scalar(random_state, name, ["random_state"])
+    return check_scalar(random_state, "random_state", ["random_state"])
 
 
 def _seed_from(random_state: Any) -> int | None:
