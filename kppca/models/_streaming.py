@@ -142,7 +142,7 @@ def streaming_signature(model: Any) -> dict[str, Any]:
 def check_streaming_signature(model: Any) -> None:
     """Refuse a ``partial_fit`` whose parameters differ from those the statistics were started with."""
     recorded = model.__dict__.get("_stream_params")
-    if recorded is None:  # a model saved before partial_fit existed: nothing to compare
+    if recorded is None:  # optional in a model file: nothing to compare
         return
     now = streaming_signature(model)
     changed = [k for k in now if now[k] != recorded.get(k)]
