@@ -217,6 +217,13 @@ def check_new_input(estimator: Any, X: ArrayLike, name: str = "X") -> torch.Tens
     return T
 
 
+def as_numpy(values: Any, dtype: Any = None) -> np.ndarray:
+    """An array-like or a tensor on any device (moved to the host) as a numpy array."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values, dtype=dtype)
+
+
 def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     """Return ``T`` as a numpy array when the user's input was not a tensor."""
     if like_numpy:
