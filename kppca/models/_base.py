@@ -113,7 +113,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
         """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
-        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, size)
+        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, size)
         return self.eigen_solver_
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:
