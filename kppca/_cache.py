@@ -36,9 +36,9 @@ class LazyCache:
             self._values[key] = compute()
         return self._values[key]
 
-    def peek(self, key: str, default: Any = None) -> Any:
-        """The value under ``key`` if it has been computed, else ``default`` (computes nothing)."""
-        return self._values.get(key, default)
+    def peek(self, key: str) -> Any:
+        """The value under ``key`` if it has been computed, else None (computes nothing)."""
+        return self._values.get(key)
 
     def set(self, key: str, value: Any) -> None:
         """Store a value computed elsewhere (e.g. a by-product of ``fit``)."""

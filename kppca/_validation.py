@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 import torch
 
-from ._param_validation import check_scalar, device_from_spec, dtype_from_spec
+from ._param_validation import check_scalar, dtype_from_spec
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
@@ -38,11 +38,6 @@ def resolve_dtype(dtype: Any, like: ArrayLike = None) -> torch.dtype:
     ):
         return torch.float32
     return DEFAULT_DTYPE
-
-
-def resolve_device(device: Any) -> torch.device:
-    """Return a torch device (CPU when ``device`` is None), checked to be usable here."""
-    return device_from_spec(device)
 
 
 def is_numpy_like(X: ArrayLike) -> bool:
@@ -222,6 +217,13 @@ def check_new_input(estimator: Any, X: ArrayLike, name: str = "X") -> torch.Tens
     return T
 
 
+def as_numpy(values: Any, dtype: Any = None) -> np.ndarray:
+    """An array-like or a tensor on any device (moved to the host) as a numpy array."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values, dtype=dtype)
+
+
 def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     """Return ``T`` as a numpy array when the user's input was not a tensor."""
     if like_numpy:
@@ -229,14 +231,14 @@ def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     return T
 
 
-def check_random_state(random_state: Any, name: str = "random_state") -> Any:
+def check_random_state(random_state: Any) -> Any:
     """Validate a ``random_state`` argument (the one definition of what it may be); return it unchanged.
 
     Accepted: None (fresh entropy), an int in ``[0, 2**64 - 1]``, a numpy
     ``Generator``/``RandomState`` (seeds are drawn from it) or a
     ``torch.Generator`` (used as is where torch draws the numbers).
     """
-    return check_scalar(random_state, name, ["random_state"])
+    return check_scalar(random_state, "random_state", ["random_state"])
 
 
 def _seed_from(random_state: Any) -> int | None:

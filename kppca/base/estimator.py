@@ -34,6 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._cache import LazyCache
+from .._param_validation import device_from_spec
 from ..io import SavableMixin
 from .._validation import (
     ArrayLike,
@@ -41,7 +42,6 @@ from .._validation import (
     check_feature_names,
     check_new_input,
     is_numpy_like,
-    resolve_device,
     resolve_dtype,
     to_output,
 )
@@ -142,7 +142,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     def _resolve_dtype_device(self, X: ArrayLike) -> None:
         """``_dtype`` / ``_device`` from the ``dtype`` / ``device`` parameters (float32 input stays float32)."""
         self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)
-        self._device = resolve_device(getattr(self, "device", None))
+        self._device = device_from_spec(getattr(self, "device", None))
 
     def _check_fit_params(self) -> None:
         """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""

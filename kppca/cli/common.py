@@ -170,11 +170,6 @@ def build_model(args: argparse.Namespace) -> Any:
     return DualPPCA(q, sigma2=args.sigma2, kernel=kernel, dtype=args.dtype, random_state=args.seed)
 
 
-def fit_model(args: argparse.Namespace, X: Any, y: Any = None, model: Any = None) -> Any:
-    """Fit ``model`` (default: :func:`build_model` of ``args``) on ``X`` with labels ``y``."""
-    return (build_model(args) if model is None else model).fit(X, y)
-
-
 def load_model(path: str) -> Any:
     from .. import ModelFileError, load
 
@@ -212,7 +207,7 @@ def prepare(args: argparse.Namespace, stages: Stages) -> Any:
         X, y, source = stages.run("load data", load_training_data, args)
         classes = sorted(set(int(v) for v in y))
         print(f"data: {len(y)} MNIST digits of classes {','.join(map(str, classes))} from {source}")
-        model = stages.run("fit model", fit_model, args, X, y, unfitted)
+        model = stages.run("fit model", unfitted.fit, X, y)
     print(describe(model))
     return model
 

@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threads = None
     try:
         # File arguments before the library loads: a wrong path answers in a fraction of a second.
-        check_paths(args, command.outputs(args) if hasattr(command, "outputs") else [])
+        check_paths(args, command.outputs(args))
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
             stages = Stages(["import library", *_stage_names(args, command)], progress_enabled(args))

@@ -4,9 +4,6 @@
 ``random_state`` semantics of :func:`kppca.datasets.load_mnist` and
 :func:`kppca.datasets.load_digits` once, so both loaders accept the same inputs
 and raise the same errors; :func:`read_only` marks the arrays they cache.
-
-This module deliberately depends on numpy only (not on torch or scikit-learn),
-so importing :mod:`kppca.datasets` stays cheap.
 """
 
 from __future__ import annotations
@@ -19,26 +16,9 @@ import torch
 from .._param_validation import Integral, Interval, check_scalar, check_sequence
 from .._validation import check_random_state, numpy_rng
 
-__all__ = ["as_generator", "check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
+__all__ = ["check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
 
 RandomState = Any  # None, int, numpy Generator or RandomState
-
-
-def as_generator(random_state: RandomState) -> np.random.Generator:
-    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
-
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        ``None`` draws fresh entropy, an int seeds a new generator, a
-        ``Generator`` is used (and advanced) as is, a legacy ``RandomState``
-        provides a seed.
-
-    Returns
-    -------
-    numpy.random.Generator
-    """
-    return numpy_rng(random_state)
 
 
 def sklearn_seed(random_state: RandomState) -> int | np.random.RandomState | None:
@@ -200,7 +180,7 @@ def select_indices(
     if n > len(keep):
         which = "" if wanted is None else f" with {name}={wanted}"
         raise ValueError(f"n_samples={n} is more than the {len(keep)} sample(s) available in {source}{which}.")
-    rng = as_generator(random_state)
+    rng = numpy_rng(random_state)
     classes, counts = np.unique(y[keep], return_counts=True)
     take = _allocate(counts, n, rng)
     chosen = [

@@ -101,10 +101,6 @@ def block_reservoir(rows: Any, labels: Any, size: int, seed: int, block: int, of
     return Reservoir(keys[keep], (start + keep).astype(np.int64), rows[keep], labels, size)
 
 
-def _merge(a: Reservoir, b: Reservoir) -> Reservoir:
-    return a.merge(b)
-
-
 def _seed(random_state: Any) -> int:
     from .._validation import numpy_rng
 
@@ -159,7 +155,7 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
     known = not any(np.isnan(c) for c in row_chunks)
     offsets = np.cumsum((0,) + tuple(row_chunks))[:-1] if known else [None] * len(blocks)
     take = dask.delayed(block_reservoir, pure=True)
-    merge = dask.delayed(_merge, pure=True)
+    merge = dask.delayed(Reservoir.merge, pure=True)
     parts = [
         take(b, lab, size, seed, i, None if off is None else int(off))
         for i, (b, lab, off) in enumerate(zip(blocks, label_blocks, offsets))

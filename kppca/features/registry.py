@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import FeatureMap, FeatureMapKernel, Identity
+from .base import FeatureMap, Identity
 from .nystroem import Nystroem
 from .polynomial import PolynomialFeatures
 from .random_fourier import RandomFourierFeatures
@@ -16,12 +16,4 @@ FEATURE_MAPS: dict[str, type[FeatureMap]] = {
 }
 
 
-def feature_map_name(feature_map: FeatureMap) -> str | None:
-    """The registry name of ``feature_map``'s class (exact type), or None."""
-    for name, cls in FEATURE_MAPS.items():
-        if type(feature_map) is cls:
-            return name
-    return None
-
-
-__all__ = ["FEATURE_MAPS", "FeatureMapKernel", "feature_map_name"]
+__all__ = ["FEATURE_MAPS"]

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
-
 
 from .._param_validation import Integral, Interval, check_sequence
+from .._validation import as_numpy
 from ..kernels import as_kernel
 from ..models import DualPPCA
 
@@ -173,10 +172,10 @@ def kpca_limit_sweep(
         entries = ([(ml_model.sigma2_, True)] if include_ml else []) + [(float(s), False) for s in grid]
         for s2, is_ml in entries:
             model = ml_model if is_ml else DualPPCA(q, sigma2=s2, kernel=kern, eigen_solver="dense").fit(X)
-            h = _to_numpy(model.transform(Xe))
+            h = as_numpy(model.transform(Xe))
             signs = np.sign(np.sum(h * h_limit, axis=0))
             signs[signs == 0] = 1.0
-            recon = _to_numpy(model.reconstruct_kernel(Xe))
+            recon = as_numpy(model.reconstruct_kernel(Xe))
             rows.append(
                 {
                     "n_components": q,
@@ -191,7 +190,3 @@ def kpca_limit_sweep(
             )
     df = pd.DataFrame(rows, columns=list(KPCA_LIMIT_COLUMNS))
     return df.sort_values(["n_components", "sigma2"], ascending=[True, False], kind="stable").reset_index(drop=True)
-
-
-def _to_numpy(T: Any) -> np.ndarray:
-    return T.detach().cpu().numpy() if isinstance(T, torch.Tensor) else np.asarray(T)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import torch
 
 from .._validation import ArrayLike, as_tensor
-from .base import Kernel, ProductKernel, SumKernel
+from .base import Kernel
 
-__all__ = ["ColumnKernel", "ProductKernel", "SumKernel"]
+__all__ = ["ColumnKernel"]
 
 
 class ColumnKernel(Kernel):

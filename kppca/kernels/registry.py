@@ -17,14 +17,6 @@ from .standard import RBF, Laplacian, Linear
 KERNELS: dict[str, type[Kernel]] = {"linear": Linear, "rbf": RBF, "laplacian": Laplacian, "polynomial": Polynomial}
 
 
-def kernel_name(kernel: Kernel) -> str | None:
-    """The registry name of ``kernel``'s class, or None if it is not a registered class (exact type)."""
-    for name, cls in KERNELS.items():
-        if type(kernel) is cls:
-            return name
-    return None
-
-
 def as_kernel(kernel: Kernel | Callable | str | None) -> Kernel:
     """Resolve the ``kernel`` argument of the models.
 

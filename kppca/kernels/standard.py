@@ -21,10 +21,9 @@ from .distances import (
     exp_neg_scaled,
     pairwise_distances,
     scaled_squared_distances,
-    squared_distances,
 )
 
-__all__ = ["Linear", "RBF", "Laplacian", "squared_distances"]
+__all__ = ["Linear", "RBF", "Laplacian"]
 
 
 class Linear(Kernel):

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from .._param_validation import Integral, Interval, check_scalar
-from .._validation import ArrayLike, _seed_from, as_tensor, check_random_state, torch_generator
+from .._validation import ArrayLike, _seed_from, as_numpy, as_tensor, check_random_state, torch_generator
 from .digit_features import digit_features
 from .frechet import frechet_feature_distance, gaussian_statistics
 
@@ -185,13 +185,6 @@ def mmd_test(
     return observed, p, bandwidth
 
 
-def _numpy(values: Any, dtype: Any = None) -> np.ndarray:
-    """An array-like or a tensor on any device (moved to the host) as a numpy array."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    return np.asarray(values, dtype=dtype)
-
-
 def sample_quality(
     samples: ArrayLike,
     reference: ArrayLike,
@@ -241,7 +234,7 @@ def sample_quality(
     -------
     SampleQuality
     """
-    S, R, y = _numpy(samples, float), _numpy(reference, float), _numpy(labels)
+    S, R, y = as_numpy(samples, float), as_numpy(reference, float), as_numpy(labels)
     if S.ndim != 2 or R.ndim != 2 or S.shape[1] != R.shape[1]:
         raise ValueError(
             f"samples (n, D) and reference (m, D) must be 2-D with the same D, got {S.shape} and {R.shape}."
@@ -268,7 +261,7 @@ def sample_quality(
         min_class_fraction=float(counts.min() / counts.sum()),
     )
     if train is not None:
-        T = _numpy(train, float)
+        T = as_numpy(train, float)
         St, Tt, Rt = (torch.as_tensor(a) for a in (S, T, R))
         out.nn_distance = float(_nearest_distances(St, Tt).mean())
         out.real_nn_distance = float(_nearest_distances(Rt, Tt).mean())
@@ -276,7 +269,7 @@ def sample_quality(
         out.real_confidence = float(p_real.max(1).mean())
         out.real_effective_classes = effective_classes(np.bincount(p_real.argmax(1), minlength=len(classes)))
     if target is not None:
-        t = _numpy(target, object)
+        t = as_numpy(target, object)
         t = np.full(S.shape[0], t[()], dtype=object) if t.ndim == 0 else t
         if t.shape != (S.shape[0],):
             raise ValueError(f"target must be one label or one per sample, shape ({S.shape[0]},), got {t.shape}.")

@@ -99,13 +99,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """Number of output columns of :meth:`transform` (names from :meth:`get_feature_names_out`)."""
         return self.n_components_
 
-    def _latent(self, h: ArrayLike, name: str = "h") -> torch.Tensor:
+    def _latent(self, h: ArrayLike) -> torch.Tensor:
         """Validate latent codes: shape (M, q) or (q,) -> (M, q)."""
-        T = as_tensor(h, name, ndim=(1, 2), dtype=self._dtype, device=self._device)
+        T = as_tensor(h, "h", ndim=(1, 2), dtype=self._dtype, device=self._device)
         T = T.reshape(1, -1) if T.ndim == 1 else T
         if T.shape[1] != self.n_components_:
             raise ValueError(
-                f"{name} has width {T.shape[1]}, but the model has n_components_ = {self.n_components_}; "
+                f"h has width {T.shape[1]}, but the model has n_components_ = {self.n_components_}; "
                 f"pass codes of shape (n, {self.n_components_})."
             )
         return T
@@ -113,7 +113,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
         """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
-        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, self.sigma2, size)
+        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, size)
         return self.eigen_solver_
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:

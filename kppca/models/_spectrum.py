@@ -17,12 +17,12 @@ import numpy as np
 import torch
 from scipy.special import gammaln
 
-from .._linalg import PARTIAL_MIN_SIZE, Spectrum, prefer_partial
+from .._linalg import Spectrum, prefer_partial
 
-__all__ = ["PARTIAL_MIN_SIZE", "resolve_solver", "check_component_args", "select_components", "minka_dimension"]
+__all__ = ["resolve_solver", "check_component_args", "select_components", "minka_dimension"]
 
 
-def resolve_solver(eigen_solver: str, n_components, sigma2, size: int) -> str:
+def resolve_solver(eigen_solver: str, n_components, size: int) -> str:
     """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
 
     ``eigen_solver="partial"`` is a request for speed, never a restriction of the model: where

@@ -26,8 +26,7 @@ from typing import Any
 import torch
 
 from .._linalg import centered_scatter
-from .._param_validation import dtype_from_spec
-from .._validation import resolve_device
+from .._param_validation import device_from_spec, dtype_from_spec
 
 #: Precision of the accumulated statistics (see the module docstring).
 STATS_DTYPE = torch.float64
@@ -136,14 +135,14 @@ def streaming_signature(model: Any) -> dict[str, Any]:
         "center": bool(model.center),
         "feature_map": None if model.feature_map is None else repr(model.feature_map),
         "dtype": None if dtype is None else str(dtype),
-        "device": None if model.device is None else str(resolve_device(model.device)),
+        "device": None if model.device is None else str(device_from_spec(model.device)),
     }
 
 
 def check_streaming_signature(model: Any) -> None:
     """Refuse a ``partial_fit`` whose parameters differ from those the statistics were started with."""
     recorded = model.__dict__.get("_stream_params")
-    if recorded is None:  # a model saved before partial_fit existed: nothing to compare
+    if recorded is None:  # optional in a model file: nothing to compare
         return
     now = streaming_signature(model)
     changed = [k for k in now if now[k] != recorded.get(k)]
@@ -163,10 +162,6 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
     # Blocks may be empty (rows filtered out); their statistics are neutral in the merge.
     X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device, min_samples=0)
     return ScatterStats.from_batch(feature_map.map(X), center).to(torch.device("cpu"))
-
-
-def _merge_pair(a: ScatterStats, b: ScatterStats) -> ScatterStats:
-    return a.merge(b)
 
 
 def dask_stats(
@@ -202,7 +197,7 @@ def dask_stats(
         X = X.rechunk({1: -1})  # a block must hold whole rows: phi maps rows
     blocks = X.to_delayed().ravel().tolist()
     block_stats = dask.delayed(_block_stats, pure=True)
-    merge = dask.delayed(_merge_pair, pure=True)
+    merge = dask.delayed(ScatterStats.merge, pure=True)
     parts = [block_stats(b, feature_map, dtype, device, center) for b in blocks]
     while len(parts) > 1:
         parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]

@@ -24,8 +24,6 @@ from .generation import DualGenerationMixin
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
 
-_GRAM_ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
-
 
 @register
 class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
@@ -162,7 +160,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         solver = self._resolve_solver(N)
         gram = CenteredGram(
             self.kernel_, X, center=self.center, batch_size=self.batch_size,
-            what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE,
+            what="Gram matrix of `kernel` on X",
         )
         # The rank comes from the kernel's structure (from X, before the N x N buffer exists), or,
         # for a kernel without structure, from the spectrum: eigenvalues, or pivots of a pivoted
@@ -203,7 +201,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             return CenteredGram(
                 self.kernel_, self.X_fit_, center=self.center, batch_size=self.batch_size,
                 centerer=self.centerer_, rank=self.rank_, eigen_max=float(self.eigenvalues_[0]),
-                what="Gram matrix of `kernel` on X", advice=_GRAM_ADVICE,
+                what="Gram matrix of `kernel` on X",
             )
 
         return self._cache.get("gram", rebuild)

@@ -13,7 +13,6 @@ Riemannian methods.
 from .minimize import METHODS, STIEFEL_METHODS, minimize
 from .projected import projected_gradient
 from .result import OptimizeResult
-from .riemannian import import_geoopt
 from .stiefel import check_orthonormal, project_stiefel, random_stiefel
 
 __all__ = [
@@ -21,7 +20,6 @@ __all__ = [
     "STIEFEL_METHODS",
     "OptimizeResult",
     "check_orthonormal",
-    "import_geoopt",
     "minimize",
     "project_stiefel",
     "projected_gradient",

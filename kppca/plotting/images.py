@@ -8,14 +8,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._param_validation import Integral, Interval, check_scalar
+from .._validation import as_numpy
 
 __all__ = ["image_shape_for", "tile_images", "plot_image_grid", "plot_latent_traversal"]
-
-
-def _to_numpy(A: Any) -> np.ndarray:
-    if hasattr(A, "detach"):  # torch tensor
-        A = A.detach().cpu().numpy()
-    return np.asarray(A, dtype=np.float64)
 
 
 def _tick(v: float) -> str:
@@ -63,7 +58,7 @@ def tile_images(
     -------
     ndarray of shape (rows * (h + pad) - pad, n_cols * (w + pad) - pad)
     """
-    A = _to_numpy(images)
+    A = as_numpy(images, np.float64)
     if A.ndim == 2:
         h, w = image_shape if image_shape is not None else image_shape_for(A.shape[1])
         if h * w != A.shape[1]:
@@ -174,7 +169,7 @@ def plot_latent_traversal(
         grid, codes = model.latent_traversal(
             components, n_steps, extent, preimage, return_codes=True, **preimage_options
         )
-    G = _to_numpy(grid)
+    G = as_numpy(grid, np.float64)
     if G.ndim != 3:
         raise ValueError(f"grid must have shape (rows, cols, D), got {G.shape}.")
     rows, cols, D = G.shape
@@ -185,7 +180,7 @@ def plot_latent_traversal(
     plot_image_grid(G.reshape(rows * cols, D), (h, w), cols, ax=ax, cmap=cmap, pad=pad)
     comps = tuple(components) if not isinstance(components, int) else (components,)
     if codes is not None:
-        C = _to_numpy(codes)
+        C = as_numpy(codes, np.float64)
         ax.set_xticks([c * (w + pad) + w / 2 for c in range(cols)])
         ax.set_xticklabels([_tick(v) for v in C[0, :, comps[0]]], fontsize=7)
         ax.set_xlabel(f"h[{comps[0]}]")

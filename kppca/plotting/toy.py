@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._validation import as_numpy
 from ..inference.kpca_limit import kpca_limit_model
 
 __all__ = ["plot_toy_generation"]
@@ -58,7 +59,7 @@ def plot_toy_generation(
     from ..kernels import RBF
     from ..models import DualPPCA
 
-    Xn = np.asarray(X.detach().cpu().numpy() if hasattr(X, "detach") else X, dtype=np.float64)
+    Xn = as_numpy(X, np.float64)
     if Xn.ndim != 2 or Xn.shape[1] != 2:
         raise ValueError(f"X must have shape (N, 2) for this figure, got {Xn.shape}.")
     qs = [int(q) for q in n_components]

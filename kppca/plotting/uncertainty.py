@@ -18,6 +18,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.patches import Ellipse
 from scipy.stats import chi2
 
+from .._validation import as_numpy
 from ..inference.summaries import latent_summary
 
 __all__ = ["credible_ellipse", "plot_latent_uncertainty", "plot_latent_forest"]
@@ -64,10 +65,6 @@ def credible_ellipse(mean: Any, cov: Any, prob: float = 0.94, **kwargs: Any) -> 
     )
 
 
-def _numpy(T: Any) -> np.ndarray:
-    return T.detach().cpu().numpy() if hasattr(T, "detach") else np.asarray(T)
-
-
 def plot_latent_uncertainty(
     model: Any,
     X: Any,
@@ -110,8 +107,8 @@ def plot_latent_uncertainty(
     if not (0 <= i < q and 0 <= j < q and i != j):
         raise ValueError(f"components must be two distinct indices below n_components_ = {q}, got {components}.")
     post = model.latent_posterior(X)
-    mean = _numpy(post.mean)[:, [i, j]]
-    cov = _numpy(post.covariance_matrix)
+    mean = as_numpy(post.mean)[:, [i, j]]
+    cov = as_numpy(post.covariance_matrix)
     cov = cov.reshape(-1, q, q)[0][np.ix_([i, j], [i, j])]  # the same for every point
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 5))

@@ -197,14 +197,14 @@ class SmootherPreimage(Preimage):
         return out
 
 
-def _local_hub_scores(context: TrainingContext, k: int, block_rows: int | None = None) -> torch.Tensor:
+def _local_hub_scores(context: TrainingContext, k: int) -> torch.Tensor:
     """Mean raw similarity of each training point to its ``k`` nearest other training points, (N,).
 
     One pass over the Gram matrix in row blocks (memory ``O(block_rows N)``); the rows come from
     the context's kept ``K_c`` when it has one.
     """
     X, N = context.X, context.n_samples
-    block_rows = default_block_rows(None, N, X.dtype) if block_rows is None else block_rows
+    block_rows = default_block_rows(None, N, X.dtype)
     out = X.new_empty(N)
     for i in range(0, N, block_rows):
         G = context.gram_rows(i, i + block_rows)

@@ -52,10 +52,6 @@ class LSSVMSolution:
         self.coef, self.intercept, self.loo_residuals = coef, intercept, loo_residuals
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
 def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
     """Solve ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
 
@@ -92,7 +88,7 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
         # K is PSD up to its rounding errors, of size N eps max|K| / eta in A (Weyl): the ridge lifts the
         # spectrum of A above that level only if it is larger.
         level = rounding_tolerance(K.dtype, N, float(K.abs().amax()) / eta)
-        name = _dtype_name(K.dtype)
+        name = str(K.dtype).replace("torch.", "")
         if ridge <= level:
             more = "use dtype='float64', " if K.dtype != torch.float64 else ""
             raise ValueError(

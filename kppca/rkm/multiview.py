@@ -28,11 +28,11 @@ from .._validation import as_tensor, check_feature_names, numpy_rng, torch_gener
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
 from ._gram import check_rank, resolve_kernel, top_spectrum
-from .multiview_inference import PREIMAGE_METHODS, MultiViewInference
+from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
 
-__all__ = ["MultiViewKPCA", "PREIMAGE_METHODS"]
+__all__ = ["MultiViewKPCA"]
 
 
 def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:

@@ -84,9 +84,6 @@ class GenerationMixin:
         """Whether codes of training points exist for the latent mixture (a landmark model overrides it)."""
         return "X_fit_" in self.__dict__
 
-    def _preimage_strategy(self, preimage: Any, options: dict[str, Any]) -> Preimage:
-        return make_preimage(preimage, **options)
-
     # ------------------------------------------------------------------ public API
     def sample(
         self,
@@ -139,7 +136,7 @@ class GenerationMixin:
             numpy when the model was fitted on numpy data.
         """
         self._check_fitted("sample")
-        strategy = self._preimage_strategy(preimage, preimage_options)
+        strategy = make_preimage(preimage, **preimage_options)
         latent = check_scalar(latent, "latent", [StrOptions(LATENTS)])
         if latent == "auto":
             # the mixture needs the training codes, hence the training inputs (not kept by partial_fit/Dask fits)
@@ -186,7 +183,7 @@ class GenerationMixin:
             numpy unless ``h`` is a tensor.
         """
         self._check_fitted("inverse_transform")
-        strategy = self._preimage_strategy(preimage, preimage_options)
+        strategy = make_preimage(preimage, **preimage_options)
         return self._to_output(self._points_to_inputs(self._latent_points(self._latent(h)), strategy), h)
 
     def reconstruct(self, X: ArrayLike, preimage: str | Preimage | None = None, **preimage_options: Any) -> Any:
@@ -206,7 +203,7 @@ class GenerationMixin:
         ndarray or Tensor of shape (M, D), the type of ``X``.
         """
         Xt = self._validate_new_input(X, method="reconstruct")
-        strategy = self._preimage_strategy(preimage, preimage_options)
+        strategy = make_preimage(preimage, **preimage_options)
         return self._to_output(self._points_to_inputs(self._reconstruction_points(Xt), strategy), X)
 
     def latent_traversal(
@@ -251,7 +248,7 @@ class GenerationMixin:
         codes : same type, shape (rows, n_steps, q), only if ``return_codes``
         """
         self._check_fitted("latent_traversal")
-        strategy = self._preimage_strategy(preimage, preimage_options)
+        strategy = make_preimage(preimage, **preimage_options)
         codes = self._traversal_codes(components, n_steps, extent)
         rows, cols, q = codes.shape
         X = self._points_to_inputs(self._latent_points(codes.reshape(-1, q)), strategy).reshape(rows, cols, -1)

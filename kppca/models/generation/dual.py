@@ -56,7 +56,7 @@ class DualGenerationMixin(GenerationMixin):
         ndarray or Tensor of shape (M, D) (or (D,) for one vector), the type of ``K_c_rows``.
         """
         self._check_fitted("kernel_preimage")
-        strategy = self._preimage_strategy(preimage, preimage_options)
+        strategy = make_preimage(preimage, **preimage_options)
         k_c = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=self._dtype, device=self._device)
         single = k_c.ndim == 1
         k_c = k_c[None] if single else k_c

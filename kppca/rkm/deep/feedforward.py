@@ -114,7 +114,7 @@ def _weights(flat: Sequence[torch.Tensor], layout: list[dict]) -> tuple[list, to
 def network_forward(weights: list, B: torch.Tensor, X: torch.Tensor) -> tuple[list, torch.Tensor]:
     """The network of eq. 5.6 on the rows of ``X``: the KPCA scores ``e_l`` (N, s_l) and ``yhat`` (N, p)."""
     z, es = X, []
-    for l, (U, beta, W, log_lam) in enumerate(weights):
+    for U, beta, W, log_lam in weights:
         e = torch.tanh(z @ U.T + beta) @ W
         if log_lam is None:  # the output level
             return es, e + B
