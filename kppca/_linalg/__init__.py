@@ -6,7 +6,8 @@
 * :mod:`.factorizations`: Cholesky factorisations (in place, pivoted, checked) and solves;
 * :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
   dense-or-Lanczos policy (:func:`prefer_partial`);
-* :mod:`.symmetric`: a symmetric CPU matrix as a BLAS ``symv`` operator (one triangle read);
+* :mod:`.symmetric`: a symmetric CPU matrix as a Lanczos operator (BLAS ``symv`` on one triangle, or torch
+  when it is small);
 * :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level);
 * :mod:`.conditioning`: a lower estimate of the smallest eigenvalue from a Cholesky factor;
 * :mod:`.threads`: the threads of kppca's compute sections (caller's limits, free cores).
@@ -34,7 +35,7 @@ from .factorizations import (
 )
 from .scatter import centered_rows, centered_scatter
 from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum, solve_spectrum
-from .threads import available_threads, compute_threads, section_threads
+from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,
     check_gram_scale,
@@ -74,6 +75,7 @@ __all__ = [
     "solve_spectrum",
     "smallest_eigenvalue_bound",
     "available_threads",
+    "blas_threads",
     "compute_threads",
     "section_threads",
     "CENTERING_ROUNDINGS",

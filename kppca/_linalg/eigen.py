@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from . import symmetric
+from .threads import blas_threads
 
 __all__ = [
     "PARTIAL_MIN_SIZE",
@@ -104,7 +107,9 @@ def eigh_top(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top ``k`` eigenpairs of a symmetric PSD matrix by Lanczos iteration (ARPACK).
 
-    On the CPU only the lower triangle of ``A`` is read (:func:`~kppca._linalg.symmetric.symmetric_operator`).
+    ``A`` must be symmetric. On the CPU a large ``A`` is read through its lower triangle only
+    (:func:`~kppca._linalg.symmetric.symmetric_operator`); a small one whole, by torch
+    (:func:`~kppca._linalg.symmetric.torch_operator`, see :mod:`kppca._linalg.symmetric` for why).
 
     Parameters
     ----------
@@ -122,7 +127,11 @@ def eigh_top(
     rng = np.random.default_rng(0) if random_state is None else random_state
     v0 = rng.uniform(-1.0, 1.0, n)
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
-    if symmetric.supports(A) and A.is_contiguous():
+    blas = contextlib.nullcontext()
+    if symmetric.supports(A) and symmetric.prefers_torch(A):
+        # No OpenBLAS worker woken: ARPACK's vector operations on one thread, products in torch.
+        op, blas = symmetric.torch_operator(A), blas_threads(1)
+    elif symmetric.supports(A) and A.is_contiguous():
         op = symmetric.symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
     elif A.device.type == "cpu":
         op = A.numpy()  # shares memory; ARPACK only reads it
@@ -132,7 +141,8 @@ def eigh_top(
             return (A @ xt).cpu().numpy()
 
         op = LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np_dtype)
-    values, vectors = eigsh(op, k=k, which="LA", v0=v0.astype(np_dtype), tol=0)
+    with blas:
+        values, vectors = eigsh(op, k=k, which="LA", v0=v0.astype(np_dtype), tol=0)
     order = np.argsort(values)[::-1]
     values = torch.as_tensor(values[order].copy(), dtype=A.dtype, device=A.device)
     vectors = torch.as_tensor(vectors[:, order].copy(), dtype=A.dtype, device=A.device)

@@ -1,4 +1,4 @@
-"""A symmetric CPU matrix as a Lanczos operator through BLAS ``symv``.
+"""A symmetric CPU matrix as a Lanczos operator: BLAS ``symv`` on one triangle, or torch on a small matrix.
 
 Why ``symv`` and why scipy's BLAS:
 
@@ -8,6 +8,14 @@ Why ``symv`` and why scipy's BLAS:
   their own thread pools; alternating calls between pools on a few cores leaves one pool's
   threads spinning while the other computes (slower Lanczos iterations on few cores).
   Matrix-vector products in the same BLAS as ARPACK avoid that.
+
+Why not for a small matrix (:func:`prefers_torch`): after the last call, OpenBLAS's worker threads
+keep spinning for a while (a fixed number of cycles, whatever the size of the work), taking a core
+from whatever runs next: the transform after a fit, the next fit of a grid search, another process.
+For a matrix that small the iteration itself is short, and that spin costs more than the extra
+reading of torch's product over the whole matrix, whose threads stop spinning almost at once. ARPACK's
+own vector operations then run on one BLAS thread (:func:`kppca._linalg.threads.blas_threads`), so
+no OpenBLAS worker is woken at all.
 
 Only float32 and float64 tensors on the CPU qualify (:func:`supports`); callers keep a torch
 path for everything else (other dtypes, CUDA).
@@ -20,7 +28,10 @@ import torch
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["supports", "symmetric_operator"]
+__all__ = ["TORCH_PRODUCT_BYTES", "prefers_torch", "supports", "symmetric_operator", "torch_operator"]
+
+#: A matrix of at most this many bytes is multiplied by torch (the whole matrix) rather than by ``symv``.
+TORCH_PRODUCT_BYTES = 64 * 2**20
 
 _PREFIX = {torch.float32: "s", torch.float64: "d"}
 
@@ -54,3 +65,29 @@ def symmetric_operator(A: torch.Tensor) -> LinearOperator:
         return symv(1.0, A_f, np.ravel(x), lower=0)
 
     return LinearOperator((n, n), matvec=matvec, dtype=A_f.dtype)
+
+
+def prefers_torch(A: torch.Tensor) -> bool:
+    """True when ``A`` (a matrix :func:`supports` serves) is small enough for :func:`torch_operator`."""
+    return A.numel() * A.element_size() <= TORCH_PRODUCT_BYTES
+
+
+def torch_operator(A: torch.Tensor) -> LinearOperator:
+    """``x -> A x`` by ``torch.mv`` over the whole of ``A`` (both triangles are read: ``A`` must be symmetric).
+
+    Parameters
+    ----------
+    A : Tensor of shape (n, n), float32 or float64 on the CPU; shared, not copied
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator
+    """
+    if not supports(A):
+        raise ValueError("torch_operator needs a float32/float64 CPU tensor.")
+    np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
+
+    def matvec(x: np.ndarray) -> np.ndarray:
+        return torch.mv(A, torch.from_numpy(np.ascontiguousarray(np.ravel(x), dtype=np_dtype))).numpy()
+
+    return LinearOperator(tuple(A.shape), matvec=matvec, dtype=np_dtype)

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import torch
 
-__all__ = ["available_threads", "compute_threads", "section_threads"]
+__all__ = ["available_threads", "blas_threads", "compute_threads", "section_threads"]
 
 _state = threading.local()
 # The process-wide part of the sections active now (any Python thread): their count, torch's thread
@@ -167,3 +167,17 @@ def compute_threads(threads: int | None = None) -> Iterator[int]:
                     _limiter = None
                 if torch.get_num_threads() != _saved_threads:
                     torch.set_num_threads(_saved_threads)
+
+
+@contextlib.contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """numpy's and scipy's BLAS on ``n`` threads for the block, restored after; torch's threads untouched."""
+    try:
+        limiter = _blas_controller().limit(limits=max(1, int(n)))
+    except Exception:  # no controllable BLAS: nothing to limit
+        limiter = None
+    try:
+        yield
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()

@@ -1,4 +1,4 @@
-"""The symv Lanczos operator and the in-place RBF Gram fill, against plain torch products and dense eigh."""
+"""The Lanczos operators (symv, torch) and the in-place RBF Gram fill, against plain torch products and dense eigh."""
 
 import math
 
@@ -27,7 +27,20 @@ def test_symmetric_operator_reads_the_lower_triangle_only(rng, dtype):
     assert bool(((torch.as_tensor(y, dtype=torch.float64) - expected).abs() <= tol).all())
 
 
+def test_torch_operator_is_the_matrix_vector_product(rng):
+    n = 31
+    B = torch.as_tensor(rng.normal(size=(n, n)))
+    A = B + B.T
+    for dtype in (torch.float64, torch.float32):
+        x = rng.normal(size=n)
+        y = symmetric.torch_operator(A.to(dtype)).matvec(x)
+        assert y.dtype == (np.float64 if dtype == torch.float64 else np.float32)
+        assert torch.equal(torch.as_tensor(y), torch.mv(A.to(dtype), torch.as_tensor(x, dtype=dtype)))
+
+
 def test_the_blas_routines_refuse_what_they_cannot_serve():
+    with pytest.raises(ValueError, match="float32/float64"):
+        symmetric.torch_operator(torch.zeros(3, 3, dtype=torch.float16))
     with pytest.raises(ValueError, match="float32/float64"):
         symmetric.symmetric_operator(torch.zeros(3, 3, dtype=torch.float16))
     with pytest.raises(ValueError, match="contiguous"):
@@ -35,7 +48,10 @@ def test_the_blas_routines_refuse_what_they_cannot_serve():
     assert not symmetric.supports(torch.zeros(2, dtype=torch.int64))
 
 
-def test_eigh_top_on_the_operator_equals_dense_eigh(rng):
+@pytest.mark.parametrize("operator", ["torch", "symv"])
+def test_eigh_top_on_the_operator_equals_dense_eigh(rng, monkeypatch, operator):
+    if operator == "symv":  # what a matrix above the size limit gets
+        monkeypatch.setattr(symmetric, "TORCH_PRODUCT_BYTES", 0)
     n, k = 300, 6
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
     values = np.geomspace(1.0, 1e-6, n)
@@ -52,6 +68,37 @@ def test_eigh_top_on_the_operator_equals_dense_eigh(rng):
     theta = 2 * n * eps * values[0] / gap
     overlap = (top_vectors.T @ dense_vectors.flip(1)[:, :k]).diagonal().abs()
     assert bool((overlap >= 1 - theta**2 / 2 - n * eps).all())
+
+
+@pytest.mark.parametrize("size_limit, operator, blas_during", [(None, "torch_operator", 1), (0, "symmetric_operator", 2)])
+def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, operator, blas_during):
+    """Small: torch products and ARPACK on one BLAS thread (OpenBLAS's workers would spin after the
+    iteration, taking a core from what runs next); large: symv on the section's threads."""
+    import kppca._linalg.eigen as eigen
+    from kppca._linalg import compute_threads
+    from kppca._linalg.threads import _blas_controller
+
+    if size_limit is not None:
+        monkeypatch.setattr(symmetric, "TORCH_PRODUCT_BYTES", size_limit)
+    seen = {}
+    real_eigsh = eigen.eigsh
+
+    def spy(op, **kwargs):
+        seen["blas"] = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
+        return real_eigsh(op, **kwargs)
+
+    made = []
+    for name in ("torch_operator", "symmetric_operator"):
+        real = getattr(symmetric, name)
+        monkeypatch.setattr(symmetric, name, lambda A, real=real, name=name: made.append(name) or real(A))
+    monkeypatch.setattr(eigen, "eigsh", spy)
+    B = torch.as_tensor(rng.normal(size=(60, 60)))
+    with compute_threads(2):
+        before = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
+        eigen.eigh_top(B @ B.T, 3)
+        after = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
+    assert made == [operator]
+    assert seen["blas"] == {blas_during} and before == after == {2}
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
