@@ -9,13 +9,14 @@ Why ``symv`` and why scipy's BLAS:
   threads spinning while the other computes (slower Lanczos iterations on few cores).
   Matrix-vector products in the same BLAS as ARPACK avoid that.
 
-Why not for a small matrix (:func:`prefers_torch`): after the last call, OpenBLAS's worker threads
-keep spinning for a while (a fixed number of cycles, whatever the size of the work), taking a core
-from whatever runs next: the transform after a fit, the next fit of a grid search, another process.
-For a matrix that small the iteration itself is short, and that spin costs more than the extra
-reading of torch's product over the whole matrix, whose threads stop spinning almost at once. ARPACK's
-own vector operations then run on one BLAS thread (:func:`kppca._linalg.threads.blas_threads`), so
-no OpenBLAS worker is woken at all.
+Why not for a small matrix on several threads (:func:`prefers_torch`): after the last call,
+OpenBLAS's worker threads keep spinning for a while (a fixed number of cycles, whatever the size
+of the work), taking a core from whatever runs next: the transform after a fit, the next fit of a
+grid search, another process. For a small matrix the iteration itself is short, and that spin
+costs more than the extra reading of torch's product over the whole matrix, whose threads stop
+spinning almost at once. ARPACK's own vector operations then run on one BLAS thread
+(:func:`kppca._linalg.threads.blas_threads`), so no OpenBLAS worker is woken at all. On one thread
+OpenBLAS wakes no worker, and ``symv`` keeps its advantage of reading half the matrix.
 
 Only float32 and float64 tensors on the CPU qualify (:func:`supports`); callers keep a torch
 path for everything else (other dtypes, CUDA).
@@ -68,8 +69,9 @@ def symmetric_operator(A: torch.Tensor) -> LinearOperator:
 
 
 def prefers_torch(A: torch.Tensor) -> bool:
-    """True when ``A`` (a matrix :func:`supports` serves) is small enough for :func:`torch_operator`."""
-    return A.numel() * A.element_size() <= TORCH_PRODUCT_BYTES
+    """True when ``A`` (a matrix :func:`supports` serves) is small enough for :func:`torch_operator` and
+    the products would run on several threads (on one, OpenBLAS wakes no worker and ``symv`` reads half)."""
+    return torch.get_num_threads() > 1 and A.numel() * A.element_size() <= TORCH_PRODUCT_BYTES
 
 
 def torch_operator(A: torch.Tensor) -> LinearOperator:

@@ -50,8 +50,8 @@ def test_the_blas_routines_refuse_what_they_cannot_serve():
 
 @pytest.mark.parametrize("operator", ["torch", "symv"])
 def test_eigh_top_on_the_operator_equals_dense_eigh(rng, monkeypatch, operator):
-    if operator == "symv":  # what a matrix above the size limit gets
-        monkeypatch.setattr(symmetric, "TORCH_PRODUCT_BYTES", 0)
+    # torch: a small matrix on several threads; symv: a large one, or one thread.
+    monkeypatch.setattr(symmetric, "prefers_torch", lambda A: operator == "torch")
     n, k = 300, 6
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
     values = np.geomspace(1.0, 1e-6, n)
@@ -70,10 +70,12 @@ def test_eigh_top_on_the_operator_equals_dense_eigh(rng, monkeypatch, operator):
     assert bool((overlap >= 1 - theta**2 / 2 - n * eps).all())
 
 
-@pytest.mark.parametrize("size_limit, operator, blas_during", [(None, "torch_operator", 1), (0, "symmetric_operator", 2)])
-def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, operator, blas_during):
-    """Small: torch products and ARPACK on one BLAS thread (OpenBLAS's workers would spin after the
-    iteration, taking a core from what runs next); large: symv on the section's threads."""
+@pytest.mark.parametrize("size_limit, threads, operator, blas_during", [
+    (None, 2, "torch_operator", 1), (0, 2, "symmetric_operator", 2), (None, 1, "symmetric_operator", 1)])
+def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, threads, operator, blas_during):
+    """Small on several threads: torch products and ARPACK on one BLAS thread (OpenBLAS's workers would
+    spin after the iteration, taking a core from what runs next); large: symv on the section's threads;
+    on one thread (no worker to wake) symv, which reads half the matrix."""
     import kppca._linalg.eigen as eigen
     from kppca._linalg import compute_threads
     from kppca._linalg.threads import _blas_controller
@@ -93,12 +95,12 @@ def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, opera
         monkeypatch.setattr(symmetric, name, lambda A, real=real, name=name: made.append(name) or real(A))
     monkeypatch.setattr(eigen, "eigsh", spy)
     B = torch.as_tensor(rng.normal(size=(60, 60)))
-    with compute_threads(2):
+    with compute_threads(threads):
         before = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
         eigen.eigh_top(B @ B.T, 3)
         after = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
     assert made == [operator]
-    assert seen["blas"] == {blas_during} and before == after == {2}
+    assert seen["blas"] == {blas_during} and before == after == {threads}
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
