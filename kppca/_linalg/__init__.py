@@ -6,8 +6,7 @@
 * :mod:`.factorizations`: Cholesky factorisations (in place, pivoted, checked) and solves;
 * :mod:`.eigen`: dense and Lanczos eigensolvers, the sign convention and the one
   dense-or-Lanczos policy (:func:`prefer_partial`);
-* :mod:`.symmetric`: a symmetric CPU matrix as a Lanczos operator (BLAS ``symv`` on one triangle, or torch
-  when it is small);
+* :mod:`.symmetric`: a symmetric CPU matrix as a BLAS ``symv`` operator (one triangle read; one thread when small);
 * :mod:`.spectra`: the spectrum of a PSD problem (top eigenpairs, trace, rank, rounding level);
 * :mod:`.conditioning`: a lower estimate of the smallest eigenvalue from a Cholesky factor;
 * :mod:`.threads`: the threads of kppca's compute sections (caller's limits, free cores).

@@ -107,9 +107,8 @@ def eigh_top(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top ``k`` eigenpairs of a symmetric PSD matrix by Lanczos iteration (ARPACK).
 
-    ``A`` must be symmetric. On the CPU a large ``A`` is read through its lower triangle only
-    (:func:`~kppca._linalg.symmetric.symmetric_operator`); a small one whole, by torch
-    (:func:`~kppca._linalg.symmetric.torch_operator`, see :mod:`kppca._linalg.symmetric` for why).
+    On the CPU only the lower triangle of ``A`` is read (:func:`~kppca._linalg.symmetric.symmetric_operator`),
+    on one BLAS thread for a small ``A`` (see :mod:`kppca._linalg.symmetric` for why).
 
     Parameters
     ----------
@@ -128,11 +127,10 @@ def eigh_top(
     v0 = rng.uniform(-1.0, 1.0, n)
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
     blas = contextlib.nullcontext()
-    if symmetric.supports(A) and symmetric.prefers_torch(A):
-        # No OpenBLAS worker woken: ARPACK's vector operations on one thread, products in torch.
-        op, blas = symmetric.torch_operator(A), blas_threads(1)
-    elif symmetric.supports(A) and A.is_contiguous():
+    if symmetric.supports(A) and A.is_contiguous():
         op = symmetric.symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
+        if symmetric.one_thread_suffices(A):
+            blas = blas_threads(1)  # no OpenBLAS worker woken, so none left spinning after the fit
     elif A.device.type == "cpu":
         op = A.numpy()  # shares memory; ARPACK only reads it
     else:

@@ -1,4 +1,4 @@
-"""A symmetric CPU matrix as a Lanczos operator: BLAS ``symv`` on one triangle, or torch on a small matrix.
+"""A symmetric CPU matrix as a Lanczos operator through BLAS ``symv``, and when to run it on one thread.
 
 Why ``symv`` and why scipy's BLAS:
 
@@ -9,14 +9,11 @@ Why ``symv`` and why scipy's BLAS:
   threads spinning while the other computes (slower Lanczos iterations on few cores).
   Matrix-vector products in the same BLAS as ARPACK avoid that.
 
-Why not for a small matrix on several threads (:func:`prefers_torch`): after the last call,
-OpenBLAS's worker threads keep spinning for a while (a fixed number of cycles, whatever the size
-of the work), taking a core from whatever runs next: the transform after a fit, the next fit of a
-grid search, another process. For a small matrix the iteration itself is short, and that spin
-costs more than the extra reading of torch's product over the whole matrix, whose threads stop
-spinning almost at once. ARPACK's own vector operations then run on one BLAS thread
-(:func:`kppca._linalg.threads.blas_threads`), so no OpenBLAS worker is woken at all. On one thread
-OpenBLAS wakes no worker, and ``symv`` keeps its advantage of reading half the matrix.
+Why one thread for a small matrix (:func:`one_thread_suffices`): after the last call, OpenBLAS's
+worker threads keep spinning for a while (a fixed number of cycles, whatever the size of the work),
+taking a core from whatever runs next: the transform after a fit, the next fit of a grid search,
+another process. For a small matrix the iteration is short and cache-resident, and a second thread
+saves less than that spin costs; on one thread OpenBLAS wakes no worker at all.
 
 Only float32 and float64 tensors on the CPU qualify (:func:`supports`); callers keep a torch
 path for everything else (other dtypes, CUDA).
@@ -29,10 +26,10 @@ import torch
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["TORCH_PRODUCT_BYTES", "prefers_torch", "supports", "symmetric_operator", "torch_operator"]
+__all__ = ["ONE_THREAD_BYTES", "one_thread_suffices", "supports", "symmetric_operator"]
 
-#: A matrix of at most this many bytes is multiplied by torch (the whole matrix) rather than by ``symv``.
-TORCH_PRODUCT_BYTES = 64 * 2**20
+#: A matrix of at most this many bytes goes through Lanczos on one BLAS thread.
+ONE_THREAD_BYTES = 64 * 2**20
 
 _PREFIX = {torch.float32: "s", torch.float64: "d"}
 
@@ -68,28 +65,6 @@ def symmetric_operator(A: torch.Tensor) -> LinearOperator:
     return LinearOperator((n, n), matvec=matvec, dtype=A_f.dtype)
 
 
-def prefers_torch(A: torch.Tensor) -> bool:
-    """True when ``A`` (a matrix :func:`supports` serves) is small enough for :func:`torch_operator` and
-    the products would run on several threads (on one, OpenBLAS wakes no worker and ``symv`` reads half)."""
-    return torch.get_num_threads() > 1 and A.numel() * A.element_size() <= TORCH_PRODUCT_BYTES
-
-
-def torch_operator(A: torch.Tensor) -> LinearOperator:
-    """``x -> A x`` by ``torch.mv`` over the whole of ``A`` (both triangles are read: ``A`` must be symmetric).
-
-    Parameters
-    ----------
-    A : Tensor of shape (n, n), float32 or float64 on the CPU; shared, not copied
-
-    Returns
-    -------
-    scipy.sparse.linalg.LinearOperator
-    """
-    if not supports(A):
-        raise ValueError("torch_operator needs a float32/float64 CPU tensor.")
-    np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
-
-    def matvec(x: np.ndarray) -> np.ndarray:
-        return torch.mv(A, torch.from_numpy(np.ascontiguousarray(np.ravel(x), dtype=np_dtype))).numpy()
-
-    return LinearOperator(tuple(A.shape), matvec=matvec, dtype=np_dtype)
+def one_thread_suffices(A: torch.Tensor) -> bool:
+    """True when the Lanczos iteration on ``A`` should run on one BLAS thread (see the module docstring)."""
+    return A.numel() * A.element_size() <= ONE_THREAD_BYTES

@@ -1,4 +1,4 @@
-"""The Lanczos operators (symv, torch) and the in-place RBF Gram fill, against plain torch products and dense eigh."""
+"""The symv Lanczos operator and the in-place RBF Gram fill, against plain torch products and dense eigh."""
 
 import math
 
@@ -27,20 +27,7 @@ def test_symmetric_operator_reads_the_lower_triangle_only(rng, dtype):
     assert bool(((torch.as_tensor(y, dtype=torch.float64) - expected).abs() <= tol).all())
 
 
-def test_torch_operator_is_the_matrix_vector_product(rng):
-    n = 31
-    B = torch.as_tensor(rng.normal(size=(n, n)))
-    A = B + B.T
-    for dtype in (torch.float64, torch.float32):
-        x = rng.normal(size=n)
-        y = symmetric.torch_operator(A.to(dtype)).matvec(x)
-        assert y.dtype == (np.float64 if dtype == torch.float64 else np.float32)
-        assert torch.equal(torch.as_tensor(y), torch.mv(A.to(dtype), torch.as_tensor(x, dtype=dtype)))
-
-
 def test_the_blas_routines_refuse_what_they_cannot_serve():
-    with pytest.raises(ValueError, match="float32/float64"):
-        symmetric.torch_operator(torch.zeros(3, 3, dtype=torch.float16))
     with pytest.raises(ValueError, match="float32/float64"):
         symmetric.symmetric_operator(torch.zeros(3, 3, dtype=torch.float16))
     with pytest.raises(ValueError, match="contiguous"):
@@ -48,10 +35,7 @@ def test_the_blas_routines_refuse_what_they_cannot_serve():
     assert not symmetric.supports(torch.zeros(2, dtype=torch.int64))
 
 
-@pytest.mark.parametrize("operator", ["torch", "symv"])
-def test_eigh_top_on_the_operator_equals_dense_eigh(rng, monkeypatch, operator):
-    # torch: a small matrix on several threads; symv: a large one, or one thread.
-    monkeypatch.setattr(symmetric, "prefers_torch", lambda A: operator == "torch")
+def test_eigh_top_on_the_operator_equals_dense_eigh(rng):
     n, k = 300, 6
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
     values = np.geomspace(1.0, 1e-6, n)
@@ -70,18 +54,16 @@ def test_eigh_top_on_the_operator_equals_dense_eigh(rng, monkeypatch, operator):
     assert bool((overlap >= 1 - theta**2 / 2 - n * eps).all())
 
 
-@pytest.mark.parametrize("size_limit, threads, operator, blas_during", [
-    (None, 2, "torch_operator", 1), (0, 2, "symmetric_operator", 2), (None, 1, "symmetric_operator", 1)])
-def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, threads, operator, blas_during):
-    """Small on several threads: torch products and ARPACK on one BLAS thread (OpenBLAS's workers would
-    spin after the iteration, taking a core from what runs next); large: symv on the section's threads;
-    on one thread (no worker to wake) symv, which reads half the matrix."""
+@pytest.mark.parametrize("size_limit, threads, blas_during", [(None, 2, 1), (0, 2, 2), (0, 1, 1)])
+def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, threads, blas_during):
+    """Small: ARPACK and symv on one BLAS thread (OpenBLAS's workers would spin after the iteration,
+    taking a core from what runs next); large: on the section's threads; the section's limits restored."""
     import kppca._linalg.eigen as eigen
     from kppca._linalg import compute_threads
     from kppca._linalg.threads import _blas_controller
 
     if size_limit is not None:
-        monkeypatch.setattr(symmetric, "TORCH_PRODUCT_BYTES", size_limit)
+        monkeypatch.setattr(symmetric, "ONE_THREAD_BYTES", size_limit)
     seen = {}
     real_eigsh = eigen.eigsh
 
@@ -89,17 +71,12 @@ def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, threa
         seen["blas"] = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
         return real_eigsh(op, **kwargs)
 
-    made = []
-    for name in ("torch_operator", "symmetric_operator"):
-        real = getattr(symmetric, name)
-        monkeypatch.setattr(symmetric, name, lambda A, real=real, name=name: made.append(name) or real(A))
     monkeypatch.setattr(eigen, "eigsh", spy)
     B = torch.as_tensor(rng.normal(size=(60, 60)))
     with compute_threads(threads):
         before = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
         eigen.eigh_top(B @ B.T, 3)
         after = {int(lib.num_threads) for lib in _blas_controller().lib_controllers}
-    assert made == [operator]
     assert seen["blas"] == {blas_during} and before == after == {threads}
 
 
