@@ -44,6 +44,9 @@ _saved_threads = 1
 _limiter: Any = None
 _controller_lock = threading.Lock()
 _controller = None
+# blas_threads blocks active now (any Python thread) and the limiter the last of them undoes.
+_blas_blocks = 0
+_blas_block_limiter: Any = None
 
 
 def _blas_controller():
@@ -171,13 +174,25 @@ def compute_threads(threads: int | None = None) -> Iterator[int]:
 
 @contextlib.contextmanager
 def blas_threads(n: int) -> Iterator[None]:
-    """numpy's and scipy's BLAS on ``n`` threads for the block, restored after; torch's threads untouched."""
-    try:
-        limiter = _blas_controller().limit(limits=max(1, int(n)))
-    except Exception:  # no controllable BLAS: nothing to limit
-        limiter = None
+    """numpy's and scipy's BLAS on ``n`` threads for the block, restored after; torch's threads untouched.
+
+    The limit is process-wide: blocks running at the same time in several Python threads share the
+    first one's limit, and the last to finish restores what was there before the first (restoring in
+    the order blocks end would leave a later block's limit in place).
+    """
+    global _blas_blocks, _blas_block_limiter
+    with _global_lock:
+        if _blas_blocks == 0:
+            try:
+                _blas_block_limiter = _blas_controller().limit(limits=max(1, int(n)))
+            except Exception:  # no controllable BLAS: nothing to limit
+                _blas_block_limiter = None
+        _blas_blocks += 1
     try:
         yield
     finally:
-        if limiter is not None:
-            limiter.restore_original_limits()
+        with _global_lock:
+            _blas_blocks -= 1
+            if _blas_blocks == 0 and _blas_block_limiter is not None:
+                _blas_block_limiter.restore_original_limits()
+                _blas_block_limiter = None

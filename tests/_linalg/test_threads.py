@@ -90,3 +90,49 @@ def test_concurrent_sections_restore_the_process_settings():
     assert seen == [(1, 1)] * 4
     assert torch.get_num_threads() == before and section_threads() is None
     assert blas_limits() == blas_before  # the BLAS limits are back too
+
+
+def test_overlapping_blas_blocks_restore_the_limits_they_found(monkeypatch):
+    """Two Python threads' blas_threads blocks, the first to open ending first: one limit set, undone once
+    by the last block to end (undoing per block would leave the second block's limit in place). A
+    recording controller stands in for threadpoolctl's: with scipy's OpenBLAS, a limit set from a worker
+    thread after the main thread set one does not take hold, so real limits cannot show the order."""
+    import threading
+
+    events = []
+
+    class Limiter:
+        def restore_original_limits(self):
+            events.append("restore")
+
+    class Controller:
+        def limit(self, limits):
+            events.append(("limit", limits))
+            return Limiter()
+
+    monkeypatch.setattr(threads_module, "_blas_controller", lambda: Controller())
+    first_open, second_open, first_done = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with threads_module.blas_threads(1):
+            first_open.set()
+            second_open.wait()
+            events.append("first ends")
+        first_done.set()
+
+    def second():
+        first_open.wait()
+        with threads_module.blas_threads(1):
+            second_open.set()
+            first_done.wait()
+            events.append("second ends")
+
+    workers = [threading.Thread(target=first), threading.Thread(target=second)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert events == [("limit", 1), "first ends", "second ends", "restore"]
+    with threads_module.blas_threads(3):  # and a later block limits afresh
+        pass
+    assert events[-2:] == [("limit", 3), "restore"]
