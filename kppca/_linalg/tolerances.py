@@ -176,6 +176,9 @@ def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float
 def matrix_scale(A: torch.Tensor) -> float:
     """``max |A_ij|`` without allocating ``|A|``; NaN (or inf) when ``A`` has a non-finite entry.
 
+    Read from ``A`` detached: a float of a tensor with a graph makes torch warn during fits that
+    differentiate through the caller.
+
     Parameters
     ----------
     A : Tensor of any shape
@@ -187,7 +190,7 @@ def matrix_scale(A: torch.Tensor) -> float:
     if A.numel() == 0:
         return 0.0
     # aminmax propagates NaN, so one pass proves every entry finite (or not).
-    low, high = torch.aminmax(A)
+    low, high = torch.aminmax(A.detach())
     return max(float(high), -float(low))
 
 

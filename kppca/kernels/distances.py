@@ -24,6 +24,8 @@ import math
 
 import torch
 
+from .._linalg import matrix_scale
+
 __all__ = [
     "power_of_two_scale", "scaled_squared_distances", "SquaredDistancesTo", "squared_distances", "pairwise_distances",
     "exp_neg_scaled",
@@ -49,15 +51,6 @@ def _needs_scaling(m: float, dtype: torch.dtype, n_terms: int, power: int) -> bo
     return not lo <= m <= hi
 
 
-def _abs_max(T: torch.Tensor) -> float:
-    """``max |T|`` as a float (0.0 for an empty tensor), without an ``|T|`` temporary; detached (a float of
-    a tensor with a graph makes torch warn during fits that differentiate through here)."""
-    if not T.numel():
-        return 0.0
-    lo, hi = torch.aminmax(T.detach())
-    return max(-float(lo), float(hi))
-
-
 def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, float]:
     """Pairwise squared Euclidean distances in units of a power of two: ``(D / s^2, s)``.
 
@@ -78,7 +71,7 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
         A power of two; the distances are ``D * s^2``.
     """
     same = Y is X
-    raw = max(_abs_max(X), _abs_max(Y))
+    raw = max(matrix_scale(X), matrix_scale(Y))
     pre = power_of_two_scale(raw) if _overflows_centering(raw, Y) else 1.0
     if pre != 1.0:
         X = X / pre
@@ -87,7 +80,7 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
     Xc = X - c
     Yc = Xc if same else Y - c
-    m = max(_abs_max(Xc), _abs_max(Yc))
+    m = max(matrix_scale(Xc), matrix_scale(Yc))
     s = 1.0
     Xs, Ys = X, Y
     if _needs_scaling(m, X.dtype, X.shape[1], 2):
@@ -115,18 +108,18 @@ class SquaredDistancesTo:
 
     def __init__(self, Y: torch.Tensor):
         self.Y = Y
-        self._raw = _abs_max(Y)
+        self._raw = matrix_scale(Y)
         self._c = Y.mean(0, keepdim=True) if Y.shape[0] else Y.new_zeros((1, Y.shape[1]))
         self._Yc = Y - self._c
-        self._m = _abs_max(self._Yc)
+        self._m = matrix_scale(self._Yc)
         self._yy = (self._Yc * self._Yc).sum(1)
 
     def __call__(self, X: torch.Tensor) -> tuple[torch.Tensor, float]:
         """``(D / s^2, s)`` of shape (n, m) for rows ``X`` (n, D), as :func:`scaled_squared_distances`."""
-        if _overflows_centering(max(_abs_max(X), self._raw), self.Y):
+        if _overflows_centering(max(matrix_scale(X), self._raw), self.Y):
             return scaled_squared_distances(X, self.Y)
         Xc = X - self._c
-        if _needs_scaling(max(_abs_max(Xc), self._m), X.dtype, X.shape[1], 2):
+        if _needs_scaling(max(matrix_scale(Xc), self._m), X.dtype, X.shape[1], 2):
             return scaled_squared_distances(X, self.Y)
         return _expanded(Xc, self._Yc, X, self.Y, self._yy, False), 1.0
 
@@ -219,7 +212,7 @@ def pairwise_distances(X: torch.Tensor, Y: torch.Tensor, metric: str = "l2") -> 
         return D.sqrt_(), s
     if metric != "l1":
         raise ValueError(f"metric must be 'l2' or 'l1', got {metric!r}.")
-    m = max(_abs_max(X), _abs_max(Y))
+    m = max(matrix_scale(X), matrix_scale(Y))
     s = 1.0
     if _needs_scaling(m, X.dtype, X.shape[1], 1):
         s = power_of_two_scale(m)

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .._linalg import block_rows
+from .._linalg import block_rows, matrix_scale
 from .base import CallableKernel, Kernel
 from .distances import _needs_scaling
 from .standard import RBF
@@ -117,7 +117,7 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
         return None  # a width beyond the float range: kernel.gram forms the exponent stably (its limits)
     c = X.mean(0, keepdim=True) if X.shape[0] else X.new_zeros((1, X.shape[1]))
     Z = (X - c).mul_(math.sqrt(2.0 * gamma))
-    largest = max(abs(float(v)) for v in torch.aminmax(Z)) if Z.numel() else 0.0  # no |Z| temporary
+    largest = matrix_scale(Z)  # no |Z| temporary
     if not math.isfinite(largest) or _needs_scaling(largest, X.dtype, X.shape[1], 2):
         # The mean or the squares of the scaled data over- or underflow: kernel.gram rescales them exactly.
         return None
