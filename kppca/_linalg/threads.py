@@ -61,6 +61,15 @@ def _blas_controller():
         return _controller
 
 
+def _limit_blas(n: int) -> Any:
+    """The loaded BLAS libraries limited to ``n`` threads: threadpoolctl's limiter to undo it, or None where no
+    BLAS can be controlled (nothing to limit)."""
+    try:
+        return _blas_controller().limit(limits=n)
+    except Exception:
+        return None
+
+
 def _blas_limit() -> int | None:
     """The smallest thread limit of the loaded BLAS libraries (a caller's ``threadpool_limits``), or None."""
     try:
@@ -148,10 +157,7 @@ def compute_threads(threads: int | None = None) -> Iterator[int]:
         if _active == 0:
             n = max(1, int(threads)) if threads is not None else available_threads()
             _saved_threads = torch.get_num_threads()
-            try:
-                _limiter = _blas_controller().limit(limits=n)
-            except Exception:  # no controllable BLAS: torch alone
-                _limiter = None
+            _limiter = _limit_blas(n)
             if n != _saved_threads:
                 torch.set_num_threads(n)
             _active_threads = n
@@ -183,10 +189,7 @@ def blas_threads(n: int) -> Iterator[None]:
     global _blas_blocks, _blas_block_limiter
     with _global_lock:
         if _blas_blocks == 0:
-            try:
-                _blas_block_limiter = _blas_controller().limit(limits=max(1, int(n)))
-            except Exception:  # no controllable BLAS: nothing to limit
-                _blas_block_limiter = None
+            _blas_block_limiter = _limit_blas(max(1, int(n)))
         _blas_blocks += 1
     try:
         yield
