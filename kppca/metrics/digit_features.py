@@ -19,14 +19,16 @@ busy the machine was when it was made; mini-batches of 64 gain little from a sec
 thread, which spin-waits when another process holds the second core. The features are
 evaluated on one thread too.
 
-The optimiser is Adam written out in a few tensor operations (:class:`_Adam`),
-not ``torch.optim.Adam``: constructing any ``torch.optim`` optimiser imports
-``torch._dynamo``, a cost of the order of the training itself that every
-``kppca sample --report`` would pay, and its ``foreach=False`` path does not avoid
-it. The update is the same arithmetic as ``torch.optim.Adam``'s single-tensor path
-(L2 weight decay added to the gradient), in the same order, so the trained weights
-are bitwise those that ``torch.optim.Adam`` gives (``tests/metrics/test_frechet.py``
-checks it).
+Training is written out rather than run through autograd and ``torch.optim``: the
+backward pass of three linear layers is three pairs of matrix products, and the update is
+torch's fused Adam kernel (``torch.optim.Adam(fused=True)``'s, one call per step on one flat
+parameter vector). At 64 digits a step, the graph bookkeeping and the eight element-wise passes
+of the unfused update cost as much as the products themselves; and constructing any
+``torch.optim`` optimiser imports ``torch._dynamo``, a cost of the order of the training itself.
+Each gradient comes from the operation autograd would call (the loss's gradient from
+``_log_softmax_backward_data``, a ReLU's from ``threshold_backward``, the products in
+autograd's layout), so the trained weights are bitwise those of autograd with
+``torch.optim.Adam(fused=True)`` (``tests/metrics/test_frechet.py`` checks it).
 """
 
 from __future__ import annotations
@@ -118,14 +120,13 @@ def _init_layers(sizes: list[int], gen: torch.Generator) -> list[torch.nn.Linear
     return layers
 
 
-class _Adam:
-    """Adam on ``params``, updated in place from their gradients: ``torch.optim.Adam``'s arithmetic, written out.
+class _FusedAdam:
+    """Adam (L2 weight decay added to the gradient) over parameters held as views of one flat vector.
 
-    The parameters and their gradients are views into one flat buffer each (the backward pass
-    accumulates into ``.grad`` in place), so a step is eight elementwise operations on the whole
-    parameter vector instead of eight per tensor, with no temporaries; every element goes through the
-    same operations as in ``torch.optim.Adam``'s single-tensor update (L2 weight decay added to the gradient), so the
-    result is the same bit for bit (see the module docstring for why it is written out).
+    ``params`` and ``grads`` are views of ``flat`` and ``grad``: the backward pass writes each
+    gradient straight into its view, and a step is one call of torch's fused Adam kernel on the
+    whole vector (what ``torch.optim.Adam(fused=True)`` calls per parameter; elementwise, so the
+    same values).
     """
 
     def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float,
@@ -133,35 +134,17 @@ class _Adam:
         sizes = [p.numel() for p in params]
         self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.grad = torch.zeros_like(self.flat)
-        self.params = [v.view(p.shape).requires_grad_() for v, p in zip(self.flat.split(sizes), params)]
-        self._grads = [g.view(p.shape) for g, p in zip(self.grad.split(sizes), params)]
-        for p, g in zip(self.params, self._grads):
-            p.grad = g
+        self.params = [v.view(p.shape) for v, p in zip(self.flat.split(sizes), params)]
+        self.grads = [g.view(p.shape) for g, p in zip(self.grad.split(sizes), params)]
         self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
-        self._denom = torch.empty_like(self.flat)
-        self.lr, self.weight_decay, self.betas, self.eps = lr, weight_decay, betas, eps
-        self.steps = 0
-
-    def zero_grad(self) -> None:
-        self.grad.zero_()
+        self.steps = torch.zeros((), dtype=torch.float32)  # the kernel reads the count from a tensor
+        self.options = dict(lr=lr, beta1=betas[0], beta2=betas[1], weight_decay=weight_decay, eps=eps,
+                            amsgrad=False, maximize=False)
 
     def step(self) -> None:
-        beta1, beta2 = self.betas
-        for p, g in zip(self.params, self._grads):
-            if p.grad is not g:  # the backward pass replaced .grad rather than accumulating into it
-                g.copy_(p.grad)
-                p.grad = g
         self.steps += 1
-        step_size = self.lr / (1 - beta1**self.steps)
-        bias_correction2_sqrt = (1 - beta2**self.steps) ** 0.5
-        with torch.no_grad():
-            # In place, into buffers allocated once: at this size a fresh temporary costs more than
-            # the arithmetic on it.
-            grad = self.grad.add_(self.flat, alpha=self.weight_decay) if self.weight_decay != 0 else self.grad
-            self.exp_avg.lerp_(grad, 1 - beta1)
-            self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            denom = torch.sqrt(self.exp_avg_sq, out=self._denom).div_(bias_correction2_sqrt).add_(self.eps)
-            self.flat.addcdiv_(self.exp_avg, denom, value=-step_size)
+        torch._fused_adam_([self.flat], [self.grad], [self.exp_avg], [self.exp_avg_sq], [], [self.steps],
+                           **self.options)
 
 
 def train_digit_features(
@@ -178,7 +161,7 @@ def train_digit_features(
     """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,).
 
     Adam with mini-batches and a small weight decay, on one thread; deterministic for a given
-    ``random_state`` (see the module docstring; the same weights as ``torch.optim.Adam``).
+    ``random_state`` (see the module docstring; the same weights as autograd with ``torch.optim.Adam(fused=True)``).
     """
     with _one_thread():
         return _train(X, y, hidden=hidden, epochs=epochs, batch_size=batch_size, lr=lr,
@@ -198,35 +181,59 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
         raise ValueError(f"y needs at least two classes to train the feature network, got {len(classes)}.")
     gen = torch.Generator().manual_seed(int(random_state))
     layers = _init_layers([Xa.shape[1], *hidden, len(classes)], gen)
-    opt = _Adam([p for layer in layers for p in (layer.weight, layer.bias)], lr=lr, weight_decay=weight_decay)
-    weights, biases = opt.params[0::2], opt.params[1::2]
-    Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))
-
-    def forward(h: torch.Tensor) -> torch.Tensor:
-        for i, (w, b) in enumerate(zip(weights, biases)):
-            h = torch.nn.functional.linear(h, w, b)  # what torch.nn.Linear computes
-            if i < len(weights) - 1:
-                h = torch.relu(h)
-        return h
-
-    for _ in range(int(epochs)):
-        order = torch.randperm(Xt.shape[0], generator=gen)
-        # One gather per epoch: every mini-batch is then a view of contiguous rows, the same values in the
-        # same layout as a gather of its own (so the same products), without a copy per step.
-        X_epoch, y_epoch = Xt[order], yt[order]
-        for start in range(0, Xt.shape[0], batch_size):
-            opt.zero_grad()
-            batch = slice(start, start + batch_size)
-            torch.nn.functional.cross_entropy(forward(X_epoch[batch]), y_epoch[batch]).backward()
-            opt.step()
     with torch.no_grad():
-        acc = float((forward(Xt).argmax(1) == yt).double().mean())
+        opt = _FusedAdam([p for layer in layers for p in (layer.weight, layer.bias)], lr=lr,
+                         weight_decay=weight_decay)
+        weights, biases = opt.params[0::2], opt.params[1::2]
+        Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))
+        rows = torch.arange(batch_size)
+        for _ in range(int(epochs)):
+            order = torch.randperm(Xt.shape[0], generator=gen)
+            # One gather per epoch: every mini-batch is then a view of contiguous rows, the same values in the
+            # same layout as a gather of its own (so the same products), without a copy per step.
+            X_epoch, y_epoch = Xt[order], yt[order]
+            for start in range(0, Xt.shape[0], batch_size):
+                batch = slice(start, start + batch_size)
+                _backward(X_epoch[batch], y_epoch[batch], weights, biases, opt.grads[0::2], opt.grads[1::2], rows)
+                opt.step()
+        acc = float((_logits(Xt, weights, biases)[-1].argmax(1) == yt).double().mean())
     return DigitFeatures(
-        tuple(w.detach().clone() for w in weights),
-        tuple(b.detach().clone() for b in biases),
+        tuple(w.clone() for w in weights),
+        tuple(b.clone() for b in biases),
         classes,
         acc,
     )
+
+
+def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Every layer's input and the logits: ``[h, relu(h W1^T + b1), ..., logits]`` (what ``torch.nn.Linear`` computes)."""
+    outputs = [h]
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        h = torch.addmm(b, h, w.T)
+        outputs.append(h.relu_() if i < len(weights) - 1 else h)
+    return outputs
+
+
+def _backward(X: torch.Tensor, y: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
+              weight_grads: list[torch.Tensor], bias_grads: list[torch.Tensor], rows: torch.Tensor) -> None:
+    """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``.
+
+    Each step calls the operation autograd calls (bitwise the same gradients): the loss's gradient
+    through ``_log_softmax_backward_data`` with ``-1 / B`` at each target, a product's weight gradient
+    as ``g^T h`` and its input gradient as ``g W``, a ReLU's by ``threshold_backward``.
+    """
+    outputs = _logits(X, weights, biases)
+    log_p = torch.log_softmax(outputs.pop(), 1)
+    n = X.shape[0]
+    d_log_p = torch.zeros_like(log_p)
+    d_log_p[rows[:n], y] = -(torch.ones((), dtype=log_p.dtype) / n)  # float32 arithmetic, as nll_loss's backward
+    g = torch._log_softmax_backward_data(d_log_p, log_p, 1, log_p.dtype)
+    for layer in range(len(weights) - 1, -1, -1):
+        h = outputs[layer]
+        torch.mm(g.T, h, out=weight_grads[layer])
+        torch.sum(g, 0, out=bias_grads[layer])
+        if layer:
+            g = torch.ops.aten.threshold_backward(g @ weights[layer], h, 0)
 
 
 def digit_features(X: ArrayLike, y: ArrayLike, *, random_state: int = 0, **options: object) -> DigitFeatures:
