@@ -111,10 +111,41 @@ def test_report_judges_are_the_same_side_by_side_or_one_after_the_other(monkeypa
         monkeypatch.setattr(features_module, "_TRAINED", {})  # train again, not from the cache
         with compute_threads(threads) as used:
             assert used == threads
-            X_ref, y_ref, _, classifier = _train_judge(args, model)
-            net = features_module.digit_features(X_ref, y_ref)  # the network the stage trained
+            X_ref, y_ref, _, classifier, network = _train_judge(args, model)
+            assert (network is None) == (threads == 1)  # side by side: the network is still training
+            net = network.result() if network is not None else features_module.digit_features(X_ref, y_ref)
+            assert features_module.digit_features(X_ref, y_ref) is net  # the one the stage trained, cached
         assert len(features_module._TRAINED) == 1
         judges.append((classifier, net))
     (clf_a, net_a), (clf_b, net_b) = judges
     assert np.array_equal(clf_a.coef_, clf_b.coef_) and np.array_equal(clf_a.intercept_, clf_b.intercept_)
     assert all(torch.equal(u, v) for u, v in zip(net_a.weights + net_a.biases, net_b.weights + net_b.biases))
+
+
+def test_report_is_the_same_with_the_network_beside_it_or_before_it(monkeypatch, capsys, tmp_path):
+    """With two threads the report's other measures run while the network trains: the same printed report."""
+    import importlib
+
+    from kppca.cli.commands import sample
+    from kppca.cli.main import main
+
+    threads_module = importlib.import_module("kppca._linalg.threads")
+    features_module = importlib.import_module("kppca.metrics.digit_features")
+    train_judge, beside, reports = sample._train_judge, [], []
+
+    def spy(*args):
+        judge = train_judge(*args)
+        beside.append(judge[-1] is not None)  # the network's future: still training beside the stage
+        return judge
+
+    monkeypatch.setattr(sample, "_train_judge", spy)
+    for threads in (2, 1):
+        monkeypatch.setattr(threads_module, "available_threads", lambda n=threads: n)
+        monkeypatch.setattr(features_module, "_TRAINED", {})  # train again, not from the cache
+        argv = ["sample", "--report", "--digits", "0", "1", "--n-train", "300", "--n-samples", "16",
+                "--no-progress", "--out", str(tmp_path / "s.npy")]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        reports.append(out[out.index("quality report") : out.index("generated ")])
+    assert beside == [True, False]
+    assert "Fréchet" in reports[0] and reports[0] == reports[1]

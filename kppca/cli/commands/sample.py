@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from typing import Any
 
@@ -81,12 +82,15 @@ def _save_array(path: str, array: np.ndarray) -> None:
         np.save(f, array)
 
 
-def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any]:
-    """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier)``.
+def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier, network)``.
 
-    A stage of its own (the longest part of ``--report``); the feature network of the Fréchet
-    distance is trained here too and cached per process, so :func:`_report` only evaluates. Both
-    judges are deterministic: they are the same whether they train side by side or one after the other.
+    A stage of its own (the longest part of ``--report``). Both judges train on one thread (so that
+    the report does not depend on the load) and are deterministic: the same whether they train side by
+    side or one after the other. Where the stage has two threads, the feature network of the Fréchet
+    distance trains in a worker thread, beside the classifier and then beside the report's other
+    measures, and ``network`` is its future; otherwise it is trained here (cached per process) and
+    ``network`` is None.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -107,27 +111,37 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     if unseen:
         raise UserError(f"--report needs held-out digits of every class trained on; class(es) {unseen} were all "
                         "used for training, so its classifier would never see them. Lower --n-train.")
-    # Each judge trains on one thread (so that the report does not depend on the load); where the stage
-    # has two threads, the feature network trains beside the classifier instead of after it. The network
-    # goes to the worker thread: torch's thread count is the worker's own there, while a BLAS limit set in
-    # a worker thread is not reliably the worker's (threadpoolctl inside an outer limit, measured).
+    network = None
     if (section_threads() or 1) >= 2:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kppca-judge") as pool:
-            network = pool.submit(digit_features, X_ref, y_ref)  # sample_quality's default extractor, cached
-            classifier = _fit_default_classifier(X_ref, y_ref)
-            network.result()
-    else:
-        classifier = _fit_default_classifier(X_ref, y_ref)
+        # The network goes to the worker thread: torch's thread count is the worker's own there, while a BLAS
+        # limit set in a worker thread is not reliably the worker's (threadpoolctl inside an outer limit, measured).
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kppca-judge")
+        network = pool.submit(digit_features, X_ref, y_ref)  # sample_quality's default extractor, cached
+        pool.shutdown(wait=False)  # the worker ends with the training
+    classifier = _fit_default_classifier(X_ref, y_ref)
+    if network is None:
         digit_features(X_ref, y_ref)
-    return X_ref, y_ref, X_fit, classifier
+    return X_ref, y_ref, X_fit, classifier, network
 
 
-def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[Any, Any, Any, Any]) -> None:
+def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
+    """Print :func:`~kppca.metrics.sample_quality`'s report; with the network still training, on one thread.
+
+    The Fréchet distance comes last in the report, so its measures that need no network (confidence,
+    novelty, MMD) are computed while the network finishes on the other core.
+    """
+    from ..._linalg.threads import blas_threads
     from ...metrics import sample_quality
+    from ...metrics.digit_features import _one_thread
 
-    X_ref, y_ref, X_fit, classifier = judge
-    target = args.digit_class
-    q = sample_quality(S, X_ref, y_ref, train=X_fit, target=target, classifier=classifier, random_state=args.seed)
+    X_ref, y_ref, X_fit, classifier, network = judge
+    extractor = None if network is None else (lambda X: network.result()(X))
+    with contextlib.ExitStack() as stack:
+        if network is not None and not network.done():  # it trains on the other core: leave that core to it
+            stack.enter_context(_one_thread())
+            stack.enter_context(blas_threads(1))
+        q = sample_quality(S, X_ref, y_ref, train=X_fit, target=args.digit_class, classifier=classifier,
+                           feature_extractor=extractor, random_state=args.seed)
     print(f"quality report (classifier trained on {len(y_ref)} held-out digits):")
     print(q.summary())
 
