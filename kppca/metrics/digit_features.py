@@ -108,15 +108,16 @@ class DigitFeatures:
         return torch.softmax(self._forward(X, len(self.weights)).double(), 1).numpy()
 
 
-def _init_layers(sizes: list[int], gen: torch.Generator) -> list[torch.nn.Linear]:
+def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``(weight, bias)`` of each layer, ``weight`` of shape (fan_out, fan_in), drawn from ``gen`` only.
+
+    Tensors, not ``torch.nn.Linear`` modules: a module draws its own initial weights from torch's global
+    generator, which would move the caller's random stream.
+    """
     layers = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        layer = torch.nn.Linear(fan_in, fan_out)
         bound = (6.0 / fan_in) ** 0.5  # He-uniform: keeps ReLU activations at unit scale
-        with torch.no_grad():
-            layer.weight.copy_((torch.rand((fan_out, fan_in), generator=gen) * 2 - 1) * bound)
-            layer.bias.zero_()
-        layers.append(layer)
+        layers.append(((torch.rand((fan_out, fan_in), generator=gen) * 2 - 1) * bound, torch.zeros(fan_out)))
     return layers
 
 
@@ -182,7 +183,7 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
     gen = torch.Generator().manual_seed(int(random_state))
     layers = _init_layers([Xa.shape[1], *hidden, len(classes)], gen)
     with torch.no_grad():
-        opt = _FusedAdam([p for layer in layers for p in (layer.weight, layer.bias)], lr=lr,
+        opt = _FusedAdam([p for layer in layers for p in layer], lr=lr,
                          weight_decay=weight_decay)
         weights, biases = opt.params[0::2], opt.params[1::2]
         Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))

@@ -147,7 +147,7 @@ def _torch_optim_adam_training(X, y, *, epochs, random_state, batch_size, lr, we
     classes, target = np.unique(y, return_inverse=True)
     gen = torch.Generator().manual_seed(random_state)
     layers = _init_layers([X.shape[1], *HIDDEN, len(classes)], gen)
-    params = [p for layer in layers for p in layer.parameters()]
+    params = [p.clone().requires_grad_() for layer in layers for p in layer]
     opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=True)
     Xt, yt = torch.as_tensor(np.asarray(X, dtype=np.float32)), torch.as_tensor(target.astype(np.int64))
     for _ in range(epochs):
@@ -156,8 +156,9 @@ def _torch_optim_adam_training(X, y, *, epochs, random_state, batch_size, lr, we
             idx = order[start : start + batch_size]
             opt.zero_grad()
             h = Xt[idx]
-            for i, layer in enumerate(layers):
-                h = layer(h) if i == len(layers) - 1 else torch.relu(layer(h))
+            for i in range(len(layers)):
+                h = torch.nn.functional.linear(h, params[2 * i], params[2 * i + 1])  # what torch.nn.Linear computes
+                h = h if i == len(layers) - 1 else torch.relu(h)
             torch.nn.functional.cross_entropy(h, yt[idx]).backward()
             opt.step()
     return params
@@ -205,3 +206,14 @@ def test_training_is_on_one_thread_whatever_the_callers_count(digits):
     (a, fa), (b, fb) = runs
     assert all(torch.equal(u, v) for u, v in zip(a.weights + a.biases, b.weights + b.biases))
     assert np.array_equal(fa, fb)
+
+
+def test_training_leaves_torch_global_random_stream_alone():
+    # The network draws from its own seeded generator only: the caller's torch.manual_seed stream is not moved.
+    g = np.random.default_rng(0)
+    X, y = g.random((40, 6)), np.arange(40) % 2
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    train_digit_features(X, y, epochs=1)
+    assert torch.equal(torch.rand(3), expected)
