@@ -75,7 +75,7 @@ def stable_mean_std(S: torch.Tensor) -> tuple[float, float]:
     -------
     mean, std : float
         ``std`` is 0.0 when the series is constant to the rounding level of its
-        dtype (a spread below ``n eps m``, see :func:`kppca._validation.rounding_tolerance`).
+        dtype (a spread below ``n eps m``, see :func:`kppca._linalg.rounding_tolerance`).
     """
     flat = S.reshape(-1)
     m = float(flat.abs().max())

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import torch
 
-from .._linalg import cholesky_or_none
-from .._linalg import rounding_tolerance
+from .._linalg import cholesky_or_none, matrix_scale, rounding_tolerance
 
 __all__ = ["LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
 
@@ -76,7 +75,7 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
     ValueError
         ``A`` is not numerically positive definite. When ``ridge`` is below the
         rounding level of ``K/eta`` in its dtype (``N eps max|K_ij| / eta``, see
-        :func:`kppca._validation.rounding_tolerance`), the system is beyond that
+        :func:`kppca._linalg.rounding_tolerance`), the system is beyond that
         precision and the message says so (use float64, a larger ridge, or
         rescale); otherwise the kernel is not PSD.
     """
@@ -87,7 +86,7 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
     if L is None:
         # K is PSD up to its rounding errors, of size N eps max|K| / eta in A (Weyl): the ridge lifts the
         # spectrum of A above that level only if it is larger.
-        level = rounding_tolerance(K.dtype, N, float(K.abs().amax()) / eta)
+        level = rounding_tolerance(K.dtype, N, matrix_scale(K) / eta)
         name = str(K.dtype).replace("torch.", "")
         if ridge <= level:
             more = "use dtype='float64', " if K.dtype != torch.float64 else ""
