@@ -186,6 +186,7 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
         opt = _FusedAdam([p for layer in layers for p in layer], lr=lr,
                          weight_decay=weight_decay)
         weights, biases = opt.params[0::2], opt.params[1::2]
+        weight_grads, bias_grads = opt.grads[0::2], opt.grads[1::2]
         Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))
         rows = torch.arange(batch_size)
         for _ in range(int(epochs)):
@@ -195,7 +196,7 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
             X_epoch, y_epoch = Xt[order], yt[order]
             for start in range(0, Xt.shape[0], batch_size):
                 batch = slice(start, start + batch_size)
-                _backward(X_epoch[batch], y_epoch[batch], weights, biases, opt.grads[0::2], opt.grads[1::2], rows)
+                _backward(X_epoch[batch], y_epoch[batch], weights, biases, weight_grads, bias_grads, rows)
                 opt.step()
         acc = float((_logits(Xt, weights, biases)[-1].argmax(1) == yt).double().mean())
     return DigitFeatures(
