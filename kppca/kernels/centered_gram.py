@@ -32,14 +32,14 @@ from .._linalg import (
     compute_threads,
     eigh_descending,
     map_row_blocks,
-    matrix_scale,
     pivoted_cholesky,
     rank_tolerance,
     solve_spectrum,
+    symmetric,
 )
 from .base import Kernel
 from .centering import KernelCenterer
-from .gram import gram_matrix
+from .gram import lower_gram_matrix, mirror_lower_
 from .rank import structural_rank
 
 __all__ = ["CenteredGram"]
@@ -53,7 +53,8 @@ class CenteredGram:
 
     Nothing is computed at construction; the ``N x N`` matrix is built on first use
     (:attr:`matrix`, :meth:`spectrum`, ...) in row blocks into one buffer (the kernel's
-    lower triangle, mirrored) and centered in place. A matrix consumed by
+    lower triangle, centered in place; the upper triangle is copied from it on the first use of
+    :attr:`matrix`, since a partial spectrum reads the lower one only). A matrix consumed by
     :meth:`cholesky` (which factors ``K`` in its memory) or dropped by :meth:`release` is
     rebuilt by the same operations, so bitwise equal, when it is needed again.
 
@@ -138,6 +139,7 @@ class CenteredGram:
         self.what = what
         self.advice = advice
         self._matrix: torch.Tensor | None = None
+        self._lower_only = False  # the buffer's strict upper triangle is not written yet
         self._centerer: KernelCenterer | None = centerer
         self._scale: float | None = None
         self._structural_rank: Any = _UNSET
@@ -182,8 +184,22 @@ class CenteredGram:
     @property
     def matrix(self) -> torch.Tensor:
         """``K_c`` (N, N), built on first use (and after :meth:`cholesky` or :meth:`release`)."""
+        K = self._lower()
+        if self._lower_only:
+            with compute_threads(self._threads):
+                mirror_lower_(K, batch_size=self.batch_size)
+            self._lower_only = False
+        return K
+
+    def _lower(self) -> torch.Tensor:
+        """The buffer with at least the lower triangle of ``K_c`` (diagonal included) written; built on first use.
+
+        The partial spectrum reads one triangle (BLAS ``symv``), so a fit leaves the upper one to
+        the first reader of :attr:`matrix`: the copy is a pass over the whole buffer.
+        """
         if self._matrix is None:
             self._matrix = self._build()
+            self._lower_only = True
         return self._matrix
 
     @property
@@ -205,12 +221,12 @@ class CenteredGram:
         # uses the first build's count, so the products, hence the matrix, are bitwise the same.
         with compute_threads(self._threads) as threads:
             self._threads = threads
-            K = gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
+            K, scale = lower_gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
             # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
             # every later product; non-finite or overflow-prone Gram matrices stop here.
-            scale = check_gram_scale(matrix_scale(K), self.n_samples, K.dtype, what=self.what, advice=self.advice)
+            scale = check_gram_scale(scale, self.n_samples, K.dtype, what=self.what, advice=self.advice)
             centerer = KernelCenterer(self.center)
-            centerer.fit_center_(K)
+            centerer.fit_center_(K, lower=True)
         # A rebuild (or a model's own centerer) keeps the first statistics: bitwise the same anyway.
         if self._centerer is None:
             self._centerer = centerer
@@ -251,7 +267,12 @@ class CenteredGram:
         if getattr(self.kernel, "strictly_positive_definite", False):
             # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
             self.structural_rank
-        K_c = self.matrix  # first: its scale check refuses non-finite data with a clear message
+        # First: the build's scale check refuses non-finite data with a clear message. Lanczos on the
+        # CPU reads the lower triangle only; everything else gets the whole matrix.
+        K_c = self._lower()
+        if not (solver == "partial" and isinstance(self.structural_rank, int) and symmetric.supports(K_c)
+                and K_c.is_contiguous()):
+            K_c = self.matrix
         spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
                               rank=self.structural_rank, scale=self.scale, random_state=random_state)
         if solver == "dense":
@@ -330,7 +351,8 @@ class CenteredGram:
             return "raw", L
         del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
         tol = self.tolerance
-        return "centered", pivoted_cholesky(self._build(), tol, overwrite=True)[:, : self.rank]
+        K_c = mirror_lower_(self._build(), batch_size=self.batch_size)
+        return "centered", pivoted_cholesky(K_c, tol, overwrite=True)[:, : self.rank]
 
     def sqrt(self, route: str) -> torch.Tensor:
         """A factor ``F`` (N, r') with ``F F^T = K_c``.
@@ -410,7 +432,7 @@ class CenteredGram:
         """
         with compute_threads(self._threads):
             if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
-                return self._matrix @ basis
+                return self.matrix @ basis
             rows = block_rows(self.batch_size, self.n_samples, self.dtype)
             return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
@@ -428,11 +450,11 @@ class CenteredGram:
         if self._matrix is None:
             return self.raw_vectors(self.X[start:stop])
         # K symmetric: the row means of training rows are the column means.
-        return self.centerer.uncenter(self._matrix[start:stop], self.centerer.column_means_[start:stop])
+        return self.centerer.uncenter(self.matrix[start:stop], self.centerer.column_means_[start:stop])
 
     def release(self) -> None:
         """Drop ``K_c`` (rebuilt bitwise on next use); statistics, rank, eigenpairs and factors stay."""
-        self._matrix = None
+        self._matrix, self._lower_only = None, False
 
     def __repr__(self) -> str:
         alive = "built" if self._matrix is not None else "not built"

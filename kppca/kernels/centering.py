@@ -38,31 +38,26 @@ class KernelCenterer:
     def __init__(self, center: bool = True):
         self.center = center
 
-    def fit_center_(self, K: torch.Tensor) -> torch.Tensor:
+    def fit_center_(self, K: torch.Tensor, *, lower: bool = False) -> torch.Tensor:
         """Store the statistics of the training Gram matrix and center it **in place**.
 
         Parameters
         ----------
         K : Tensor of shape (N, N), symmetric
             A Gram matrix owned by the caller (never a user's array).
+        lower : bool, default False
+            Read and center the lower triangle only (diagonal included): the strict upper
+            triangle may hold anything and is left for the caller to fill
+            (:func:`~kppca.kernels.gram.mirror_lower_`; the correction is symmetric, so the
+            mirrored matrix is the centered symmetric one bitwise).
 
         Returns
         -------
         Tensor of shape (N, N)
-            ``K`` itself, now equal to ``M K M``.
+            ``K`` itself, now equal to ``M K M`` (its lower triangle when ``lower``).
         """
-        # Means accumulated in float64 (no float64 copy of a float32 K: it is converted by row blocks),
-        # so a float32 Gram matrix loses nothing beyond its own rounding in the sums over N entries.
         N = K.shape[0]
-        if K.dtype == torch.float64:
-            sums = K.sum(0)  # one reduction over K (a few parallel regions, not one per block)
-        else:
-            sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
-            # float64 blocks of 1 MiB: with 16 MiB blocks the fit's peak memory grew by up to half of
-            # K's (N = 4,000 float32, tests/test_scale.py): the allocator keeps the freed blocks mapped
-            rows = max(1, (1 << 17) // max(1, K.shape[1]))
-            for i in range(0, N, rows):
-                sums += K[i : i + rows].sum(0, dtype=torch.float64)
+        sums = _lower_row_sums(K) if lower else _column_sums(K)
         means = sums / max(N, 1)
         self.column_means_ = means.to(K.dtype)
         self.grand_mean_ = means.mean().to(K.dtype)
@@ -74,7 +69,8 @@ class KernelCenterer:
             cm, g = self.column_means_, self.grand_mean_
             tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
             for i in range(0, N, tile):
-                K[i : i + tile].sub_((cm[i : i + tile, None] + cm[None, :]).sub_(g))
+                end = min(i + tile, N) if lower else N
+                K[i : i + tile, :end].sub_((cm[i : i + tile, None] + cm[None, :end]).sub_(g))
         return K
 
     def restore_(self, K_c: torch.Tensor) -> torch.Tensor:
@@ -136,3 +132,40 @@ class KernelCenterer:
         s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
         s = s.reshape(-1, 1) if s.ndim else s
         return (K_c + column_means[None, :]).add_(s - grand_mean)  # one (M, N) result, no second temporary
+
+
+def _column_sums(K: torch.Tensor) -> torch.Tensor:
+    """``K.sum(0)`` accumulated in float64 (no float64 copy of a float32 ``K``: it is converted by row blocks)."""
+    if K.dtype == torch.float64:
+        return K.sum(0)  # one reduction over K (a few parallel regions, not one per block)
+    sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
+    # float64 blocks of 1 MiB: with 16 MiB blocks the fit's peak memory grew by up to half of
+    # K's (N = 4,000 float32, tests/test_scale.py): the allocator keeps the freed blocks mapped
+    rows = max(1, (1 << 17) // max(1, K.shape[1]))
+    for i in range(0, K.shape[0], rows):
+        sums += K[i : i + rows].sum(0, dtype=torch.float64)
+    return sums
+
+
+def _lower_row_sums(K: torch.Tensor) -> torch.Tensor:
+    """Row sums of the symmetric matrix whose lower triangle (diagonal included) ``K`` holds, in float64.
+
+    Row ``a`` sums its own entries left of the diagonal and the entries below it in column ``a``: each
+    tile of rows adds its row sums (left of its diagonal square, and that square's lower triangle) and
+    its column sums (to the earlier rows, and within the square below its diagonal). Tiles of about
+    16 MiB (1 MiB in float32, whose tiles are converted to float64) keep the reductions few and large.
+    Not BLAS ``symv`` (one read instead of two): its sequential sums of ``N`` terms err by up to
+    ``N eps``, and the error of the means enters ``K_c`` as a rank-two term, which made the matrix of
+    nearly constant data indefinite (``tests/test_robustness_sweep.py``).
+    """
+    N = K.shape[0]
+    sums = torch.zeros(N, dtype=torch.float64, device=K.device)
+    width = 1 << (21 if K.dtype == torch.float64 else 17)
+    tile = max(1, width // max(1, N))
+    for i in range(0, N, tile):
+        j = min(i + tile, N)
+        left, square = K[i:j, :i], K[i:j, i:j]
+        sums[i:j] += left.sum(1, dtype=torch.float64) + square.tril().sum(1, dtype=torch.float64)
+        sums[:i] += left.sum(0, dtype=torch.float64)
+        sums[i:j] += square.tril(-1).sum(0, dtype=torch.float64)
+    return sums

@@ -11,14 +11,35 @@ from .base import CallableKernel, Kernel
 from .distances import _needs_scaling
 from .standard import RBF
 
-__all__ = ["gram_matrix"]
+__all__ = ["gram_matrix", "lower_gram_matrix", "mirror_lower_"]
 
 
 def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = None) -> torch.Tensor:
     """``K = [k(x_i, x_j)]`` (N, N), exactly symmetric, with no ``N x N`` temporary.
 
+    :func:`lower_gram_matrix`, then :func:`mirror_lower_`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : Tensor of shape (N, D)
+    batch_size : int, optional
+        Rows per block.
+
+    Returns
+    -------
+    Tensor of shape (N, N), on ``X``'s device and dtype.
+    """
+    K, _ = lower_gram_matrix(kernel, X, batch_size=batch_size)
+    return mirror_lower_(K)
+
+
+def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = None) -> tuple[torch.Tensor, float]:
+    """The lower triangle of ``K = [k(x_i, x_j)]`` (N, N) and ``max |K_ij|``, with no ``N x N`` temporary.
+
     Row block ``b`` is evaluated against the points up to its end only (the lower
-    triangle) and mirrored into the upper triangle, so the kernel is evaluated on
+    triangle); the strict upper triangle is left unwritten (:func:`mirror_lower_` fills
+    it), since the Lanczos iteration and the centering read one triangle. The kernel is evaluated on
     about ``N^2 / 2`` pairs and the memory beyond the result is one block of
     ``batch_size x N`` values (by default about 128 MiB, see
     :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
@@ -42,7 +63,11 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
 
     Returns
     -------
-    Tensor of shape (N, N), on ``X``'s device and dtype.
+    K : Tensor of shape (N, N), on ``X``'s device and dtype
+        Its lower triangle (diagonal included) holds the kernel values; the strict upper
+        triangle is unspecified (it may be anything, NaN included).
+    scale : float
+        ``max |K_ij|`` (NaN when an entry is not finite).
 
     Raises
     ------
@@ -55,7 +80,8 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     fill = _rbf_filler(kernel, X) if type(kernel) is RBF else None  # None where the fast form is unsafe
     if N <= rows and not callable_kernel and fill is None:
         # One block: the kernel's own Gram matrix (symmetric by construction for the built-ins).
-        return kernel.gram(X, X)
+        K = kernel.gram(X, X)
+        return K, matrix_scale(K)
     K = torch.empty((N, N), dtype=X.dtype, device=X.device)
     if callable_kernel:
         # Always copied into this buffer: a user's function may return (a view of) an array it
@@ -63,21 +89,43 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
         for i in range(0, N, rows):
             K[i : i + rows] = kernel.gram(X[i : i + rows], X)
         _check_symmetric(K, rows)
-        return K
+        return K, matrix_scale(K)
     if fill is not None and batch_size is None:
         # Written in place, a block costs no memory: fewer, larger products run closer to peak speed,
         # while 16 blocks of the triangle compute only 1 / 16 more products than the triangle itself.
         rows = max(rows, -(-N // 16))
+    scales = []
     for i in range(0, N, rows):
         j = min(i + rows, N)
         if fill is not None:
             fill(i, j, K[i:j, :j])  # written in place: no block temporary
         else:
             K[i:j, :j] = kernel.gram(X[i:j], X[:j])
-        K[:i, i:j] = K[i:j, :i].T
+            scales.append(matrix_scale(K[i:j, :j]))
         diag_block = K[i:j, i:j]
         diag_block.copy_((diag_block + diag_block.T) / 2)  # a small block: symmetric to the last bit
-    K.diagonal().copy_(kernel.diag(X))
+    diagonal = kernel.diag(X)
+    K.diagonal().copy_(diagonal)
+    # The RBF fill's entries are exp of a non-positive (clipped) exponent, so in [0, 1]: the largest is
+    # on the diagonal (1), and no pass over K is needed. NaN is impossible there: the exponent is a
+    # product of finite rows whose squares _rbf_filler checked against overflow.
+    scales.append(matrix_scale(diagonal))
+    return K, float(torch.tensor(scales, dtype=torch.float64).max())  # max() keeps a NaN
+
+
+def mirror_lower_(K: torch.Tensor, *, batch_size: int | None = None) -> torch.Tensor:
+    """Copy the lower triangle of ``K`` (N, N) into its strict upper triangle, **in place**: ``K`` exactly symmetric.
+
+    Column blocks of the upper triangle are written from row blocks of the lower one; the
+    diagonal blocks from their own lower triangles. Returns ``K``.
+    """
+    N = K.shape[0]
+    rows = block_rows(batch_size, N, K.dtype)
+    for i in range(0, N, rows):
+        j = min(i + rows, N)
+        K[:i, i:j] = K[i:j, :i].T
+        square = K[i:j, i:j]
+        square.copy_(square.tril() + square.tril(-1).mT)
     return K
 
 
@@ -115,15 +163,18 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
     gamma = kernel.gamma  # validates the bandwidth
     if not (0.0 < gamma < math.inf):
         return None  # a width beyond the float range: kernel.gram forms the exponent stably (its limits)
-    c = X.mean(0, keepdim=True) if X.shape[0] else X.new_zeros((1, X.shape[1]))
-    Z = (X - c).mul_(math.sqrt(2.0 * gamma))
+    N, D = X.shape
+    c = X.mean(0, keepdim=True) if N else X.new_zeros((1, D))
+    rows, cols = X.new_empty((N, D + 2)), X.new_empty((N, D + 2))
+    Z = torch.sub(X, c, out=rows[:, :D]).mul_(math.sqrt(2.0 * gamma))  # written into its place in the rows
     largest = matrix_scale(Z)  # no |Z| temporary
-    if not math.isfinite(largest) or _needs_scaling(largest, X.dtype, X.shape[1], 2):
+    if not math.isfinite(largest) or _needs_scaling(largest, X.dtype, D, 2):
         # The mean or the squares of the scaled data over- or underflow: kernel.gram rescales them exactly.
         return None
-    half_sq = (Z * Z).sum(1, keepdim=True).mul_(0.5)
-    ones = torch.ones_like(half_sq)
-    return _RBFFill(torch.cat([Z, -half_sq, ones], dim=1), torch.cat([Z, ones, -half_sq], dim=1))
+    half_sq = (Z * Z).sum(1).mul_(0.5)
+    rows[:, D], rows[:, D + 1] = -half_sq, 1.0
+    cols[:, :D], cols[:, D], cols[:, D + 1] = Z, 1.0, -half_sq
+    return _RBFFill(rows, cols)
 
 
 def _check_symmetric(K: torch.Tensor, rows: int) -> None:
