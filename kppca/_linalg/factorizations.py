@@ -68,7 +68,8 @@ def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
     LAPACK and cuSOLVER work on column-major matrices: a row-major symmetric ``A`` is
     its own column-major transpose ``A.mT``, so factoring ``A.mT`` as ``U^T U`` with
     ``out=`` that same view runs in ``A``'s memory (no second ``n x n`` matrix) and
-    leaves ``L = U^T`` in the lower triangle of ``A``. ``A`` is consumed either way.
+    leaves ``L = U^T`` in the lower triangle of ``A``. Only the lower triangle of ``A`` is read
+    (the upper one may hold anything). ``A`` is consumed either way.
     Pivots are not checked against a tolerance: a factorisation that completes
     reproduces ``A`` to its backward error.
 

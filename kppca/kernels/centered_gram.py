@@ -340,9 +340,9 @@ class CenteredGram:
 
     def _compute_cholesky(self) -> tuple[str, torch.Tensor]:
         centerer = self.centerer
-        K_c = self.matrix
-        self._matrix = None  # consumed: the factor takes its memory
-        K = centerer.restore_(K_c)  # K = K_c + 1 m^T + m 1^T - g, in place
+        K_c = self._lower()  # the factorisation reads the lower triangle only
+        self._matrix, self._lower_only = None, False  # consumed: the factor takes its memory
+        K = centerer.restore_(K_c, lower=True)  # K = K_c + 1 m^T + m 1^T - g, in place
         del K_c
         # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
         # the size of its pivots: the factor serves sampling and solves, not rank decisions.

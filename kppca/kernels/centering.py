@@ -9,6 +9,8 @@ uncentered model, ``mu = 0``) everything passes through unchanged.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from ..io.specs import OPTIONAL, TensorSpec
@@ -62,34 +64,40 @@ class KernelCenterer:
         self.column_means_ = means.to(K.dtype)
         self.grand_mean_ = means.mean().to(K.dtype)
         if self.center:
-            # K symmetric: row means equal column means. K_ij - ((m_i + m_j) - g), by tiles of rows
-            # small enough for the CPU cache (one sweep over K's memory instead of three) and large
-            # enough to be few operations (each a parallel region); the correction is symmetric
-            # bitwise (m_i + m_j = m_j + m_i), so K_c stays exactly symmetric.
-            cm, g = self.column_means_, self.grand_mean_
-            tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
-            for i in range(0, N, tile):
-                end = min(i + tile, N) if lower else N
-                K[i : i + tile, :end].sub_((cm[i : i + tile, None] + cm[None, :end]).sub_(g))
+            self._correct_(K, torch.Tensor.sub_, lower)
         return K
 
-    def restore_(self, K_c: torch.Tensor) -> torch.Tensor:
+    def restore_(self, K_c: torch.Tensor, *, lower: bool = False) -> torch.Tensor:
         """Undo :meth:`fit_center_` **in place**: the training ``K = K_c + K1/N 1^T + 1 1^T K/N - 1^T K 1/N^2``.
 
         Parameters
         ----------
         K_c : Tensor of shape (N, N)
             The centered training Gram matrix (owned by the caller).
+        lower : bool, default False
+            Restore the lower triangle only (diagonal included), as for a Cholesky factor.
 
         Returns
         -------
         Tensor of shape (N, N)
-            ``K_c`` itself, now equal to ``K`` (up to rounding).
+            ``K_c`` itself, now equal to ``K`` (up to rounding; its lower triangle when ``lower``).
         """
         if self.center:
-            cm = self.column_means_
-            K_c.add_(cm[None, :]).add_(cm[:, None]).sub_(self.grand_mean_)
+            self._correct_(K_c, torch.Tensor.add_, lower)
         return K_c
+
+    def _correct_(self, K: torch.Tensor, apply_: Callable, lower: bool) -> None:
+        """``apply_(K_ij, (m_i + m_j) - g)`` in place, by tiles of rows (columns up to the tile's end when ``lower``).
+
+        K symmetric: row means equal column means. Tiles small enough for the CPU cache (one sweep
+        over K's memory instead of three) and large enough to be few operations (each a parallel
+        region); the correction is symmetric bitwise (m_i + m_j = m_j + m_i), so a symmetric K stays so.
+        """
+        cm, g, N = self.column_means_, self.grand_mean_, K.shape[0]
+        tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
+        for i in range(0, N, tile):
+            end = min(i + tile, N) if lower else N
+            apply_(K[i : i + tile, :end], (cm[i : i + tile, None] + cm[None, :end]).sub_(g))
 
     def transform(self, K_x: torch.Tensor) -> torch.Tensor:
         """Center a block of kernel vectors against the training set.

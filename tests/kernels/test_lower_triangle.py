@@ -96,3 +96,15 @@ def test_partial_spectrum_reads_the_lower_triangle_only():
     dense.spectrum("dense")
     assert torch.equal(poisoned.matrix, dense.matrix)
     assert not bool(torch.isnan(poisoned.matrix).any())
+
+
+def test_cholesky_factor_reads_the_lower_triangle_only():
+    """The raw factor restores and factors ``K`` in the buffer from its lower triangle (the fit's state)."""
+    X = torch.as_tensor(np.random.default_rng(3).normal(size=(300, 4)))
+    clean, poisoned = CenteredGram(RBF(2.0), X), CenteredGram(RBF(2.0), X)
+    _poison_upper(poisoned._lower())
+    (kind_a, L_a), (kind_b, L_b) = clean.cholesky(), poisoned.cholesky()
+    assert kind_a == kind_b == "raw" and torch.equal(L_a, L_b)
+    K = gram_matrix(RBF(2.0), X)
+    # A factor reproduces its matrix to the backward error n eps |K| (entries of K in [0, 1]).
+    torch.testing.assert_close(L_b @ L_b.T, K, rtol=0, atol=4 * K.shape[0] * np.finfo(np.float64).eps)
