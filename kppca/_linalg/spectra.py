@@ -93,9 +93,17 @@ def full_spectrum(
     Raises
     ------
     ValueError
-        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite).
+        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite), or LAPACK's
+        eigensolver does not converge on it.
     """
-    values, vectors = eigh_descending(G)
+    try:
+        values, vectors = eigh_descending(G)
+    except torch.linalg.LinAlgError as exc:  # LAPACK's iteration gave up: say what to change
+        raise ValueError(
+            f"the dense eigendecomposition of the {what} did not converge (LAPACK's iteration stopped): its "
+            "eigenvalues are too clustered at this precision; rescale X or choose kernel parameters suited to its "
+            "scale." + precision_advice(G.dtype, "rounded kernel values cluster the small eigenvalues")
+        ) from exc
     tol = rank_tolerance(float(values[0]), size or G.shape[0], G.dtype, scale)
     if float(values[-1]) < -tol:
         raise ValueError(

@@ -17,14 +17,7 @@ __all__ = ["gram_matrix", "lower_gram_matrix", "mirror_lower_"]
 def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = None) -> torch.Tensor:
     """``K = [k(x_i, x_j)]`` (N, N), exactly symmetric, with no ``N x N`` temporary.
 
-    :func:`lower_gram_matrix`, then :func:`mirror_lower_`.
-
-    Parameters
-    ----------
-    kernel : Kernel
-    X : Tensor of shape (N, D)
-    batch_size : int, optional
-        Rows per block.
+    :func:`lower_gram_matrix` (the same parameters), then :func:`mirror_lower_`.
 
     Returns
     -------
