@@ -139,7 +139,7 @@ class CenteredGram:
         self.what = what
         self.advice = advice
         self._matrix: torch.Tensor | None = None
-        self._lower_only = False  # the buffer's strict upper triangle is not written yet
+        self._lower_only = False  # the buffer's strict upper triangle is not written yet (set by _lower)
         self._centerer: KernelCenterer | None = centerer
         self._scale: float | None = None
         self._structural_rank: Any = _UNSET
@@ -194,39 +194,42 @@ class CenteredGram:
     def _lower(self) -> torch.Tensor:
         """The buffer with at least the lower triangle of ``K_c`` (diagonal included) written; built on first use.
 
-        The partial spectrum reads one triangle (BLAS ``symv``), so a fit leaves the upper one to
-        the first reader of :attr:`matrix`: the copy is a pass over the whole buffer.
+        On the CPU the partial spectrum reads one triangle (BLAS ``symv``), so a fit leaves the
+        upper one to the first reader of :attr:`matrix`: the copy is a pass over the whole buffer.
+        Elsewhere (CUDA) the build makes the whole matrix at once.
         """
         if self._matrix is None:
-            self._matrix = self._build()
-            self._lower_only = True
+            self._lower_only = symmetric.supports(self.X)
+            self._matrix = self._build(self._lower_only)
         return self._matrix
 
     @property
     def centerer(self) -> KernelCenterer:
         """The fitted :class:`KernelCenterer` (statistics of the raw ``K``; the one given, if any)."""
         if self._centerer is None:
-            self.matrix
+            self._lower()
         return self._centerer
 
     @property
     def scale(self) -> float:
         """``max |K_ij|`` of the raw Gram matrix."""
         if self._scale is None:
-            self.matrix
+            self._lower()
         return self._scale
 
-    def _build(self) -> torch.Tensor:
+    def _build(self, lower: bool) -> torch.Tensor:
         # One compute section (threads fitted to the caller's limits and the free cores); a rebuild
         # uses the first build's count, so the products, hence the matrix, are bitwise the same.
         with compute_threads(self._threads) as threads:
             self._threads = threads
             K, scale = lower_gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
+            if not lower:
+                mirror_lower_(K, batch_size=self.batch_size)
             # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
             # every later product; non-finite or overflow-prone Gram matrices stop here.
             scale = check_gram_scale(scale, self.n_samples, K.dtype, what=self.what, advice=self.advice)
             centerer = KernelCenterer(self.center)
-            centerer.fit_center_(K, lower=True)
+            centerer.fit_center_(K, lower=lower)
         # A rebuild (or a model's own centerer) keeps the first statistics: bitwise the same anyway.
         if self._centerer is None:
             self._centerer = centerer
@@ -341,7 +344,7 @@ class CenteredGram:
     def _compute_cholesky(self) -> tuple[str, torch.Tensor]:
         centerer = self.centerer
         K_c = self._lower()  # the factorisation reads the lower triangle only
-        self._matrix, self._lower_only = None, False  # consumed: the factor takes its memory
+        self._matrix = None  # consumed: the factor takes its memory
         K = centerer.restore_(K_c, lower=True)  # K = K_c + 1 m^T + m 1^T - g, in place
         del K_c
         # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
@@ -351,7 +354,8 @@ class CenteredGram:
             return "raw", L
         del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
         tol = self.tolerance
-        K_c = mirror_lower_(self._build(), batch_size=self.batch_size)
+        K_c = self.matrix  # rebuilt whole by the fit's operations, so bitwise the fit's
+        self._matrix = None  # consumed by the pivoted factorisation
         return "centered", pivoted_cholesky(K_c, tol, overwrite=True)[:, : self.rank]
 
     def sqrt(self, route: str) -> torch.Tensor:
@@ -454,7 +458,7 @@ class CenteredGram:
 
     def release(self) -> None:
         """Drop ``K_c`` (rebuilt bitwise on next use); statistics, rank, eigenpairs and factors stay."""
-        self._matrix, self._lower_only = None, False
+        self._matrix = None
 
     def __repr__(self) -> str:
         alive = "built" if self._matrix is not None else "not built"

@@ -108,3 +108,20 @@ def test_cholesky_factor_reads_the_lower_triangle_only():
     K = gram_matrix(RBF(2.0), X)
     # A factor reproduces its matrix to the backward error n eps |K| (entries of K in [0, 1]).
     torch.testing.assert_close(L_b @ L_b.T, K, rtol=0, atol=4 * K.shape[0] * np.finfo(np.float64).eps)
+
+
+def test_devices_without_the_one_triangle_route_build_the_whole_matrix(monkeypatch):
+    """Where BLAS ``symv`` cannot serve (a CUDA tensor; emulated here), the build mirrors and centers the whole
+    matrix at once, and its spectrum is the one-triangle route's to rounding."""
+    from kppca._linalg import symmetric
+
+    X = torch.as_tensor(np.random.default_rng(4).normal(size=(400, 5)))
+    one_triangle = CenteredGram(RBF(2.0), X).spectrum("partial", 6)
+    monkeypatch.setattr(symmetric, "supports", lambda A: False)
+    whole = CenteredGram(RBF(2.0), X)
+    spectrum = whole.spectrum("partial", 6)
+    assert not whole._lower_only and torch.equal(whole._matrix, whole._matrix.T)
+    # Both centerings agree to 2 n eps (entries in [0, 1]); eigenvalues move by at most the
+    # spectral norm of that perturbation, n times the entry bound.
+    n, eps = X.shape[0], np.finfo(np.float64).eps
+    torch.testing.assert_close(spectrum.values, one_triangle.values, rtol=0, atol=6 * n * n * eps)
