@@ -94,20 +94,6 @@ class CenteredGram:
         The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by
         :meth:`spectrum` from its top eigenvalue: ``N eps max(lam_1, 4 scale)``.
 
-    Methods
-    -------
-    spectrum(solver, k) : the fit's spectrum ("dense" or top-``k`` "partial").
-    eigh() : resolved eigenpairs (``lam > tolerance``, at most ``rank``), cached.
-    cholesky() : ``("raw", chol(K))`` in the matrix's memory, or ``("centered", L_c)``.
-    sqrt(route) : ``F`` with ``F F^T = K_c`` from "eigen" or "cholesky".
-    apply_sqrt(a, route) : ``a F^T`` without forming ``F`` (row draws ``a``).
-    solve(k_c, route) : dual coefficients ``alpha`` with ``K_c alpha = k_c``.
-    centered_vectors(X_new) : ``k_c(x)`` (M, N) of new points.
-    project(X_new, basis) : ``k_c(X_new) @ basis`` in row blocks (the rows of ``K_c`` for ``X``).
-    uncenter(K_c_rows, row_means) : raw kernel vectors.
-    raw_rows(start, stop) : training rows of the raw ``K``, from ``K_c`` while it is held.
-    release() : drop the matrix (statistics and factors stay).
-
     Examples
     --------
     >>> import torch
@@ -439,10 +425,6 @@ class CenteredGram:
                 return self.matrix @ basis
             rows = block_rows(self.batch_size, self.n_samples, self.dtype)
             return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
-
-    def uncenter(self, K_c_rows: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
-        """Raw kernel vectors from centered ones (:meth:`KernelCenterer.uncenter`)."""
-        return self.centerer.uncenter(K_c_rows, row_means)
 
     # ------------------------------------------------------------------ memory
     def raw_rows(self, start: int, stop: int) -> torch.Tensor:
