@@ -87,22 +87,22 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
         # Written in place, a block costs no memory: fewer, larger products run closer to peak speed,
         # while 16 blocks of the triangle compute only 1 / 16 more products than the triangle itself.
         rows = max(rows, -(-N // 16))
-    scales = []
+    diagonal = kernel.diag(X)
+    # The RBF fill's entries are exp of a non-positive (clipped) exponent, so in [0, 1]: the largest is
+    # on the diagonal (1), and no pass over K is needed. NaN is impossible there: the exponent is a
+    # product of finite rows whose squares _rbf_filler checked against overflow.
+    scales = [matrix_scale(diagonal)]
     for i in range(0, N, rows):
         j = min(i + rows, N)
         if fill is not None:
             fill(i, j, K[i:j, :j])  # written in place: no block temporary
         else:
             K[i:j, :j] = kernel.gram(X[i:j], X[:j])
-            scales.append(matrix_scale(K[i:j, :j]))
         diag_block = K[i:j, i:j]
         diag_block.copy_((diag_block + diag_block.T) / 2)  # a small block: symmetric to the last bit
-    diagonal = kernel.diag(X)
-    K.diagonal().copy_(diagonal)
-    # The RBF fill's entries are exp of a non-positive (clipped) exponent, so in [0, 1]: the largest is
-    # on the diagonal (1), and no pass over K is needed. NaN is impossible there: the exponent is a
-    # product of finite rows whose squares _rbf_filler checked against overflow.
-    scales.append(matrix_scale(diagonal))
+        diag_block.diagonal().copy_(diagonal[i:j])
+        if fill is None:
+            scales.append(matrix_scale(K[i:j, :j]))  # the block as it stays
     return K, float(torch.tensor(scales, dtype=torch.float64).max())  # max() keeps a NaN
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from kppca._linalg import matrix_scale
-from kppca.kernels import RBF, CallableKernel, CenteredGram, KernelCenterer, Laplacian
+from kppca.kernels import RBF, CallableKernel, CenteredGram, KernelCenterer, Laplacian, Linear, Polynomial
 from kppca.kernels.centering import _lower_row_sums
 from kppca.kernels.gram import gram_matrix, lower_gram_matrix, mirror_lower_
 
@@ -33,8 +33,9 @@ def X():
     return torch.as_tensor(np.random.default_rng(0).normal(size=(150, 4)))
 
 
-@pytest.mark.parametrize("kernel", [RBF(1.3), Laplacian(2.0), CallableKernel(lambda A, B: (1 + A @ B.T) ** 2)],
-                         ids=["rbf-in-place", "laplacian-blocks", "callable"])
+@pytest.mark.parametrize("kernel", [RBF(1.3), Laplacian(2.0), Linear(), Polynomial(3, 1.0),
+                                    CallableKernel(lambda A, B: (1 + A @ B.T) ** 2)],
+                         ids=["rbf-in-place", "laplacian", "linear", "polynomial", "callable"])
 @pytest.mark.parametrize("batch_size", [None, 7])
 def test_lower_gram_matrix_scale_is_the_largest_entry(X, kernel, batch_size):
     """The scale is read off the diagonal (in-place RBF) or the blocks as built: ``max |K_ij|`` exactly.
