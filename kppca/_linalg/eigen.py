@@ -127,7 +127,7 @@ def eigh_top(
     v0 = rng.uniform(-1.0, 1.0, n)
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
     blas = contextlib.nullcontext()
-    if symmetric.supports(A) and A.is_contiguous():
+    if symmetric.reads_one_triangle(A):
         op = symmetric.symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
         if symmetric.one_thread_suffices(A):
             blas = blas_threads(1)  # no OpenBLAS worker woken, so none left spinning after the fit

@@ -26,7 +26,7 @@ import torch
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["ONE_THREAD_BYTES", "one_thread_suffices", "supports", "symmetric_operator"]
+__all__ = ["ONE_THREAD_BYTES", "one_thread_suffices", "reads_one_triangle", "supports", "symmetric_operator"]
 
 #: A matrix of at most this many bytes goes through Lanczos on one BLAS thread.
 ONE_THREAD_BYTES = 64 * 2**20
@@ -37,6 +37,12 @@ _PREFIX = {torch.float32: "s", torch.float64: "d"}
 def supports(A: torch.Tensor) -> bool:
     """True when ``A`` is a float32/float64 CPU tensor, the case the BLAS routines here serve."""
     return A.device.type == "cpu" and A.dtype in _PREFIX
+
+
+def reads_one_triangle(A: torch.Tensor) -> bool:
+    """True when :func:`symmetric_operator` serves ``A`` (a contiguous float32/float64 CPU tensor): Lanczos
+    (:func:`~kppca._linalg.eigh_top`) then reads its lower triangle only, and elsewhere the whole matrix."""
+    return supports(A) and A.is_contiguous()
 
 
 def symmetric_operator(A: torch.Tensor) -> LinearOperator:
@@ -53,7 +59,7 @@ def symmetric_operator(A: torch.Tensor) -> LinearOperator:
     -------
     scipy.sparse.linalg.LinearOperator
     """
-    if not (supports(A) and A.is_contiguous()):
+    if not reads_one_triangle(A):
         raise ValueError("symmetric_operator needs a contiguous float32/float64 CPU tensor.")
     symv = getattr(blas, _PREFIX[A.dtype] + "symv")
     A_f = A.numpy().T  # Fortran order: its upper triangle is A's lower one

@@ -256,11 +256,10 @@ class CenteredGram:
         if getattr(self.kernel, "strictly_positive_definite", False):
             # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
             self.structural_rank
-        # First: the build's scale check refuses non-finite data with a clear message. Lanczos on the
-        # CPU reads the lower triangle only; everything else gets the whole matrix.
+        # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the
+        # lower triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
         K_c = self._lower()
-        if not (solver == "partial" and isinstance(self.structural_rank, int) and symmetric.supports(K_c)
-                and K_c.is_contiguous()):
+        if not (solver == "partial" and isinstance(self.structural_rank, int) and symmetric.reads_one_triangle(K_c)):
             K_c = self.matrix
         spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
                               rank=self.structural_rank, scale=self.scale, random_state=random_state)
