@@ -151,52 +151,23 @@ class StrOptions(Constraint):
         return "one of {" + ", ".join(repr(o) for o in sorted(self.options, key=str)) + "}"
 
 
-class _InstanceOf(Constraint):
-    def __init__(self, kind: type | tuple[type, ...]):
-        self.kind = kind
+class _Predicate(Constraint):
+    """The values for which ``test`` is true, described by ``description`` (the shorthands' constraints)."""
+
+    def __init__(self, test: Callable[[Any], bool], description: str):
+        self.test, self.description = test, description
 
     def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, self.kind)
+        return bool(self.test(value))
 
     def __str__(self) -> str:
-        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-        return " or ".join(f"an instance of {k.__module__.split('.')[0]}.{k.__qualname__}"
-                           if k.__module__ != "builtins" else f"a {k.__name__}" for k in kinds)
+        return self.description
 
 
-class _NoneConstraint(Constraint):
-    def is_satisfied_by(self, value: Any) -> bool:
-        return value is None
-
-    def __str__(self) -> str:
-        return "None"
-
-
-class _Boolean(Constraint):
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, (bool, np.bool_))
-
-    def __str__(self) -> str:
-        return "True or False"
-
-
-class _Callable(Constraint):
-    def is_satisfied_by(self, value: Any) -> bool:
-        return callable(value)
-
-    def __str__(self) -> str:
-        return "a callable"
-
-
-class _RandomState(Constraint):
-    def is_satisfied_by(self, value: Any) -> bool:
-        if value is None or isinstance(value, (np.random.Generator, np.random.RandomState, torch.Generator)):
-            return True
-        return _is_int(value) and 0 <= value <= MAX_SEED
-
-    def __str__(self) -> str:
-        return ("None, an int in the range [0, 2**64 - 1], a numpy Generator/RandomState "
-                "or a torch.Generator")
+def _is_random_state(value: Any) -> bool:
+    if value is None or isinstance(value, (np.random.Generator, np.random.RandomState, torch.Generator)):
+        return True
+    return _is_int(value) and 0 <= value <= MAX_SEED
 
 
 #: Names accepted for the floating dtypes.
@@ -228,21 +199,17 @@ def dtype_from_spec(dtype: Any) -> torch.dtype | None:
     )
 
 
-class _Parsed(Constraint):
-    """The values that ``parse`` accepts (it raises InvalidParameterError on the others)."""
+def _parses(parse: Callable[[Any], Any]) -> Callable[[Any], bool]:
+    """Whether ``parse`` accepts a value (it raises InvalidParameterError on the others)."""
 
-    def __init__(self, parse: Callable[[Any], Any], description: str):
-        self.parse, self.description = parse, description
-
-    def is_satisfied_by(self, value: Any) -> bool:
+    def test(value: Any) -> bool:
         try:
-            self.parse(value)
+            parse(value)
         except InvalidParameterError:
             return False
         return True
 
-    def __str__(self) -> str:
-        return self.description
+    return test
 
 
 def device_from_spec(device: Any) -> torch.device:
@@ -272,14 +239,16 @@ def device_from_spec(device: Any) -> torch.device:
     return dev
 
 
-_SHORTHANDS: dict[str, Callable[[], Constraint]] = {
-    "boolean": _Boolean,
-    "random_state": _RandomState,
-    "dtype": functools.partial(
-        _Parsed, dtype_from_spec, "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
+_SHORTHANDS: dict[str, Constraint] = {
+    "boolean": _Predicate(lambda value: isinstance(value, (bool, np.bool_)), "True or False"),
+    "random_state": _Predicate(
+        _is_random_state, "None, an int in the range [0, 2**64 - 1], a numpy Generator/RandomState or a torch.Generator"
     ),
-    "device": functools.partial(
-        _Parsed, device_from_spec, "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
+    "dtype": _Predicate(
+        _parses(dtype_from_spec), "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
+    ),
+    "device": _Predicate(
+        _parses(device_from_spec), "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
     ),
 }
 
@@ -289,13 +258,16 @@ def make_constraint(constraint: Any) -> Constraint:
     if isinstance(constraint, Constraint):
         return constraint
     if constraint is None:
-        return _NoneConstraint()
+        return _Predicate(lambda value: value is None, "None")
     if constraint is callable:
-        return _Callable()
+        return _Predicate(callable, "a callable")
     if isinstance(constraint, str) and constraint in _SHORTHANDS:
-        return _SHORTHANDS[constraint]()
+        return _SHORTHANDS[constraint]
     if isinstance(constraint, (type, tuple)):
-        return _InstanceOf(constraint)
+        kinds = constraint if isinstance(constraint, tuple) else (constraint,)
+        description = " or ".join(f"an instance of {k.__module__.split('.')[0]}.{k.__qualname__}"
+                                  if k.__module__ != "builtins" else f"a {k.__name__}" for k in kinds)
+        return _Predicate(lambda value: isinstance(value, constraint), description)
     raise ValueError(f"unknown constraint {constraint!r}")  # a programming error, not a user's
 
 
