@@ -88,18 +88,6 @@ class ShapeContext:
         return None
 
 
-def _values_check(T: torch.Tensor, finite: bool, positive: bool, nonnegative: bool) -> str | None:
-    if not (T.dtype.is_floating_point and T.numel()):
-        return None
-    if finite and not bool(torch.isfinite(T).all()):
-        return "holds NaN or infinite values"
-    if positive and not bool((T > 0).all()):
-        return "holds values <= 0 (all must be positive)"
-    if nonnegative and not bool((T >= 0).all()):
-        return "holds negative values"
-    return None
-
-
 class TensorSpec(StateConstraint):
     """A torch tensor of a given dtype kind, shape and value range.
 
@@ -135,8 +123,16 @@ class TensorSpec(StateConstraint):
             return f"is a {type(value).__name__}, expected a tensor"
         if self.ndim is not None and value.ndim != self.ndim:
             return f"has {value.ndim} dimension(s), expected {self.ndim}"
-        return (self._dtype_ok(value.dtype, context) or context.check_shape(tuple(value.shape), self.shape)
-                or _values_check(value, self.finite, self.positive, self.nonnegative))
+        reason = self._dtype_ok(value.dtype, context) or context.check_shape(tuple(value.shape), self.shape)
+        if reason or not (value.dtype.is_floating_point and value.numel()):
+            return reason
+        if self.finite and not bool(torch.isfinite(value).all()):
+            return "holds NaN or infinite values"
+        if self.positive and not bool((value > 0).all()):
+            return "holds values <= 0 (all must be positive)"
+        if self.nonnegative and not bool((value >= 0).all()):
+            return "holds negative values"
+        return None
 
     def __str__(self) -> str:
         return f"a {self.dtype} tensor" + (f" of shape {self.shape}" if self.shape else "")
@@ -226,11 +222,7 @@ class ListOf(StateConstraint):
             reason = context.check_shape((len(value),), (self.length,))
             if reason:
                 return "length " + reason.replace(" along axis 0", "")
-        for i, item in enumerate(value):
-            reason = _check_one(item, self.items, context)
-            if reason:
-                return f"item {i} {reason}"
-        return None
+        return _first_failure(((f"item {i}", item, self.items) for i, item in enumerate(value)), context)
 
     def __str__(self) -> str:
         return "a tuple" if self.tuple else "a list"
@@ -357,10 +349,12 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
     except (InvalidParameterError, ValueError, TypeError) as exc:
         return f"has an invalid parameter ({exc})"
     for key, value in params.items():
+        # Kernels and feature maps (what has ``_check_params``) among the parameters, checked by their classes.
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            reason = _nested_component(item)
-            if reason:
-                return f"parameter {key!r} {reason}"
+            if hasattr(item, "_check_params") and not isinstance(item, type):
+                reason = validate_object(item, unfitted=True)
+                if reason:
+                    return f"parameter {key!r} ({type(item).__name__}): {reason}"
     constraints = declared(cls)
     names = list(getattr(obj, "__dict__", {}))
     names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
@@ -386,14 +380,6 @@ def _holds_objects(value: Any) -> bool:
     return any(hasattr(v, "__dict__") and not isinstance(v, (torch.Tensor, np.ndarray, type)) for v in items)
 
 
-def _nested_component(value: Any) -> str | None:
-    """A kernel or feature map (what has ``_check_params``) inside another one's parameters, checked by its class."""
-    if hasattr(value, "_check_params") and not isinstance(value, type):
-        reason = validate_object(value, unfitted=True)
-        return None if reason is None else f"({type(value).__name__}): {reason}"
-    return None
-
-
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
                    symbols: dict[str, int] | None = None) -> str | None:
     """Check a decoded fitted ``state`` against ``cls._fitted_constraints``.
@@ -416,11 +402,8 @@ def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
         return f"its state lacks {', '.join(map(repr, missing))} (required fitted state of {cls.__name__})"
     context = ShapeContext({**params, **state})
     context.symbols.update(symbols or {})
-    nested = [k for k in constraints if k in state and _holds_objects(state[k])]
-    for key, allowed in [(k, v) for k, v in constraints.items() if k not in nested] + [
-            (k, constraints[k]) for k in nested]:
-        if key in state:
-            reason = _check_one(state[key], allowed, context)
-            if reason:
-                return f"the fitted attribute {key!r} of {cls.__name__} {reason}"
+    for key in sorted((k for k in constraints if k in state), key=lambda k: _holds_objects(state[k])):
+        reason = _check_one(state[key], constraints[key], context)
+        if reason:
+            return f"the fitted attribute {key!r} of {cls.__name__} {reason}"
     return None
