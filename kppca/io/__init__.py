@@ -8,8 +8,8 @@ registered classes and validates what it reads, and never runs code.
 
 Modules: :mod:`~kppca.io.format` (container, bounds, checksum, versions),
 :mod:`~kppca.io.registry` (names), :mod:`~kppca.io.specs` (declarations),
-:mod:`~kppca.io.encoding` (values and nested objects), :mod:`~kppca.io.validation`
-(building validated objects), :mod:`~kppca.io.api` (``save``/``load``, :class:`SavableMixin`).
+:mod:`~kppca.io.encoding` (values and nested objects, built validated), :mod:`~kppca.io.api`
+(``save``/``load``, :class:`SavableMixin`).
 """
 
 from .api import SavableMixin, load, save

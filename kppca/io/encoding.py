@@ -20,11 +20,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Integral, Interval, InvalidParameterError, device_from_spec
+from .._param_validation import (
+    Integral,
+    Interval,
+    InvalidParameterError,
+    device_from_spec,
+    validate_parameter_constraints,
+)
 from .format import CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
-from .specs import declared, init_params, is_fitted_name
-from .validation import build_instance
+from .specs import check_relations, declared, init_params, is_fitted_name, validate_state
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
@@ -315,7 +320,15 @@ class Decoder:
         return self.build(cls, value.get("params"), value.get("state"), name)
 
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
-        """An instance of ``cls`` from its encoded parameters and state, validated.
+        """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
+
+        A registered estimator's parameters are checked against ``_parameter_constraints`` as ``fit``
+        checks them, its fitted state against ``_fitted_constraints`` (:func:`~kppca.io.specs.validate_state`).
+        A registered class without ``get_params`` (a fitted view, a level) is rebuilt without calling
+        ``__init__``, from its declared and checked state alone. Components (kernels, feature maps, the
+        kernel centerer) may hold only fitted attributes (``name_``: no private names, no methods or
+        properties), their floating tensors finite. A parameter the class names in ``_retired_params``
+        (one it no longer takes) is dropped when the file holds it at None, its former default.
 
         An estimator inside another one's constructor parameters (e.g. a meta-estimator's
         template ``estimator``) may be unfitted: an empty state, no fitted state required.
@@ -329,7 +342,46 @@ class Decoder:
             state = self.attributes(encoded_state, f"the state of {name}")
         finally:
             self.in_params = in_params
-        return build_instance(cls, params, state, name, self.fail, unfitted=in_params and not state)
+        registered = name_of(cls) is not None
+        estimator = hasattr(cls, "get_params")
+        if registered and not estimator:
+            reason = f"parameters for {name}, which is rebuilt from its state alone" if params else None
+            reason = reason or validate_state(cls, state, {})
+            if reason:
+                raise self.fail(reason)
+            obj = cls.__new__(cls)
+            for key, value in state.items():
+                object.__setattr__(obj, key, value)  # frozen dataclasses too; the names were checked above
+            return obj
+        if not registered:  # a component
+            for key, value in state.items():
+                existing = getattr(cls, key, None)
+                if callable(existing) or isinstance(existing, property):
+                    raise self.fail(f"the state of {name} would replace its method or property {key!r}")
+                if not is_fitted_name(key):
+                    raise self.fail(f"the state of {name} holds {key!r}, which is not a fitted attribute (name_)")
+                floating = isinstance(value, torch.Tensor) and value.dtype.is_floating_point
+                if floating and not bool(torch.isfinite(value).all()):
+                    raise self.fail(f"the fitted attribute {key!r} of {name} holds NaN or infinite values")
+        retired = getattr(cls, "_retired_params", ())
+        params = {k: v for k, v in params.items() if not (k in retired and v is None)}
+        try:
+            obj = cls(**params)
+            if estimator and hasattr(cls, "_parameter_constraints"):
+                # The same declared constraints as fit: a file cannot smuggle in values fit would refuse.
+                validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"bad parameters for {name} ({exc})") from exc
+        if registered and estimator and not (in_params and not state):
+            reason = validate_state(cls, state, params)
+            if reason:
+                raise self.fail(reason)
+        for key, value in state.items():
+            setattr(obj, key, value)
+        reason = check_relations(obj) if state else None
+        if reason:
+            raise self.fail(f"{name} {reason}")
+        return obj
 
     def custom_kernel(self, value: dict) -> Any:
         from ..kernels.registry import as_kernel
