@@ -129,7 +129,7 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
         ``path`` does not exist.
     """
     path = Path(path)
-    document, tensors, _ = read_file(path)
+    document, tensors = read_file(path)
     key = document["class"]
     cls = lookup(key) if isinstance(key, str) else None
     if cls is None or not hasattr(cls, "get_params"):

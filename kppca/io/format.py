@@ -14,10 +14,8 @@ raw bytes of each, see :func:`document_digest`): a flipped digit in the
 metadata or a flipped byte in the body is a :class:`ModelFileError` instead of
 a silently different model. It detects corruption and careless edits, not a
 forger who recomputes it; what a file may hold is checked separately, by the
-classes' declarations (:mod:`kppca.io.specs`). Only this version is read:
-versions 1 and 2 were written by development versions of kppca 0.1.0 (their
-checksums left the metadata, or everything, unchecked) and no released kppca
-wrote them, so reading them would only keep unchecked paths alive.
+classes' declarations (:mod:`kppca.io.specs`). Only this version is read
+(:func:`check_version`).
 
 Reading takes the whole file into memory once and copies every tensor out of
 it: a loaded model never maps its file, so overwriting or truncating the file
@@ -204,8 +202,8 @@ def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, t
     return tensors
 
 
-def check_version(document: dict[str, Any], path: Path) -> int:
-    """The file's ``format_version`` if this kppca reads it, else a :class:`ModelFileError`."""
+def check_version(document: dict[str, Any], path: Path) -> None:
+    """Raise a :class:`ModelFileError` unless this kppca reads the file's ``format_version``."""
     if document["format"] != FORMAT_NAME:
         raise ModelFileError(f"{path} is not a kppca model file (format {document['format']!r}).")
     version = document["format_version"]
@@ -217,10 +215,9 @@ def check_version(document: dict[str, Any], path: Path) -> int:
             f"{path} was written by kppca {str(document['kppca_version'])[:40]} in model-file format version "
             f"{version}; this kppca reads version {FORMAT_VERSION} only: {fix}."
         )
-    return version
 
 
-def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor], int]:
+def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """Read, bound-check and verify a model file.
 
     Returns
@@ -230,8 +227,6 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     tensors : dict of str to Tensor
         CPU tensors, copies owned by the caller; the digest of the document and
         the tensors has been verified.
-    version : int
-        The file's format version.
 
     Raises
     ------
@@ -259,7 +254,7 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     missing = [field for field in _REQUIRED_FIELDS if field not in document]
     if missing:
         raise invalid(path, f"missing field(s) {', '.join(missing)}")
-    version = check_version(document, path)
+    check_version(document, path)
     tensors = _tensors(data, header, path)
     del data
     expected = document.get("sha256")
@@ -268,4 +263,4 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     if document_digest(document, tensors) != expected:
         raise invalid(path, "the sha256 digest of its metadata and tensors does not match (the file is corrupt or "
                             "was edited)")
-    return document, tensors, version
+    return document, tensors

@@ -38,7 +38,7 @@ DEFECTS = ("silently_different", "fails_at_first_use", "other_error_at_load")
 
 def read(path: Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """The JSON document (without its digest) and the tensors of a file, read without kppca's checks."""
-    document, tensors, _ = file_format.read_file(path)
+    document, tensors = file_format.read_file(path)[:2]  # older kppca returned the version too
     document.pop("sha256", None)
     document.pop("tensors_sha256", None)
     return document, tensors
