@@ -128,7 +128,8 @@ class Encoder:
 
         name = name_of(type(value)) or self.components.get(type(value))
         if name is not None:
-            return self.encode_object(value, name, where)
+            params, state = self.encode_parts(value, where, where)
+            return {"__object__": name, "params": params, "state": state}
         if isinstance(value, Kernel) or (callable(value) and not isinstance(value, (type, FeatureMap))):
             return self._custom_kernel(value, where)
         if isinstance(value, FeatureMap):
@@ -141,11 +142,6 @@ class Encoder:
             "(tensors, numpy arrays, numbers, strings, lists, tuples, dicts, kernels, feature maps and "
             "classes registered with kppca.io.register are)."
         )
-
-    def encode_object(self, obj: Any, name: str, where: str) -> dict:
-        """``{"__object__": name, "params": ..., "state": ...}`` for a registered class or a component."""
-        params, state = self.encode_parts(obj, where, where)
-        return {"__object__": name, "params": params, "state": state}
 
     def encode_parts(self, obj: Any, params_where: str, state_where: str) -> tuple[dict, dict]:
         """The encoded constructor parameters and fitted state of ``obj`` (tensors named by the prefixes)."""

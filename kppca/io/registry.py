@@ -19,7 +19,7 @@ imported; classes of other packages register when their module is imported.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, overload
+from typing import Any
 
 #: kppca packages whose import registers every kppca estimator (imported on a registry miss).
 PLUGIN_PACKAGES = ("kppca.models", "kppca.rkm")
@@ -30,13 +30,6 @@ _CLASSES: dict[str, type] = {}
 def default_name(cls: type) -> str:
     """``"<top-level package>.<class name>"``, e.g. ``"kppca.DualPPCA"``."""
     return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
-
-
-@overload
-def register(cls: type, *, name: str | None = None, fitted_constraints: dict | None = None) -> type: ...
-@overload
-def register(cls: None = None, *, name: str | None = None,
-             fitted_constraints: dict | None = None) -> Callable[[type], type]: ...
 
 
 def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None) -> Any:
