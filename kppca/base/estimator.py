@@ -38,9 +38,9 @@ from .._param_validation import device_from_spec
 from ..io import SavableMixin
 from .._validation import (
     ArrayLike,
+    as_numpy,
     as_tensor,
     check_feature_names,
-    check_new_input,
     is_numpy_like,
     resolve_dtype,
     to_output,
@@ -67,11 +67,12 @@ RUNTIME_CONSTRAINTS: dict[str, list[Any]] = {
 _UNSET: Any = object()
 
 
-def _labels_as_numpy(y: Any) -> np.ndarray:
-    """Class labels as a numpy array (a tensor, even one that requires grad, is detached first)."""
-    if isinstance(y, torch.Tensor):
-        return y.detach().cpu().numpy()
-    return np.asarray(y)
+def _warn_column_vector() -> None:
+    warnings.warn(
+        "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
+        DataConversionWarning,
+        stacklevel=4,  # the estimator's fit, through _validate_fit_input and _encode_classes or _continuous_target
+    )
 
 
 # ---------------------------------------------------------------------- persistence
@@ -139,11 +140,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
             self.__dict__[self._cache_attribute] = LazyCache()
 
     # ------------------------------------------------------------------ fit preamble
-    def _resolve_dtype_device(self, X: ArrayLike) -> None:
-        """``_dtype`` / ``_device`` from the ``dtype`` / ``device`` parameters (float32 input stays float32)."""
-        self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)
-        self._device = device_from_spec(getattr(self, "device", None))
-
     def _check_fit_params(self) -> None:
         """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""
 
@@ -153,7 +149,8 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         array); :meth:`_validate_fit_input` continues with the checks of an (N, D) matrix."""
         self._check_fit_params()
         self._drop_caches()
-        self._resolve_dtype_device(X)
+        self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)  # float32 input stays float32
+        self._device = device_from_spec(getattr(self, "device", None))
         self._numpy_fit_ = is_numpy_like(X)
 
     def _validate_fit_input(
@@ -207,13 +204,9 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     def _encode_classes(self, y: ArrayLike) -> torch.Tensor:
         """Set ``classes_`` and return the integer code of each label (a long tensor on ``_device``)."""
-        y_arr = _labels_as_numpy(y)
+        y_arr = as_numpy(y)  # a tensor, even one that requires grad, is detached first
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            warnings.warn(
-                "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
-                DataConversionWarning,
-                stacklevel=3,
-            )
+            _warn_column_vector()
             y_arr = y_arr.ravel()
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-D class labels, got shape {y_arr.shape}.")
@@ -236,11 +229,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         if not multi_output and Y.ndim == 2:
             if Y.shape[1] != 1:
                 raise ValueError(f"y must be 1-D (one target), got shape {tuple(Y.shape)}.")
-            warnings.warn(
-                "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
-                DataConversionWarning,
-                stacklevel=3,
-            )
+            _warn_column_vector()
             Y = Y[:, 0]
         return Y
 
@@ -258,7 +247,15 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     def _validate_new_input(self, X: ArrayLike, name: str = "X", *, method: str) -> torch.Tensor:
         """New data for the fitted model: fitted check, feature names and count, fit dtype and device."""
         self._check_fitted(method)
-        return check_new_input(self, self._densify(X), name)
+        X = self._densify(X)
+        check_feature_names(self, X, reset=False)
+        T = as_tensor(X, name, dtype=self._dtype, device=self._device)
+        if T.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"{name} has {T.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input; pass data with the same columns as in fit."
+            )
+        return T
 
     def _densify(self, X: ArrayLike) -> ArrayLike:
         """A scipy.sparse ``X`` as a new dense array when the estimator accepts sparse input (else unchanged).
