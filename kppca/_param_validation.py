@@ -178,21 +178,16 @@ def dtype_from_spec(dtype: Any) -> torch.dtype | None:
     """The torch dtype meant by a ``dtype`` parameter (None stays None), or raise."""
     if dtype is None:
         return None
-    if isinstance(dtype, str):
-        key = dtype.replace("torch.", "").replace("numpy.", "")
+    if isinstance(dtype, (str, torch.dtype)):  # "float32", "torch.float64", "double", torch.float32, ...
+        key = str(dtype).replace("torch.", "").replace("numpy.", "")
         key = {"double": "float64", "float": "float32", "single": "float32"}.get(key, key)
-        if key in _DTYPE_NAMES:
-            return _DTYPE_NAMES[key]
-    elif isinstance(dtype, torch.dtype):
-        if dtype in (torch.float32, torch.float64):
-            return dtype
     else:
         try:
-            np_dtype = np.dtype(dtype)
+            key = np.dtype(dtype).name
         except TypeError:
-            np_dtype = None
-        if np_dtype is not None and np_dtype.name in _DTYPE_NAMES:
-            return _DTYPE_NAMES[np_dtype.name]
+            key = None
+    if key in _DTYPE_NAMES:
+        return _DTYPE_NAMES[key]
     raise InvalidParameterError(
         f"dtype={dtype!r} is not supported; use 'float64', 'float32' or None (float32 data stay float32, "
         "everything else becomes float64)."

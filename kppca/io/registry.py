@@ -1,13 +1,7 @@
 """Which classes a model file may name: registration instead of a fixed list.
 
-A class takes part in model files by registering under a stable name::
-
-    @kppca.io.register                      # name "kppca.DualPPCA" (package + class name)
-    class DualPPCA(...):
-        _fitted_constraints = {...}         # the fitted state a file may hold (see kppca.io.specs)
-
-Estimators and the helper objects they hold (fitted views, levels) register the
-same way. Kernels and feature maps are named through their own registries
+A class takes part in model files by registering under a stable name (:func:`register`):
+estimators and the helper objects they hold (fitted views, levels) alike. Kernels and feature maps are named through their own registries
 (:data:`kppca.kernels.KERNELS`, :data:`kppca.features.FEATURE_MAPS`), as
 ``"kernel:<name>"`` and ``"feature_map:<name>"``. Loading builds only classes
 found here, never anything a file names otherwise: nothing is imported from a
