@@ -1,9 +1,9 @@
 """Which classes a model file may name: registration instead of a fixed list.
 
 A class takes part in model files by registering under a stable name (:func:`register`):
-estimators and the helper objects they hold (fitted views, levels) alike. Kernels and feature maps are named through their own registries
-(:data:`kppca.kernels.KERNELS`, :data:`kppca.features.FEATURE_MAPS`), as
-``"kernel:<name>"`` and ``"feature_map:<name>"``. Loading builds only classes
+estimators and the helper objects they hold (fitted views, levels) alike. Kernels and
+feature maps are named through their own registries (:data:`kppca.kernels.KERNELS`,
+:data:`kppca.features.FEATURE_MAPS`), as ``"kernel:<name>"`` and ``"feature_map:<name>"``. Loading builds only classes
 found here, never anything a file names otherwise: nothing is imported from a
 name read in a file. A registry miss first imports kppca's own estimator
 packages (:data:`PLUGIN_PACKAGES`, a constant), whose classes register when
