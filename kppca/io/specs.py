@@ -28,7 +28,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Constraint, Integral, Interval, make_constraint
+from .._param_validation import (
+    Constraint,
+    Integral,
+    Interval,
+    InvalidParameterError,
+    make_constraint,
+    validate_parameter_constraints,
+)
 
 #: In a constraint list: the attribute may be absent from the state.
 OPTIONAL = "optional"
@@ -58,10 +65,6 @@ class ShapeContext:
     def __init__(self, state: dict[str, Any]):
         self.state = state
         self.symbols: dict[str, int] = {}
-
-    def dtype(self) -> torch.dtype | None:
-        dtype = self.state.get("_dtype")
-        return dtype if isinstance(dtype, torch.dtype) else None
 
     def check_shape(self, shape: tuple[int, ...], expected: tuple[Any, ...] | None) -> str | None:
         if expected is None:
@@ -112,7 +115,8 @@ class TensorSpec(StateConstraint):
         if isinstance(self.dtype, torch.dtype):
             return None if dtype == self.dtype else f"has dtype {dtype}, expected {self.dtype}"
         if self.dtype == "float":
-            model = context.dtype()
+            model = context.state.get("_dtype")
+            model = model if isinstance(model, torch.dtype) else None
             if dtype not in _FLOATS or (model is not None and dtype != model):
                 return f"has dtype {dtype}, expected the model's float dtype {model or 'float32/float64'}"
             return None
@@ -338,8 +342,6 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
     str or None
         None when valid, else what is wrong.
     """
-    from .._param_validation import InvalidParameterError, validate_parameter_constraints
-
     cls, params = type(obj), init_params(obj)
     try:
         if hasattr(obj, "_check_params"):
