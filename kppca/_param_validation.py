@@ -10,12 +10,9 @@ as scikit-learn does, with scikit-learn's names (``sklearn/utils/_param_validati
         "random_state": ["random_state"],
     }
 
-and wrap ``fit`` with :func:`fit_context`, which checks every parameter against
-its constraints before any work and makes the fit atomic: if ``fit`` raises,
-the estimator is put back exactly as it was (a previously fitted model stays
-fitted, with bit-identical attributes). Scalar arguments of functions use
-:func:`check_scalar`, which speaks the same vocabulary, so the phrase "must be an
-int in the range [1, inf)" means the same thing everywhere.
+and wrap ``fit`` with :func:`fit_context` (every parameter checked before any work, the
+fit atomic). Scalar arguments of functions use :func:`check_scalar`, which speaks the same
+vocabulary, so the phrase "must be an int in the range [1, inf)" means the same thing everywhere.
 
 Constraints are either :class:`Constraint` objects or these shorthands:
 

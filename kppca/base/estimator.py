@@ -1,22 +1,12 @@
 """The one estimator scaffold: the fit preamble, the fitted check, tags and output conversion.
 
-Every kppca estimator (:class:`~kppca.models._base.BasePPCA` and the RKMs)
-inherits :class:`KernelEstimator`, so that
-
-* ``fit`` starts with :meth:`KernelEstimator._validate_fit_input` (caches dropped,
-  dtype/device resolved, ``n_features_in_`` / ``feature_names_in_`` recorded,
-  class labels encoded, targets converted);
-* every method of a fitted model validates new data with
-  :meth:`KernelEstimator._validate_new_input` (fitted check, feature names and
-  count, dtype/device), and raises one :class:`~sklearn.exceptions.NotFittedError`
-  message format;
-* results come back as numpy or torch like the user's input
-  (:meth:`KernelEstimator._to_output`).
-
-Constructors only store their arguments, with one call:
-``self._store_params(locals())`` (see :meth:`KernelEstimator._store_params`).
-Hyper-parameters are checked by :func:`~kppca._param_validation.fit_context`
-(wrapping ``fit``) against the class attribute ``_parameter_constraints``.
+Every kppca estimator (:class:`~kppca.models._base.BasePPCA` and the RKMs) inherits
+:class:`KernelEstimator`: ``fit`` starts with :meth:`KernelEstimator._validate_fit_input`, a
+fitted model's methods validate new data with :meth:`KernelEstimator._validate_new_input`, and
+results come back as numpy or torch like the user's input (:meth:`KernelEstimator._to_output`).
+Constructors only store their arguments, with ``self._store_params(locals())``; hyper-parameters
+are checked by :func:`~kppca._param_validation.fit_context` (wrapping ``fit``) against the class
+attribute ``_parameter_constraints``.
 """
 
 from __future__ import annotations
