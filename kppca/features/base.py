@@ -85,10 +85,8 @@ class FeatureMap(BaseEstimator):
         """
         return None
 
-    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
-        # All constructor parameters, not only the non-default ones (scikit-learn's default).
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
-        return f"{type(self).__name__}({params})"
+    # All constructor parameters, as for the kernels (scikit-learn prints only the non-default ones).
+    __repr__ = Kernel.__repr__
 
 
 class FeatureMapKernel(Kernel):
