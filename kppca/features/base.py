@@ -123,8 +123,7 @@ class FeatureMapKernel(Kernel):
         return self.feature_map.map(X)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        fx = self.feature_map.map(X)
+        fx = self.explicit_features(X)
         fy = fx if Y is X else self.feature_map.map(Y)
         return fx @ fy.T
 

@@ -143,10 +143,7 @@ def kpca_limit_sweep(
     rows: list[dict[str, Any]] = []
     for q in sorted(int(q) for q in qs):
         ml_model = DualPPCA(q, kernel=kern, eigen_solver="dense").fit(X)
-        if X_eval is None:
-            Xe = ml_model.X_fit_
-        else:
-            Xe = ml_model._validate_new_input(X_eval, "X_eval", method="kpca_limit")
+        Xe = ml_model.X_fit_ if X_eval is None else ml_model._validate_new_input(X_eval, "X_eval", method="kpca_limit")
         N = ml_model.n_samples_
         lam = ml_model.eigenvalues_.detach().cpu().numpy()
         # KPCA side, by scikit-learn on the Gram matrix of kernel_ (the resolved width), independently of kppca's
