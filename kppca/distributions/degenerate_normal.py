@@ -97,20 +97,13 @@ class DegenerateMultivariateNormal(TorchDistribution):
 
     @constraints.dependent_property(is_discrete=False, event_dim=1)
     def support(self) -> constraints.Constraint:
-        """The affine subspace ``loc + range(F)`` (``R^n`` when ``F`` has full rank), event dimension 1.
-
-        ``support.check(x)`` agrees with :meth:`log_prob`: True where the density is finite.
-        """
+        """The affine subspace ``loc + range(F)``; ``support.check(x)`` is True where :meth:`log_prob` is finite."""
         return _AffineSubspace(self)
 
     @classmethod
     def infer_shapes(cls, loc, scale_factor=None, basis=None, basis_scale=None, support_rtol=None,
                      validate_args=None):
-        """``(batch_shape, event_shape)`` from the shapes of the arguments (Pyro's contract).
-
-        ``loc`` (..., n) carries the batch; ``scale_factor`` (n, m), ``basis`` (n, r) and
-        ``basis_scale`` (r,) are shared by the batch; the scalars do not enter.
-        """
+        """``(batch_shape, event_shape)`` from the argument shapes (Pyro's contract): the batch is ``loc``'s."""
         loc = torch.Size(loc)
         if len(loc) < 1:
             raise ValueError("loc must be at least one-dimensional, shape (..., n).")
