@@ -97,20 +97,13 @@ class DegenerateMultivariateNormal(TorchDistribution):
 
     @constraints.dependent_property(is_discrete=False, event_dim=1)
     def support(self) -> constraints.Constraint:
-        """The affine subspace ``loc + range(F)`` (``R^n`` when ``F`` has full rank), event dimension 1.
-
-        ``support.check(x)`` agrees with :meth:`log_prob`: True where the density is finite.
-        """
+        """The affine subspace ``loc + range(F)``; ``support.check(x)`` is True where :meth:`log_prob` is finite."""
         return _AffineSubspace(self)
 
     @classmethod
     def infer_shapes(cls, loc, scale_factor=None, basis=None, basis_scale=None, support_rtol=None,
                      validate_args=None):
-        """``(batch_shape, event_shape)`` from the shapes of the arguments (Pyro's contract).
-
-        ``loc`` (..., n) carries the batch; ``scale_factor`` (n, m), ``basis`` (n, r) and
-        ``basis_scale`` (r,) are shared by the batch; the scalars do not enter.
-        """
+        """``(batch_shape, event_shape)`` from the argument shapes (Pyro's contract): the batch is ``loc``'s."""
         loc = torch.Size(loc)
         if len(loc) < 1:
             raise ValueError("loc must be at least one-dimensional, shape (..., n).")
@@ -140,12 +133,11 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 )
             if bool((basis_scale <= 0).any()):
                 raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
-        # A factor built from the basis lies in its span exactly: no leak to measure.
-        self._factor_from_basis = scale_factor is None
         if scale_factor is None:
             if basis is None:
                 raise ValueError("give scale_factor, or basis and basis_scale.")
             scale_factor = basis * basis_scale
+            self._leak = 0.0  # a factor built from the basis lies in its span exactly
         if scale_factor.ndim != 2 or scale_factor.shape[0] != n:
             raise ValueError(
                 f"scale_factor must have shape (n, m) = ({n}, m) to match loc, got {tuple(scale_factor.shape)}."
@@ -174,8 +166,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         U, _ = self._basis  # the SVD route sets _leak itself
         if "_leak" in self.__dict__:
             return self.__dict__["_leak"]
-        if self._factor_from_basis:
-            return 0.0
         F = self.scale_factor
         return float(torch.linalg.vector_norm(F - U @ (U.T @ F)))
 
@@ -218,7 +208,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         new.loc = self.loc.expand(batch_shape + self.event_shape)
         new.scale_factor = self.scale_factor
         new.support_rtol = self.support_rtol
-        new._factor_from_basis = self._factor_from_basis
         for key in ("_basis", "_leak"):
             if key in self.__dict__:
                 setattr(new, key, self.__dict__[key])
@@ -234,11 +223,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         return self.loc + a @ self.scale_factor.T
 
     def support_tolerance(self, dtype: torch.dtype | None = None) -> float:
-        """Relative distance from the subspace beyond which a point is off the support.
-
-        ``support_rtol``, never below the rounding ``(n + m) eps`` of drawing ``loc + F a``
-        (``m`` terms per entry) and projecting it (``n`` terms).
-        """
+        """Relative distance from the subspace beyond which a point is off the support (see ``support_rtol``)."""
         n, m = self.scale_factor.shape
         return max(self.support_rtol, rounding_tolerance(dtype or self.loc.dtype, n + m, 1.0))
 

@@ -49,6 +49,7 @@ def _same_range(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal
     return bool(sine <= max(p.support_tolerance(), q.support_tolerance()))
 
 
+@register_kl(DegenerateMultivariateNormal, DegenerateMultivariateNormal)
 def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
     """``KL(p || q)`` of two degenerate normals of the same event shape (n,); ``+inf`` where supports differ.
 
@@ -83,11 +84,6 @@ def _as_degenerate(mvn: MultivariateNormal) -> DegenerateMultivariateNormal:
             "computation over the batch, one covariance at a time."
         )
     return DegenerateMultivariateNormal(mvn.loc, L)
-
-
-@register_kl(DegenerateMultivariateNormal, DegenerateMultivariateNormal)
-def _kl_degenerate_degenerate(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
-    return kl_degenerate_normals(p, q)
 
 
 @register_kl(DegenerateMultivariateNormal, MultivariateNormal)

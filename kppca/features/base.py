@@ -85,10 +85,8 @@ class FeatureMap(BaseEstimator):
         """
         return None
 
-    def __repr__(self, N_CHAR_MAX: int = 700) -> str:
-        # All constructor parameters, not only the non-default ones (scikit-learn's default).
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
-        return f"{type(self).__name__}({params})"
+    # All constructor parameters, as for the kernels (scikit-learn prints only the non-default ones).
+    __repr__ = Kernel.__repr__
 
 
 class FeatureMapKernel(Kernel):
@@ -125,8 +123,7 @@ class FeatureMapKernel(Kernel):
         return self.feature_map.map(X)
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        self._check_params()
-        fx = self.feature_map.map(X)
+        fx = self.explicit_features(X)
         fy = fx if Y is X else self.feature_map.map(Y)
         return fx @ fy.T
 

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validation import numpy_rng
+
 __all__ = ["LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "pool_size"]
 
 #: The landmark selection rules of :class:`~kppca.features.Nystroem`.
@@ -75,10 +77,6 @@ class Reservoir:
         return Reservoir(keys[keep], ids[keep], np.concatenate([self.rows, other.rows])[keep], labels, self.size)
 
 
-def _block_seed(seed: int, block: int) -> np.random.Generator:
-    return np.random.default_rng([seed, block])
-
-
 def block_reservoir(rows: Any, labels: Any, size: int, seed: int, block: int, offset: int | None) -> Reservoir:
     """The bottom-``size`` sample of one block (runs on a Dask worker).
 
@@ -94,17 +92,11 @@ def block_reservoir(rows: Any, labels: Any, size: int, seed: int, block: int, of
     """
     rows = np.asarray(rows)
     n = rows.shape[0]
-    keys = _block_seed(seed, block).random(n)
+    keys = np.random.default_rng([seed, block]).random(n)
     keep = np.argsort(keys, kind="stable")[:size]
     start = offset if offset is not None else block << 40
     labels = None if labels is None else np.asarray(labels).reshape(-1)[keep]
     return Reservoir(keys[keep], (start + keep).astype(np.int64), rows[keep], labels, size)
-
-
-def _seed(random_state: Any) -> int:
-    from .._validation import numpy_rng
-
-    return int(numpy_rng(random_state).integers(2**62))
 
 
 def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
@@ -129,7 +121,7 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
     ids : ndarray of shape (k,), int64
         Row positions in ``X``.
     """
-    seed = _seed(random_state)
+    seed = int(numpy_rng(random_state).integers(2**62))
     if not (hasattr(X, "__dask_graph__") and hasattr(X, "to_delayed")):
         # In memory: the same keys as one block (block index 0).
         res = block_reservoir(X, y, size, seed, 0, 0)
@@ -140,20 +132,17 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
         X = X.rechunk({1: -1})
     row_chunks = X.chunks[0]
     blocks = X.to_delayed().ravel().tolist()
-    if y is not None:
-        if hasattr(y, "to_delayed"):
-            y = y.rechunk((row_chunks,))
-            label_blocks = y.to_delayed().ravel().tolist()
-        else:
-            y = np.asarray(y)
-            if any(np.isnan(c) for c in row_chunks):
-                raise ValueError("y in memory needs X's block sizes; call X.compute_chunk_sizes() or pass y as Dask.")
-            bounds = np.cumsum((0,) + tuple(row_chunks))
-            label_blocks = [y[bounds[i] : bounds[i + 1]] for i in range(len(blocks))]
-    else:
-        label_blocks = [None] * len(blocks)
     known = not any(np.isnan(c) for c in row_chunks)
-    offsets = np.cumsum((0,) + tuple(row_chunks))[:-1] if known else [None] * len(blocks)
+    bounds = np.cumsum((0,) + tuple(row_chunks))
+    label_blocks = [None] * len(blocks)
+    if hasattr(y, "to_delayed"):
+        label_blocks = y.rechunk((row_chunks,)).to_delayed().ravel().tolist()
+    elif y is not None:
+        if not known:
+            raise ValueError("y in memory needs X's block sizes; call X.compute_chunk_sizes() or pass y as Dask.")
+        y = np.asarray(y)
+        label_blocks = [y[bounds[i] : bounds[i + 1]] for i in range(len(blocks))]
+    offsets = bounds[:-1] if known else [None] * len(blocks)
     take = dask.delayed(block_reservoir, pure=True)
     merge = dask.delayed(Reservoir.merge, pure=True)
     parts = [
@@ -174,8 +163,6 @@ def kmeanspp(X: torch.Tensor, n: int, kernel: Any, random_state: Any = None) -> 
     (duplicates) are never drawn while others remain; when none remain, the rest is drawn
     uniformly from the unchosen rows.
     """
-    from .._validation import numpy_rng
-
     rng = numpy_rng(random_state)
     N = X.shape[0]
     if not 1 <= n <= N:

@@ -30,8 +30,7 @@ class Nystroem(FeatureMap):
     ----------
     kernel : Kernel, callable or str
     n_landmarks : int, default 100
-        At most the number of training points.
-        Positive integer (checked by ``fit``).
+        Positive, at most the number of training points (checked by ``fit``).
     landmark_selection : {"uniform", "kmeans++"}, default "uniform"
         ``"uniform"``: a uniform random subset of the rows given to ``fit``.
         ``"kmeans++"``: k-means++ seeding in the kernel's feature space over a uniform pool
@@ -84,19 +83,19 @@ class Nystroem(FeatureMap):
             raise ValueError(f"n_landmarks={n_landmarks} exceeds the {n} training points; lower it.")
         self.kernel_ = as_kernel(self.kernel).resolve(X)  # a data-derived width from the training set
         rng = numpy_rng(self.random_state)
-        if self.landmark_selection == "uniform":
-            idx = torch.as_tensor(rng.choice(n, size=n_landmarks, replace=False), device=X.device)
-        else:
-            pool = torch.as_tensor(rng.choice(n, size=pool_size(n_landmarks, "kmeans++", n), replace=False),
-                                   device=X.device)
-            idx = pool[kmeanspp(X[pool], n_landmarks, self.kernel_, rng)]
+        # A uniform draw of the pool; "uniform" keeps it whole (its pool is the n_landmarks rows).
+        pool = rng.choice(n, size=pool_size(n_landmarks, self.landmark_selection, n), replace=False)
+        idx = torch.as_tensor(pool, device=X.device)
+        if self.landmark_selection == "kmeans++":
+            idx = idx[kmeanspp(X[idx], n_landmarks, self.kernel_, rng)]
         self.landmark_indices_ = idx.to(torch.int64).cpu()
         self.landmarks_ = X[idx].clone()
         K_ll = self.kernel_.gram(self.landmarks_, self.landmarks_)
         values, vectors = torch.linalg.eigh(K_ll)
-        if float(values.min()) < -rank_tolerance(float(values.max()), len(values), values.dtype):
+        tol = rank_tolerance(float(values.max()), len(values), values.dtype)
+        if float(values.min()) < -tol:
             raise ValueError("the kernel's Gram matrix on the landmarks is not positive semi-definite.")
-        keep = values > rank_tolerance(float(values.max()), len(values), values.dtype)
+        keep = values > tol
         self.normalization_ = vectors[:, keep] / values[keep].sqrt()
 
     def map(self, X: torch.Tensor) -> torch.Tensor:

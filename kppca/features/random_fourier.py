@@ -83,7 +83,4 @@ class RandomFourierFeatures(FeatureMap):
                     f"RandomFourierFeatures: X / bandwidth overflows float64 (bandwidth={self.bandwidth!r} is "
                     "far below the data's scale); use a larger bandwidth, e.g. the data's standard deviation."
                 )
-            proj = proj.cos_().to(X.dtype)
-        else:
-            proj = proj.cos_()
-        return proj.mul_(math.sqrt(2.0 / self.omega_.shape[1]))
+        return proj.cos_().to(X.dtype).mul_(math.sqrt(2.0 / self.omega_.shape[1]))

@@ -75,20 +75,6 @@ def _relative(err: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(err) / denom) if denom > 0 else float(np.linalg.norm(err))
 
 
-def _kpca_reference(K_train: np.ndarray, K_eval: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """scikit-learn KernelPCA on a precomputed kernel: scores ``z`` (M, q) and projections ``E_q E_q^T k_c`` (M, N).
-
-    ``transform`` returns ``z = k_c^T E_q diag(lam)^{-1/2}``, so the projection is
-    ``z diag(sqrt(lam)) E_q^T``; kppca's own eigen-solver is not involved.
-    """
-    from sklearn.decomposition import KernelPCA
-
-    kpca = KernelPCA(n_components=q, kernel="precomputed", eigen_solver="dense").fit(K_train)
-    z = kpca.transform(K_eval)
-    projection = (z * np.sqrt(kpca.eigenvalues_)) @ kpca.eigenvectors_.T
-    return z, projection
-
-
 def kpca_limit_sweep(
     X: Any,
     kernel: Any = "rbf",
@@ -146,9 +132,10 @@ def kpca_limit_sweep(
     ValueError
         If a ``sigma2`` is not in ``(0, lam_q / N)`` or ``q`` is not below the rank of ``K_c``.
     """
+    from sklearn.decomposition import KernelPCA
+
     kern = as_kernel(kernel)
-    qs = [int(q) for q in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
-                                         repeat=1)]
+    qs = check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")], repeat=1)
     user_grid = None if sigma2_values is None else np.asarray(list(sigma2_values), dtype=np.float64)
     if user_grid is not None and (user_grid.ndim != 1 or user_grid.size == 0):
         raise ValueError("sigma2_values must be a non-empty 1-d sequence of floats.")
@@ -156,16 +143,15 @@ def kpca_limit_sweep(
     rows: list[dict[str, Any]] = []
     for q in sorted(int(q) for q in qs):
         ml_model = DualPPCA(q, kernel=kern, eigen_solver="dense").fit(X)
-        if X_eval is None:
-            Xe = ml_model.X_fit_
-        else:
-            Xe = ml_model._validate_new_input(X_eval, "X_eval", method="kpca_limit")
+        Xe = ml_model.X_fit_ if X_eval is None else ml_model._validate_new_input(X_eval, "X_eval", method="kpca_limit")
         N = ml_model.n_samples_
         lam = ml_model.eigenvalues_.detach().cpu().numpy()
-        # KPCA side, computed independently of kppca's eigen-solver.
-        K_train = ml_model.kernel_.gram(ml_model.X_fit_, ml_model.X_fit_)  # kernel_: the resolved width.detach().cpu().numpy()
-        K_eval = ml_model.kernel_.gram(Xe, ml_model.X_fit_).detach().cpu().numpy()
-        z, kpca_projection = _kpca_reference(K_train, K_eval, q)
+        # KPCA side, by scikit-learn on the Gram matrix of kernel_ (the resolved width), independently of kppca's
+        # eigen-solver: its scores are z = k_c^T E_q diag(lam)^{-1/2}, so E_q E_q^T k_c = z diag(sqrt(lam)) E_q^T.
+        K_train = as_numpy(ml_model.kernel_.gram(ml_model.X_fit_, ml_model.X_fit_))
+        kpca = KernelPCA(n_components=q, kernel="precomputed", eigen_solver="dense").fit(K_train)
+        z = kpca.transform(as_numpy(ml_model.kernel_.gram(Xe, ml_model.X_fit_)))
+        kpca_projection = (z * np.sqrt(kpca.eigenvalues_)) @ kpca.eigenvectors_.T
         h_limit = z * np.sqrt(N / lam)
 
         grid = default_sigma2_grid(float(lam[-1] / N)) if user_grid is None else user_grid

@@ -159,12 +159,7 @@ def _bartlett_loading(q: int, scale: float, like: torch.Tensor) -> torch.Tensor:
 
     Bartlett decomposition of the Wishart(q, scale^2 I) matrix ``G G^T``: its
     Cholesky factor has ``W_ii = scale sqrt(c_i)``, ``c_i ~ chi2(q - i)``
-    (``i = 0 .. q-1``) and ``W_ij ~ N(0, scale^2)`` below the diagonal. The PPCA
-    likelihood depends on ``W`` only through ``W W^T``, so this is the Gaussian
-    prior on ``W`` with the rotation ``W -> W R`` removed; NUTS cannot mix over
-    that flat ring of rotations.
-
-    Sites: ``"W_chi2"`` (q,), ``"W_lower"`` (q (q-1) / 2,), deterministic ``"W"`` (q, q).
+    (``i = 0 .. q-1``) and ``W_ij ~ N(0, scale^2)`` below the diagonal.
     """
     df = torch.arange(q, 0, -1, dtype=like.dtype, device=like.device)
     c = pyro.sample("W_chi2", dist.Chi2(df).to_event(1))
@@ -198,8 +193,8 @@ def bayesian_ppca_model(
     coordinates. That restriction keeps the problem small (``q (q+1) / 2``
     parameters instead of ``r q``). Because the likelihood sees ``W`` only
     through ``W W^T``, ``W`` is sampled in its lower-triangular (Bartlett) form,
-    which has exactly the law of ``W W^T`` under the Gaussian prior but no
-    unidentified rotation.
+    which has exactly the law of ``W W^T`` under the Gaussian prior but not
+    the flat ring of rotations ``W -> W R`` that NUTS cannot mix over.
 
     Sites: ``"sigma2"`` (); ``"W_chi2"`` (q,), ``"W_lower"`` (q (q-1) / 2,) and
     deterministic ``"W"`` (q, q) when the loading is not fixed; ``"h"`` (M, q)
@@ -228,7 +223,6 @@ def bayesian_ppca_model(
     """
     M = _num_points(y, num_points)
     q = int(n_components)
-    like = y if y is not None else (loading if loading is not None else torch.zeros((), dtype=torch.float64))
     if y is not None:
         r = y.shape[1]
     elif loading is not None:
@@ -243,18 +237,17 @@ def bayesian_ppca_model(
     if loading is None:
         if loading_prior_scale is None:
             raise ValueError("pass loading_prior_scale (prior sd of W) or a fixed loading.")
+        like = y if y is not None else torch.zeros((), dtype=torch.float64)
         loading = torch.cat([_bartlett_loading(q, float(loading_prior_scale), like), like.new_zeros((r - q, q))])
     elif loading.shape != (r, q):
         raise ValueError(f"loading must have shape ({r}, {q}), got {tuple(loading.shape)}.")
-    noise = sigma2.sqrt()
+    if not collapse_latent:
+        primal_latent_model(y, loading, sigma2, num_points=M)
+        return
     with pyro.plate("data", M):
-        if collapse_latent:
-            # A dense r x r covariance: cheap for the small problems this variant is meant for.
-            cov = loading @ loading.T + sigma2 * torch.eye(r, dtype=loading.dtype, device=loading.device)
-            pyro.sample("y", dist.MultivariateNormal(loading.new_zeros(r), covariance_matrix=cov), obs=y)
-        else:
-            h = _standard_normal_latent(q, loading)
-            pyro.sample("y", dist.Normal(h @ loading.T, noise.expand(r)).to_event(1), obs=y)
+        # A dense r x r covariance: cheap for the small problems this variant is meant for.
+        cov = loading @ loading.T + sigma2 * torch.eye(r, dtype=loading.dtype, device=loading.device)
+        pyro.sample("y", dist.MultivariateNormal(loading.new_zeros(r), covariance_matrix=cov), obs=y)
 
 
 # ---------------------------------------------------------------------------- builders from fitted models

@@ -34,6 +34,8 @@ from sklearn.model_selection import ParameterGrid
 
 __all__ = ["select_by_heldout_likelihood", "HeldoutSelection"]
 
+_SCALARS = (int, float, str, np.number, type(None))
+
 
 @dataclass
 class HeldoutSelection:
@@ -57,11 +59,6 @@ class HeldoutSelection:
     best_score: float
     best_estimator: Any
     results: pd.DataFrame = field(repr=False)
-
-
-def _param_label(value: Any) -> Any:
-    # Kernel objects print as e.g. RBF(bandwidth=2.0); keep scalars as they are so the table stays numeric.
-    return value if isinstance(value, (int, float, str, np.number, type(None))) else repr(value)
 
 
 def select_by_heldout_likelihood(
@@ -106,7 +103,8 @@ def select_by_heldout_likelihood(
     failures: list[str] = []
     for params in grid:
         est = clone(estimator).set_params(**params)
-        row: dict[str, Any] = {k: _param_label(v) for k, v in params.items()}
+        # Kernel objects print as e.g. RBF(bandwidth=2.0); scalars stay as they are so the table stays numeric.
+        row: dict[str, Any] = {k: v if isinstance(v, _SCALARS) else repr(v) for k, v in params.items()}
         try:
             est.fit(X_train)
             row.update(

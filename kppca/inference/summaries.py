@@ -18,6 +18,7 @@ import torch
 from scipy.stats import norm
 
 from .._param_validation import Interval, Real, check_scalar
+from .arviz_adapter import _obs_coords
 
 __all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi", "SUMMARY_COLUMNS"]
 
@@ -75,10 +76,7 @@ def sample_hdi(draws: Any, hdi_prob: float = 0.94, axis: int = 0) -> tuple[np.nd
 def _frame(mean: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np.ndarray,
            obs_names: Sequence[Any] | None, hdi_prob: float, source: str) -> pd.DataFrame:
     M, q = mean.shape
-    obs = list(range(M)) if obs_names is None else list(obs_names)
-    if len(obs) != M:
-        raise ValueError(f"obs_names has {len(obs)} entries but there are {M} points.")
-    index = pd.MultiIndex.from_product([obs, range(q)], names=["obs", "component"])
+    index = pd.MultiIndex.from_product([_obs_coords(M, obs_names), range(q)], names=["obs", "component"])
     df = pd.DataFrame(
         {"mean": mean.ravel(), "sd": sd.ravel(), "hdi_lower": lower.ravel(), "hdi_upper": upper.ravel()},
         index=index,

@@ -65,10 +65,6 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
         grads = torch.autograd.grad(f, leaves, allow_unused=True)
         return f.detach(), [torch.zeros_like(l) if g is None else g for l, g in zip(leaves, grads)]
 
-    def value(H: torch.Tensor, ps: list) -> torch.Tensor:
-        with torch.no_grad():
-            return objective(H, *ps)
-
     f, grads = value_and_grads(H, ps)
     if not bool(torch.isfinite(f)):
         raise ValueError("the objective is not finite at the starting point; check the inputs and parameters.")
@@ -82,7 +78,8 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
             H_new = project_stiefel(H - alpha * grads[0])
             ps_new = [p - alpha * g for p, g in zip(ps, grads[1:])]
             moved = float((H_new - H).pow(2).sum()) + sum(float((a - b).pow(2).sum()) for a, b in zip(ps_new, ps))
-            f_new = value(H_new, ps_new)
+            with torch.no_grad():
+                f_new = objective(H_new, *ps_new)
             if bool(torch.isfinite(f_new)) and float(f_new) <= float(f) - c / alpha * moved:
                 accepted = True
                 break

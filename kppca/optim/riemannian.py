@@ -43,17 +43,6 @@ def import_geoopt() -> Any:
     return geoopt
 
 
-def _line_search_warning() -> type:
-    try:
-        from geoopt.optim.rlinesearch import LineSearchWarning
-    except ImportError:  # pragma: no cover - older/newer geoopt layouts
-
-        class LineSearchWarning(RuntimeWarning):  # matches nothing
-            pass
-
-    return LineSearchWarning
-
-
 def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
                     max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
     """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
@@ -65,6 +54,8 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
     best point seen is returned. Deterministic given ``H0``.
     """
     geoopt = import_geoopt()
+    from geoopt.optim.rlinesearch import LineSearchWarning
+
     manifold = geoopt.EuclideanStiefel()
     H = geoopt.ManifoldParameter(H0.detach().clone(), manifold=manifold)
 
@@ -89,7 +80,6 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
     elif line_search:
         cg = "steepest" if method == "line_search" else "fr"
         opt = geoopt.optim.RiemannianLineSearch([H], line_search_method="armijo", cg_method=cg)
-    no_decrease = _line_search_warning()
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
@@ -132,7 +122,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
             if line_search:
                 with warnings.catch_warnings():
                     # No decrease along the direction: handled just below (stop at rounding level).
-                    warnings.filterwarnings("ignore", category=no_decrease)
+                    warnings.filterwarnings("ignore", category=LineSearchWarning)
                     opt.step(closure)
                 if not opt.step_size_history or opt.step_size_history[-1] in (None, 0):
                     f, gnorm, _ = value_and_grad()
