@@ -25,9 +25,9 @@ import torch
 
 from .._linalg import rounding_tolerance
 from .._param_validation import Interval, Real, StrOptions, check_scalar
-from .._validation import ArrayLike, as_tensor, is_numpy_like
+from .._validation import ArrayLike, as_tensor
 from ..kernels import KernelCenterer
-from ._common import batch_output, dtype_device
+from ._common import as_batch, batch_output
 
 __all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES", "ESTIMATE_CONSTRAINTS"]
 
@@ -128,11 +128,7 @@ def uncenter_kernel_vectors(
         Unfitted centerer, size mismatch, NaN/inf, unknown ``estimate``, or
         ``"span"`` without ``gram_centered``.
     """
-    numpy_out = is_numpy_like(K_c_rows)
-    dtype, device = dtype_device(K_c_rows)
-    Kc_rows = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=dtype, device=device)
-    single = Kc_rows.ndim == 1
-    Kc_rows = Kc_rows[None] if single else Kc_rows
+    Kc_rows, single, numpy_out = as_batch(K_c_rows, "K_c_rows")
     if not isinstance(centerer, KernelCenterer) or not hasattr(centerer, "column_means_"):
         raise ValueError(
             "centerer must be a KernelCenterer fitted on the training Gram matrix "
@@ -172,4 +168,4 @@ def uncenter_kernel_vectors(
                 )
         K_rows = centerer.uncenter(Kc_rows, s)
 
-    return batch_output(K_rows, s, single=single, numpy_out=numpy_out, return_extra=return_row_means)
+    return batch_output(K_rows, single=single, numpy_out=numpy_out, extra=s if return_row_means else None)
