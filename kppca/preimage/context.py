@@ -164,12 +164,7 @@ class FeaturePoints:
     def __len__(self) -> int:
         return int(self.k_c.shape[0])
 
-    def rows(self, start: int, stop: int) -> "FeaturePoints":
-        """The points ``start:stop`` (the coordinates callable is not sliced: only whole batches use it)."""
-        cand = None if self.candidates is None else self.candidates[start:stop]
-        return FeaturePoints(self.k_c[start:stop], self.alpha[start:stop], None, cand, self.sampled)
-
-    def select(self, mask: torch.Tensor) -> "FeaturePoints":
-        """The points where the (M,) boolean ``mask`` is true."""
-        cand = None if self.candidates is None else self.candidates[mask]
-        return FeaturePoints(self.k_c[mask], self.alpha[mask], None, cand, self.sampled)
+    def select(self, rows: slice | torch.Tensor) -> "FeaturePoints":
+        """The points at ``rows`` (a slice, or an (M,) boolean mask), without the coordinates (whole batches only)."""
+        cand = None if self.candidates is None else self.candidates[rows]
+        return FeaturePoints(self.k_c[rows], self.alpha[rows], None, cand, self.sampled)
