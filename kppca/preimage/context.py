@@ -1,20 +1,12 @@
-"""The training context of a pre-image: what every pre-image strategy needs from the training set.
+"""What a pre-image strategy is called with: the points (:class:`FeaturePoints`) and the training set.
 
 A feature-space point produced by a kernel model (a generated sample, a reconstruction,
-a latent code mapped through the model) is known through two vectors over the N
-training points:
-
-* its centered kernel vector ``k_c = Phi_c^T (psi - m)`` (``<phi_i - m, psi - m>``), and
-* its dual coefficients ``alpha`` with ``psi - m = Phi_c alpha``.
-
-With the :class:`TrainingContext` below (training inputs, the kernel, the fitted
-:class:`~kppca.kernels.KernelCenterer` and the centered diagonal ``|phi_i - m|^2``)
-these two vectors give the raw kernel weights ``<phi_i, psi>`` (exactly, see
-:meth:`TrainingContext.raw_weights`) and the feature-space distances
-``|psi - phi_i|^2`` (:meth:`TrainingContext.sq_distances`). A context does not depend
-on any PPCA model: a Restricted Kernel Machine builds one with
-:meth:`TrainingContext.from_inputs` and uses the same pre-image strategies
-(:mod:`kppca.preimage.strategies`).
+a latent code mapped through the model) is known through its centered kernel vector
+``k_c`` and its dual coefficients ``alpha`` over the N training points; with a
+:class:`TrainingContext` they give the raw kernel weights ``<phi_i, psi>`` exactly
+(:meth:`TrainingContext.raw_weights`) and the feature-space distances
+(:meth:`TrainingContext.sq_distances`). A context does not depend on any PPCA model:
+:meth:`TrainingContext.from_inputs` builds one from training inputs and a kernel.
 """
 
 from __future__ import annotations

@@ -8,9 +8,7 @@ and setting the gradient of ``rho`` to zero gives the iteration
     z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i).
 
 It can stall when the denominator vanishes (signed ``gamma``), converges only
-locally, and depends on the start; this implementation restarts from the best
-training point when the denominator vanishes and never returns a point worse
-(in feature-space distance) than the best training point.
+locally, and depends on the start (see the fallbacks of :func:`fixed_point_preimage`).
 """
 
 from __future__ import annotations

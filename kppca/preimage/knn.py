@@ -1,13 +1,6 @@
-"""k-nearest-neighbour pre-image from feature-space distances.
+"""k-nearest-neighbour pre-image from feature-space distances, which need only kernel values.
 
-The squared feature-space distance between a point ``psi`` and a training point
-``phi(x_i)`` only needs kernel values:
-
-    |psi - phi(x_i)|^2 = |psi - m|^2 - 2 k_c,i + (K_c)_ii,
-
-with ``k_c = Phi_c^T (psi - m)`` the centered kernel vector of ``psi``. The first term
-is the same for every ``i``, so the neighbours can be ranked without it. The
-pre-image is the (optionally distance-weighted) mean of the neighbours' targets
+The pre-image is the (optionally distance-weighted) mean of the neighbours' targets
 (Kwok & Tsang (2004) use the neighbours to initialise a local fit).
 """
 
@@ -30,7 +23,8 @@ def feature_space_sq_distances(
 ) -> Any:
     """Squared feature-space distances from centered kernel vectors.
 
-    ``d2[j, i] = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``.
+    ``d2[j, i] = |psi_j - phi(x_i)|^2 = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``, with
+    ``k_c = Phi_c^T (psi - m)`` the centered kernel vectors.
 
     Parameters
     ----------

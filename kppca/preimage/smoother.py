@@ -7,11 +7,6 @@
   training inputs and ``t_i = x_i``;
 * the out-of-sample latent code of a Restricted Kernel Machine,
   ``h* = sum_i k~(x_i, x*) h_i / sum_i k~(x_i, x*)``, with ``t_i = h_i``.
-
-The normalisation ``sum_i w_i`` can be close to zero (signed weights, or a
-centered kernel vector passed by mistake); the options ``clip_negative``,
-``n_neighbors`` and ``epsilon`` stabilise it, and a row whose total weight is
-still not positive raises a :class:`ValueError` instead of returning NaN.
 """
 
 from __future__ import annotations
