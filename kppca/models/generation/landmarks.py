@@ -27,11 +27,9 @@ import torch
 
 from ..._linalg import block_rows
 from ..._validation import numpy_rng
-from ...preimage import FeaturePoints
 from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
 from .._streaming import latent_sample
-from .base import GenerationMixin
 from .primal import PrimalGenerationMixin
 
 __all__ = ["LandmarkGenerationMixin"]
@@ -62,11 +60,6 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
         if extra is not None and len(extra):
             self._latent_extra = extra
         return labels
-
-    def _gen_cache(self) -> dict:
-        if self._uses_landmarks():
-            return GenerationMixin._gen_cache(self)
-        return super()._gen_cache()
 
     def _training_coordinates(self) -> torch.Tensor:
         if self._uses_landmarks():
@@ -110,16 +103,8 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
         if not self._uses_landmarks():
             return super()._points_to_inputs(psi, strategy, candidates, sampled)
         Phi_c, C = self._landmark_features()
-        k_c = (psi - self.mean_) @ Phi_c.T
         beta = psi @ C.T  # psi = phi(L)^T beta
-
-        def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
-            p, which = self._learned_dimension(n_coordinates)
-            Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
-            return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
-
         if candidates is not None:  # over the latent sample [landmarks; _latent_extra]: the landmarks' columns
             candidates = candidates[:, : Phi_c.shape[0]]
-        points = FeaturePoints(k_c, beta, coordinates, candidates, sampled)
         rows = block_rows(self.batch_size, Phi_c.shape[0], self._dtype)
-        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
+        return self._feature_preimage(psi, Phi_c, beta, strategy, candidates, sampled, rows)

@@ -49,8 +49,8 @@ class PrimalGenerationMixin(GenerationMixin):
 
     # ------------------------------------------------------------------ hooks (points are feature vectors)
     def _gen_cache(self) -> dict:
-        # Every pre-image needs the training inputs; a model fitted from statistics has none.
-        if "X_fit_" not in self.__dict__:
+        # Every pre-image needs the training inputs (or landmarks); a model fitted from statistics has none.
+        if not self._has_training_codes():
             raise ValueError(
                 f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
                 f"no training inputs, which a pre-image through its feature map {type(self.feature_map_).__name__} "
@@ -59,11 +59,6 @@ class PrimalGenerationMixin(GenerationMixin):
                 "with fit(X) on in-memory data (the identity feature map needs no pre-image)."
             )
         return super()._gen_cache()
-
-    def _is_identity(self) -> bool:
-        from ...features.base import Identity
-
-        return isinstance(self.feature_map_, Identity)
 
     def _latent_points(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.W_.T + self.mean_
@@ -93,19 +88,29 @@ class PrimalGenerationMixin(GenerationMixin):
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
     ) -> torch.Tensor:
         """Inputs for feature vectors ``psi`` (M, d) in ``m + H_E``."""
-        if self._is_identity():
+        from ...features.base import Identity
+
+        if isinstance(self.feature_map_, Identity):
             return psi
         lam, V = self._full_eigen()
         Phi_c = self._centered_train_features()
         y = (psi - self.mean_) @ V  # coordinates along the principal directions
         PV = Phi_c @ V  # (N, r) = E diag(sqrt(lam))
-        k_c = (psi - self.mean_) @ Phi_c.T
         alpha = (y / lam) @ PV.T  # psi - m = Phi_c^T alpha
+        return self._feature_preimage(psi, Phi_c, alpha, strategy, candidates, sampled, self._block_rows())
 
+    def _feature_preimage(
+        self, psi: torch.Tensor, Phi_c: torch.Tensor, alpha: torch.Tensor, strategy: Preimage,
+        candidates: torch.Tensor | None, sampled: bool, block_rows: int,
+    ) -> torch.Tensor:
+        """``strategy`` on feature vectors ``psi`` (M, d) over the n points of centered features ``Phi_c`` (n, d).
+
+        ``alpha`` (M, n) is the expansion of ``psi`` on those points (the training points, or the landmarks).
+        """
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, which = self._learned_dimension(n_coordinates)
-            Vp = self.components_.T[:, :p] if which == "top" else V[:, :p]
+            Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
             return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
 
-        points = FeaturePoints(k_c, alpha, coordinates, candidates, sampled)
-        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=self._block_rows())
+        points = FeaturePoints((psi - self.mean_) @ Phi_c.T, alpha, coordinates, candidates, sampled)
+        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=block_rows)
