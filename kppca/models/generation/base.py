@@ -81,7 +81,7 @@ class GenerationMixin:
         self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
 
     def _has_training_codes(self) -> bool:
-        """Whether the model keeps points to build latent mixtures and pre-images from (a landmark model overrides it)."""
+        """Whether the model keeps points for latent mixtures and pre-images (a landmark model overrides it)."""
         return "X_fit_" in self.__dict__
 
     # ------------------------------------------------------------------ public API
