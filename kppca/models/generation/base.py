@@ -24,9 +24,7 @@ and the one that maps them to inputs:
     the pre-image.
 
 Everything kept between calls (the training context, latent mixtures, learned maps, hub
-scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`; the
-dual model's Gram matrix and its sampling factor live in its
-:class:`~kppca.kernels.CenteredGram` (one ``N x N`` buffer, see ``DualGenerationMixin._factored_gram``).
+scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`.
 """
 
 from __future__ import annotations
@@ -116,7 +114,7 @@ class GenerationMixin:
             ``"prior"`` (a :class:`~kppca.PrimalPPCA` fitted with ``partial_fit`` or from a
             Dask array). Why: the mixture's samples are much closer to real held-out digits
             (Fréchet feature distance) and more evenly spread over the classes than the
-            prior's. Pass ``latent="prior"`` for the exact model sample.
+            prior's.
         y : label or array-like of n labels, optional
             Class-conditional sampling (needs ``fit(X, y)``): codes from a mixture fitted on
             the codes of that class, and pre-images built from the training points of that
