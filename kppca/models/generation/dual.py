@@ -2,11 +2,7 @@
 
 A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - m)``
 and its dual coefficients ``alpha`` (``psi - m = Phi_c alpha``): for latent codes
-``alpha = A h``; for other vectors ``alpha = K_c^+ k_c``, from the full
-eigendecomposition after a dense fit, and after a partial fit from the sampling
-factor ``L = chol(K)`` of the raw Gram matrix (two triangular solves and a rank-one
-correction for the centering, see ``_dual_coefficients``), or the full
-eigendecomposition when ``K`` is numerically singular.
+``alpha = A h``; for other vectors ``alpha = K_c^+ k_c`` (``_dual_coefficients``).
 
 ``L`` is computed on first use (not at fit: ``O(N^3 / 3)`` that a model which never samples
 should not pay) in the memory of the cached ``K_c``, by ``_factored_gram``.

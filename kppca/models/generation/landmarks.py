@@ -3,20 +3,15 @@
 A primal model fitted with ``partial_fit`` or on a Dask array keeps only statistics
 of the features. When its feature map declares a reference set (the Nyström landmarks,
 :meth:`~kppca.features.base.FeatureMap.reference_set`), the pre-images are built from
-the landmarks instead of the training points: a point ``psi`` (d,) becomes
-
-* ``k_c = (phi(L) - m)(psi - m)``, its centered kernel vector over the landmarks,
-* ``beta = C psi``, its expansion ``psi = phi(L)^T beta`` (in the ``alpha`` slot, see
-  :class:`~kppca.preimage.landmark_context.LandmarkContext`),
-* the principal coordinates of the landmarks and of ``psi`` (the learned map),
-
-and the strategies of :mod:`kppca.preimage.strategies` run unchanged on a
-:class:`~kppca.preimage.landmark_context.LandmarkContext`. The latent mixture of
-``latent="mixture"`` (the default of ``sample``) is fitted on the codes of the
-landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
+the landmarks instead of the training points: a point ``psi`` (d,) becomes its centered
+kernel vector and its expansion ``beta`` over the landmarks, and the strategies of
+:mod:`kppca.preimage.strategies` run unchanged on a
+:class:`~kppca.preimage.landmark_context.LandmarkContext` (whose docstring derives both).
+The latent mixture of ``latent="mixture"`` (the default of ``sample``) is fitted on the
+codes of the landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
 (``_latent_extra``, :data:`kppca.models._streaming.LATENT_SAMPLE`), and class-conditional
-sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training point a landmark this is the in-memory
-model's generation, over the same points.
+sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training
+point a landmark this is the in-memory model's generation, over the same points.
 """
 
 from __future__ import annotations
