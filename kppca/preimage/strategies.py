@@ -148,12 +148,12 @@ class KNNPreimage(Preimage):
 
 
 class SmootherPreimage(Preimage):
-    """Kernel smoother (paper eq. 19) over the ``n_neighbors`` training points (int, or None for all) chosen
-    by ``selection`` (one of :data:`SELECTIONS`).
+    """Kernel smoother (paper eq. 19) over the ``n_neighbors`` training points chosen by ``selection``.
 
-    The weights are the raw kernel values ``<phi_i, psi>``, un-centered by ``estimate``
-    (``"span"`` is exact for model points, see :meth:`TrainingContext.raw_weights`; other
-    values as in :func:`~kppca.preimage.uncenter_kernel_vectors`); ``clip_negative`` and
+    ``n_neighbors`` is an int, or None for all; ``selection`` one of :data:`SELECTIONS` (see
+    *Hubness* below). The weights are the raw kernel values ``<phi_i, psi>``, un-centered by
+    ``estimate`` (``"span"`` is exact for model points, see :meth:`TrainingContext.raw_weights`;
+    other values as in :func:`~kppca.preimage.uncenter_kernel_vectors`); ``clip_negative`` and
     ``epsilon`` are those of :func:`~kppca.preimage.kernel_smoother`. A row whose kept weights
     have no positive total falls back to :class:`KNNPreimage` with the same ``n_neighbors``
     (5 when None) and ``weighting="distance"``.
@@ -167,10 +167,10 @@ class SmootherPreimage(Preimage):
     ``k_c = <phi_i - m, psi - m>``, which removes that term (a global hubness
     correction in the spirit of CSLS, Lample et al. 2018, and of local scaling;
     it costs nothing: ``k_c`` is what the model produces). ``selection="local"``
-    subtracts instead the mean similarity of each training point to
-    its ``hub_neighbors`` nearest training points (CSLS's local hub score; an int,
-    or a fraction of N in (0, 1), default 0.2 N): a point is penalised for being close to its
-    whole neighbourhood rather than to the global mean. It needs one pass over the
+    subtracts instead the mean similarity of each training point to its ``hub_neighbors``
+    nearest training points (CSLS's local hub score; an int, or a fraction of N in (0, 1),
+    default 0.2 N): a point is penalised for being close to its whole neighbourhood
+    rather than to the global mean. It needs one pass over the
     training Gram matrix (``O(N^2)`` from the dual model's kept ``K_c``, otherwise
     ``O(N^2 D)`` kernel evaluations), once, cached. On digits it gives the most
     balanced classes at high classifier confidence; small neighbourhoods over-correct
