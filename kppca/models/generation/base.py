@@ -20,6 +20,8 @@ and the one that maps them to inputs:
     the model noise ``sigma2`` added to points (``k_c + sigma L a`` / ``psi + sigma V_r a``);
 ``_reconstruction_points(X)``
     the MAP reconstruction of inputs;
+``_training_context()``
+    the :class:`~kppca.preimage.TrainingContext` that :meth:`GenerationMixin.preimage_context` caches;
 ``_points_to_inputs(points, strategy, candidates)``
     the pre-image.
 
@@ -29,6 +31,7 @@ scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +40,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_scalar, check_sequence
 from ..._validation import ArrayLike, torch_generator
+from ...preimage import TrainingContext
 from ...preimage.strategies import Preimage, make_preimage
 from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
 
@@ -53,6 +57,18 @@ class GenerationMixin:
         Reset by every fit, pickled empty, never written to model files (as every cache).
         """
         return self._cache.get("generation", dict)
+
+    def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``key`` in :meth:`_gen_cache` (computed once per fit)."""
+        cache = self._gen_cache()
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    def preimage_context(self) -> TrainingContext:
+        """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""
+        self._check_fitted("preimage_context")
+        return self._cached("context", self._training_context)
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
         """Keep class labels ``y`` (for class-conditional sampling); forget old ones otherwise.
@@ -269,9 +285,7 @@ class GenerationMixin:
         key = ("latent-mixture", label_index)
         if key not in cache:
             # transform(X_train), computed once for all the mixtures (the dual model reads it off its eigenpairs)
-            codes = cache.get("training-codes")
-            if codes is None:
-                codes = cache["training-codes"] = self._training_coordinates() * self._gain
+            codes = self._cached("training-codes", lambda: self._training_coordinates() * self._gain)
             if label_index is None:
                 cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
             else:

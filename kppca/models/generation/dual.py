@@ -66,19 +66,6 @@ class DualGenerationMixin(GenerationMixin):
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
         return self._to_output(out[0] if single else out, K_c_rows)
 
-    def preimage_context(self) -> TrainingContext:
-        """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""
-        self._check_fitted("preimage_context")
-        cache = self._gen_cache()
-        if "context" not in cache:
-            c = self.centerer_
-            diag = self.kernel_.diag(self.X_fit_)
-            if c.center:
-                diag = diag - 2 * c.column_means_ + c.grand_mean_
-            # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
-            cache["context"] = TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
-        return cache["context"]
-
     def _factored_gram(self) -> CenteredGram:
         """The Gram object with the factor of the sampling route (``_sqrt_route``) computed.
 
@@ -95,6 +82,14 @@ class DualGenerationMixin(GenerationMixin):
         return gram
 
     # ------------------------------------------------------------------ hooks
+    def _training_context(self) -> TrainingContext:
+        c = self.centerer_
+        diag = self.kernel_.diag(self.X_fit_)
+        if c.center:
+            diag = diag - 2 * c.column_means_ + c.grand_mean_
+        # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
+        return TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
+
     def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             """Principal coordinates: training ``E_p sqrt(lam_p)`` and new ``k_c E_p / sqrt(lam_p)``."""

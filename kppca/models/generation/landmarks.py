@@ -22,6 +22,7 @@ import torch
 
 from ..._linalg import block_rows
 from ..._validation import numpy_rng
+from ...preimage import TrainingContext
 from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
 from .._streaming import latent_sample
@@ -72,25 +73,21 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
 
     def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit."""
-        cache = self._gen_cache()
-        if "landmark-features" not in cache:
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
             _, C = self.feature_map_.reference_set()
             L = self._landmark_inputs()
-            cache["landmark-features"] = (self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype))
-        return cache["landmark-features"]
+            return self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype)
 
-    def preimage_context(self):
-        """The pre-image context: over the training points, or over the landmarks when no inputs are kept."""
+        return self._cached("landmark-features", compute)
+
+    def _training_context(self) -> TrainingContext:
+        """The context over the training points, or over the landmarks when no inputs are kept."""
         if not self._uses_landmarks():
-            return super().preimage_context()
-        cache = self._gen_cache()
-        if "context" not in cache:
-            Phi_c, _ = self._landmark_features()
-            cache["context"] = LandmarkContext.from_features(
-                self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(),
-                bool(self.center),
-            )
-        return cache["context"]
+            return super()._training_context()
+        Phi_c, _ = self._landmark_features()
+        return LandmarkContext.from_features(
+            self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(), bool(self.center)
+        )
 
     def _points_to_inputs(
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False

@@ -33,21 +33,16 @@ class PrimalGenerationMixin(GenerationMixin):
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
-    def preimage_context(self) -> TrainingContext:
-        """The :class:`~kppca.preimage.TrainingContext` (induced kernel of the feature map), cached."""
-        self._check_fitted("preimage_context")
-        cache = self._gen_cache()
-        if "context" not in cache:
-            Phi_c = self._centered_train_features()
-            m = self.mean_
-            centerer = KernelCenterer(bool(self.center))
-            centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N with K = Phi Phi^T
-            centerer.grand_mean_ = m @ m
-            diag = (Phi_c**2).sum(1)
-            cache["context"] = TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, diag)
-        return cache["context"]
-
     # ------------------------------------------------------------------ hooks (points are feature vectors)
+    def _training_context(self) -> TrainingContext:
+        # The kernel is the feature map's induced kernel K = Phi Phi^T.
+        Phi_c = self._centered_train_features()
+        m = self.mean_
+        centerer = KernelCenterer(bool(self.center))
+        centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N
+        centerer.grand_mean_ = m @ m
+        return TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, (Phi_c**2).sum(1))
+
     def _gen_cache(self) -> dict:
         # Every pre-image needs the training inputs (or landmarks); a model fitted from statistics has none.
         if not self._has_training_codes():
@@ -79,10 +74,7 @@ class PrimalGenerationMixin(GenerationMixin):
         return h @ self.W_.T + self.mean_
 
     def _centered_train_features(self) -> torch.Tensor:
-        cache = self._gen_cache()
-        if "Phi_c" not in cache:
-            cache["Phi_c"] = self.feature_map_.map(self.X_fit_) - self.mean_
-        return cache["Phi_c"]
+        return self._cached("Phi_c", lambda: self.feature_map_.map(self.X_fit_) - self.mean_)
 
     def _points_to_inputs(
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
