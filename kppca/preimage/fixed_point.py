@@ -56,8 +56,10 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
     return to_output(gamma, numpy_out)
 
 
-def _objective_rounding(G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float) -> torch.Tensor:
-    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from the kernel values, shape (M,).
+def _objective_rounding(
+    G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float
+) -> torch.Tensor:
+    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)``, shape (M,), from ``K = k(Z, X)`` (M, N).
 
     The RBF kernel's squared distance is computed after centering on ``c = mean(X)``
     (:func:`~kppca.kernels.standard.squared_distances`) with an absolute error of about
@@ -65,14 +67,6 @@ def _objective_rounding(G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: to
     additions); ``k = exp(-gamma d2)`` turns it into a relative error ``gamma`` times that.
     Without this margin, a row that converged exactly onto a training point could compare
     below that point's own ``rho`` (computed with an exact zero distance) and be flagged.
-
-    Parameters
-    ----------
-    G : Tensor of shape (M, N), expansion coefficients
-    K : Tensor of shape (M, N), ``k(z_j, x_i)``
-    Z : Tensor of shape (M, D)
-    X : Tensor of shape (N, D)
-    gamma : float
     """
     c = X.mean(0, keepdim=True)
     nz = ((Z - c) ** 2).sum(1, keepdim=True)
