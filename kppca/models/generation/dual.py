@@ -4,8 +4,9 @@ A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - 
 and its dual coefficients ``alpha`` (``psi - m = Phi_c alpha``): for latent codes
 ``alpha = A h``; for other vectors ``alpha = K_c^+ k_c`` (``_dual_coefficients``).
 
-``L`` is computed on first use (not at fit: ``O(N^3 / 3)`` that a model which never samples
-should not pay) in the memory of the cached ``K_c``, by ``_factored_gram``.
+The sampling factor (``L = chol(K)`` after a partial fit) is computed on first use (not at fit:
+``O(N^3 / 3)`` that a model which never samples should not pay) in the memory of the cached
+``K_c``, by ``_factored_gram``.
 
 Uncentered models (``center=False``): ``K_c``, ``Phi_c`` and ``m`` read ``K``, ``Phi``
 and ``0``.
