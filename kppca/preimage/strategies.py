@@ -224,8 +224,8 @@ class SmootherPreimage(Preimage):
         k = max(1, min(k, N - 1))
         key = ("local-hub-scores", k)
         if key not in cache:
-            # The mean raw similarity of each training point to its k nearest other training points: one
-            # pass over the Gram matrix in row blocks (memory O(block_rows N)), from the context's kept K_c.
+            # The mean raw similarity of each training point to its k nearest other training points: one pass
+            # over the Gram matrix in row blocks (memory O(block_rows N)), from the context's K_c if it keeps one.
             block_rows = default_block_rows(None, N, X.dtype)
             scores = X.new_empty(N)
             for i in range(0, N, block_rows):
