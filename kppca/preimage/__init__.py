@@ -12,12 +12,8 @@ Strategy objects
 :class:`SmootherPreimage`, :class:`KNNPreimage`, :class:`FixedPointPreimage` and
 :class:`LearnedMapPreimage` wrap these functions for models: built from options
 (:func:`make_preimage`), called with :class:`FeaturePoints` and a
-:class:`TrainingContext` (training inputs, kernel, centerer, centered diagonal; RKM
-models build one with :meth:`TrainingContext.from_inputs`). The smoother's default
-``selection="auto"`` corrects the hubness of raw kernel weights for sampled points.
-The models' default, :class:`AutoPreimage` (``"auto"``), uses the smoother over 3
-hub-corrected neighbours for sampled points and the learned map with leave-one-out
-bandwidth and ridge (:mod:`~kppca.preimage.ridge_cv`) for maps of given points.
+:class:`TrainingContext`. The models' default, :class:`AutoPreimage` (``"auto"``),
+chooses between the smoother (sampled points) and the learned map (maps of given points).
 
 Which method when
 -----------------

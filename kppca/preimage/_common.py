@@ -1,4 +1,4 @@
-"""Small helpers shared by the pre-image modules (argument checks, dtype/device choice)."""
+"""Small helpers shared by the pre-image functions (argument checks, dtype/device choice, output type)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from typing import Any
 
 import torch
 
-from .._param_validation import Integral, Interval, Real, check_scalar
+from .._param_validation import Integral, Interval, check_scalar
 from .._validation import as_tensor, is_numpy_like, to_output
-from ..kernels import RBF
 
 
 def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]:
@@ -23,6 +22,18 @@ def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]
             dtype = a.dtype if a.dtype in (torch.float32, torch.float64) else None
             return dtype, a.device
     return None, None
+
+
+def as_batch(rows: Any, name: str, *others: Any) -> tuple[torch.Tensor, bool, bool]:
+    """``rows`` of shape (M, N) or (N,) as an (M, N) tensor, whether it was 1-D, and whether the output is numpy.
+
+    The dtype and device come from :func:`dtype_device` over ``rows`` and ``others``.
+    """
+    numpy_out = is_numpy_like(rows)
+    dtype, device = dtype_device(rows, *others)
+    R = as_tensor(rows, name, ndim=(1, 2), dtype=dtype, device=device)
+    single = R.ndim == 1
+    return (R[None] if single else R), single, numpy_out
 
 
 def weights_and_targets(
@@ -44,12 +55,9 @@ def weights_and_targets(
     single, vector_targets, numpy_out : bool
         Whether ``rows`` was 1-D, ``targets`` 1-D, and the result should be numpy.
     """
-    numpy_out = is_numpy_like(rows)
-    dtype, device = dtype_device(rows, targets)
-    R = as_tensor(rows, rows_name, ndim=(1, 2), dtype=dtype, device=device)
+    R, single, numpy_out = as_batch(rows, rows_name, targets)
     T = as_tensor(targets, "targets", ndim=(1, 2), dtype=R.dtype, device=R.device)
-    single, vector_targets = R.ndim == 1, T.ndim == 1
-    R = R[None] if single else R
+    vector_targets = T.ndim == 1
     T = T[:, None] if vector_targets else T
     if R.shape[1] != T.shape[0]:
         raise ValueError(
@@ -74,14 +82,6 @@ def check_n_neighbors(n_neighbors: Any, n_samples: int, *, allow_none: bool) -> 
     return n_neighbors
 
 
-def rbf_bandwidth(kernel: Any) -> float:
-    """Bandwidth of an RBF kernel given as :class:`~kppca.kernels.RBF` or as a positive number."""
-    kernel = check_scalar(kernel, "kernel (an RBF kernel or its bandwidth: the fixed-point iteration is derived for "
-                                  "the Gaussian kernel only)",
-                          [RBF, Interval(Real, 0, None, closed="neither")])
-    return kernel.bandwidth if isinstance(kernel, RBF) else RBF(float(kernel)).bandwidth
-
-
 def format_rows(rows: torch.Tensor, limit: int = 10) -> str:
     """Readable list of (at most ``limit``) row indices for error messages."""
     idx = rows.flatten().tolist()
@@ -89,14 +89,13 @@ def format_rows(rows: torch.Tensor, limit: int = 10) -> str:
     return f"[{shown}{', ...' if len(idx) > limit else ''}] ({len(idx)} row(s))"
 
 
-def batch_output(result: torch.Tensor, extra: torch.Tensor, *, single: bool, numpy_out: bool,
-                 return_extra: bool) -> Any:
-    """A pre-image function's return value: ``result`` (and ``extra`` when ``return_extra``).
+def batch_output(result: torch.Tensor, *, single: bool, numpy_out: bool, extra: torch.Tensor | None = None) -> Any:
+    """A pre-image function's return value: ``result``, or ``(result, extra)`` when ``extra`` is given.
 
     Both have the batch in their first dimension, which is dropped when the input was a single
     point (``single``); numpy in -> numpy out (``numpy_out``), torch in -> torch out.
     """
-    if single:
-        result, extra = result[0], extra[0]
-    result = to_output(result, numpy_out)
-    return (result, to_output(extra, numpy_out)) if return_extra else result
+    result = to_output(result[0] if single else result, numpy_out)
+    if extra is None:
+        return result
+    return result, to_output(extra[0] if single else extra, numpy_out)

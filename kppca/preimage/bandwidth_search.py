@@ -97,14 +97,11 @@ def loo_bandwidth_search(D_loo: torch.Tensor, grid: Sequence[float], codes: Sequ
     d_nn : float
     """
     d_nn = median_nn_distance(D_loo)
-    scores, best = {}, None
+    scores, ranked = {}, []
     for c in grid:
         bw = c * d_nn
         W = gaussian_smoother_weights(D_loo, bw)
-        Z = [kernel_smoother(W, z) for z in codes]
-        acc, err = evaluate(Z)
+        acc, err = evaluate([kernel_smoother(W, z) for z in codes])
         scores[bw] = acc
-        key = (acc, -err, bw)
-        if best is None or key > best:
-            best = key
-    return best[2], scores, d_nn
+        ranked.append((acc, -err, bw))
+    return max(ranked)[2], scores, d_nn

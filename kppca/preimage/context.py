@@ -1,20 +1,12 @@
-"""The training context of a pre-image: what every pre-image strategy needs from the training set.
+"""What a pre-image strategy is called with: the points (:class:`FeaturePoints`) and the training set.
 
 A feature-space point produced by a kernel model (a generated sample, a reconstruction,
-a latent code mapped through the model) is known through two vectors over the N
-training points:
-
-* its centered kernel vector ``k_c = Phi_c^T (psi - m)`` (``<phi_i - m, psi - m>``), and
-* its dual coefficients ``alpha`` with ``psi - m = Phi_c alpha``.
-
-With the :class:`TrainingContext` below (training inputs, the kernel, the fitted
-:class:`~kppca.kernels.KernelCenterer` and the centered diagonal ``|phi_i - m|^2``)
-these two vectors give the raw kernel weights ``<phi_i, psi>`` (exactly, see
-:meth:`TrainingContext.raw_weights`) and the feature-space distances
-``|psi - phi_i|^2`` (:meth:`TrainingContext.sq_distances`). A context does not depend
-on any PPCA model: a Restricted Kernel Machine builds one with
-:meth:`TrainingContext.from_inputs` and uses the same pre-image strategies
-(:mod:`kppca.preimage.strategies`).
+a latent code mapped through the model) is known through its centered kernel vector
+``k_c`` and its dual coefficients ``alpha`` over the N training points; with a
+:class:`TrainingContext` they give the raw kernel weights ``<phi_i, psi>`` exactly
+(:meth:`TrainingContext.raw_weights`) and the feature-space distances
+(:meth:`TrainingContext.sq_distances`). A context does not depend on any PPCA model:
+:meth:`TrainingContext.from_inputs` builds one from training inputs and a kernel.
 """
 
 from __future__ import annotations
@@ -164,12 +156,7 @@ class FeaturePoints:
     def __len__(self) -> int:
         return int(self.k_c.shape[0])
 
-    def rows(self, start: int, stop: int) -> "FeaturePoints":
-        """The points ``start:stop`` (the coordinates callable is not sliced: only whole batches use it)."""
-        cand = None if self.candidates is None else self.candidates[start:stop]
-        return FeaturePoints(self.k_c[start:stop], self.alpha[start:stop], None, cand, self.sampled)
-
-    def select(self, mask: torch.Tensor) -> "FeaturePoints":
-        """The points where the (M,) boolean ``mask`` is true."""
-        cand = None if self.candidates is None else self.candidates[mask]
-        return FeaturePoints(self.k_c[mask], self.alpha[mask], None, cand, self.sampled)
+    def select(self, rows: slice | torch.Tensor) -> "FeaturePoints":
+        """The points at ``rows`` (a slice, or an (M,) boolean mask), without the coordinates (whole batches only)."""
+        cand = None if self.candidates is None else self.candidates[rows]
+        return FeaturePoints(self.k_c[rows], self.alpha[rows], None, cand, self.sampled)

@@ -8,9 +8,7 @@ and setting the gradient of ``rho`` to zero gives the iteration
     z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i).
 
 It can stall when the denominator vanishes (signed ``gamma``), converges only
-locally, and depends on the start; this implementation restarts from the best
-training point when the denominator vanishes and never returns a point worse
-(in feature-space distance) than the best training point.
+locally, and depends on the start (see the fallbacks of :func:`fixed_point_preimage`).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import torch
 from .._param_validation import Integral, Interval, Real, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import RBF
-from ._common import dtype_device, rbf_bandwidth
+from ._common import as_batch, batch_output, dtype_device
 from .smoother import _smooth
 
 __all__ = ["fixed_point_preimage", "dual_coefficients_to_expansion", "PreimageConvergenceWarning"]
@@ -58,8 +56,10 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
     return to_output(gamma, numpy_out)
 
 
-def _objective_rounding(G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float) -> torch.Tensor:
-    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from the kernel values, shape (M,).
+def _objective_rounding(
+    G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float
+) -> torch.Tensor:
+    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)``, shape (M,), from ``K = k(Z, X)`` (M, N).
 
     The RBF kernel's squared distance is computed after centering on ``c = mean(X)``
     (:func:`~kppca.kernels.standard.squared_distances`) with an absolute error of about
@@ -67,14 +67,6 @@ def _objective_rounding(G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: to
     additions); ``k = exp(-gamma d2)`` turns it into a relative error ``gamma`` times that.
     Without this margin, a row that converged exactly onto a training point could compare
     below that point's own ``rho`` (computed with an exact zero distance) and be flagged.
-
-    Parameters
-    ----------
-    G : Tensor of shape (M, N), expansion coefficients
-    K : Tensor of shape (M, N), ``k(z_j, x_i)``
-    Z : Tensor of shape (M, D)
-    X : Tensor of shape (N, D)
-    gamma : float
     """
     c = X.mean(0, keepdim=True)
     nz = ((Z - c) ** 2).sum(1, keepdim=True)
@@ -151,17 +143,15 @@ def fixed_point_preimage(
 
     Each iteration costs ``O(m N D)``; the start costs one ``N x N`` Gram matrix.
     """
-    numpy_out = is_numpy_like(gamma)
-    dtype, device = dtype_device(gamma, X_train)
-    G = as_tensor(gamma, "gamma", ndim=(1, 2), dtype=dtype, device=device)
-    single = G.ndim == 1
-    G = G[None] if single else G
+    G, single, numpy_out = as_batch(gamma, "gamma", X_train)
     X = as_tensor(X_train, "X_train", dtype=G.dtype, device=G.device)
     if G.shape[1] != X.shape[0]:
         raise ValueError(
             f"gamma has {G.shape[1]} column(s) but X_train has {X.shape[0]} training points; they must match."
         )
-    kern = RBF(rbf_bandwidth(kernel))
+    kernel = check_scalar(kernel, "kernel (an RBF kernel or its bandwidth: the fixed-point iteration is derived for "
+                                  "the Gaussian kernel only)", [RBF, Interval(Real, 0, None, closed="neither")])
+    kern = RBF(kernel.bandwidth if isinstance(kernel, RBF) else float(kernel))
     max_iter = int(check_scalar(max_iter, "max_iter", [Interval(Integral, 1, None, closed="left")]))
     tol = float(check_scalar(tol, "tol", [Interval(Real, 0, None, closed="left")]))
     denom_rtol = float(check_scalar(denom_rtol, "denom_rtol", [Interval(Real, 0, None, closed="left")]))
@@ -232,12 +222,8 @@ def fixed_point_preimage(
             PreimageConvergenceWarning,
             stacklevel=2,
         )
-    if single:
-        Z = Z[0]
-    Z = to_output(Z, numpy_out)
+    Z = batch_output(Z, single=single, numpy_out=numpy_out)
     if not return_info:
         return Z
     info = {"converged": converged, "n_iter": n_iter, "restarted": restarted, "fell_back": fell_back, "objective": rho}
-    if single:
-        info = {k: v[0] for k, v in info.items()}
-    return Z, {k: to_output(v, numpy_out) for k, v in info.items()}
+    return Z, {k: batch_output(v, single=single, numpy_out=numpy_out) for k, v in info.items()}

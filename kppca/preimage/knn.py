@@ -1,13 +1,6 @@
-"""k-nearest-neighbour pre-image from feature-space distances.
+"""k-nearest-neighbour pre-image from feature-space distances, which need only kernel values.
 
-The squared feature-space distance between a point ``psi`` and a training point
-``phi(x_i)`` only needs kernel values:
-
-    |psi - phi(x_i)|^2 = |psi - m|^2 - 2 k_c,i + (K_c)_ii,
-
-with ``k_c = Phi_c^T (psi - m)`` the centered kernel vector of ``psi``. The first term
-is the same for every ``i``, so the neighbours can be ranked without it. The
-pre-image is the (optionally distance-weighted) mean of the neighbours' targets
+The pre-image is the (optionally distance-weighted) mean of the neighbours' targets
 (Kwok & Tsang (2004) use the neighbours to initialise a local fit).
 """
 
@@ -17,8 +10,8 @@ from typing import Any
 
 import torch
 
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
-from ._common import batch_output, check_n_neighbors, dtype_device, format_rows, weights_and_targets
+from .._validation import ArrayLike, as_tensor
+from ._common import as_batch, batch_output, check_n_neighbors, format_rows, weights_and_targets
 
 __all__ = ["feature_space_sq_distances", "knn_preimage"]
 
@@ -30,7 +23,8 @@ def feature_space_sq_distances(
 ) -> Any:
     """Squared feature-space distances from centered kernel vectors.
 
-    ``d2[j, i] = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``.
+    ``d2[j, i] = |psi_j - phi(x_i)|^2 = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``, with
+    ``k_c = Phi_c^T (psi - m)`` the centered kernel vectors.
 
     Parameters
     ----------
@@ -51,11 +45,7 @@ def feature_space_sq_distances(
         Same type and device as ``K_c_rows``. True distances are clipped at 0
         (rounding can make them slightly negative).
     """
-    numpy_out = is_numpy_like(K_c_rows)
-    dtype, device = dtype_device(K_c_rows, gram_diag_centered)
-    Kc = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=dtype, device=device)
-    single = Kc.ndim == 1
-    Kc = Kc[None] if single else Kc
+    Kc, single, numpy_out = as_batch(K_c_rows, "K_c_rows", gram_diag_centered)
     diag = as_tensor(gram_diag_centered, "gram_diag_centered", ndim=1, dtype=Kc.dtype, device=Kc.device)
     if diag.shape[0] != Kc.shape[1]:
         raise ValueError(
@@ -70,7 +60,7 @@ def feature_space_sq_distances(
         if bool((sn < 0).any()):
             raise ValueError("sq_norms are squared norms and must be >= 0.")
         D2 = (D2 + sn[:, None]).clamp_(min=0.0)
-    return to_output(D2[0] if single else D2, numpy_out)
+    return batch_output(D2, single=single, numpy_out=numpy_out)
 
 
 def knn_preimage(
@@ -138,6 +128,5 @@ def knn_preimage(
         # 1/d weights; a neighbour at distance 0 gets all the weight (avoids inf/inf).
         w = torch.where(has_exact, exact.to(d.dtype), 1.0 / torch.where(exact, torch.ones_like(d), d))
         out = (w[:, :, None] * neigh).sum(1) / w.sum(1, keepdim=True)
-    if vector_targets:
-        out = out[:, 0]
-    return batch_output(out, idx, single=single, numpy_out=numpy_out, return_extra=return_indices)
+    out = out[:, 0] if vector_targets else out
+    return batch_output(out, single=single, numpy_out=numpy_out, extra=idx if return_indices else None)

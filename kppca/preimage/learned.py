@@ -13,10 +13,10 @@ from typing import Any
 import torch
 
 from .._param_validation import Interval, Real, check_scalar
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_tensor, is_numpy_like
 from ..kernels import RBF
 from ..kernels.bandwidth import median_heuristic_bandwidth
-from ._common import dtype_device
+from ._common import batch_output, dtype_device
 
 __all__ = ["LearnedPreimage", "median_heuristic_bandwidth"]
 
@@ -120,11 +120,7 @@ class LearnedPreimage:
         if Zn.shape[1] != self.Z_fit_.shape[1]:
             raise ValueError(f"Z_new has {Zn.shape[1]} columns but the map was fitted on {self.Z_fit_.shape[1]}.")
         out = self.kernel_.gram(Zn, self.Z_fit_) @ self.dual_coef_ + self.X_mean_
-        if self._vector_targets:
-            out = out[:, 0]
-        if single:
-            out = out[0]
-        return to_output(out, numpy_out)
+        return batch_output(out[:, 0] if self._vector_targets else out, single=single, numpy_out=numpy_out)
 
     def __repr__(self) -> str:
         return f"LearnedPreimage(bandwidth={self.bandwidth!r}, alpha={self.alpha!r})"

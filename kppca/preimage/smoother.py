@@ -7,11 +7,6 @@
   training inputs and ``t_i = x_i``;
 * the out-of-sample latent code of a Restricted Kernel Machine,
   ``h* = sum_i k~(x_i, x*) h_i / sum_i k~(x_i, x*)``, with ``t_i = h_i``.
-
-The normalisation ``sum_i w_i`` can be close to zero (signed weights, or a
-centered kernel vector passed by mistake); the options ``clip_negative``,
-``n_neighbors`` and ``epsilon`` stabilise it, and a row whose total weight is
-still not positive raises a :class:`ValueError` instead of returning NaN.
 """
 
 from __future__ import annotations
@@ -25,23 +20,12 @@ from .._linalg import rounding_tolerance
 from .._param_validation import Interval, Real, check_scalar
 from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
 from ..kernels import Kernel, as_kernel
-from ._common import check_n_neighbors, dtype_device, format_rows, weights_and_targets
+from ._common import batch_output, check_n_neighbors, dtype_device, format_rows, weights_and_targets
 
 __all__ = ["kernel_smoother", "KernelSmoother"]
 
 # Rows whose |sum w| is this small relative to sum |w| look like centered kernel vectors.
 _CENTERED_RTOL = 1e-8
-
-
-def _stabilised_weights(W: torch.Tensor, n_neighbors: int | None, clip_negative: bool) -> torch.Tensor:
-    """Apply ``clip_negative`` then ``n_neighbors`` to a (M, N) weight block (out of place)."""
-    if clip_negative:
-        W = W.clamp(min=0.0)
-    if n_neighbors is not None and n_neighbors < W.shape[1]:
-        vals, idx = torch.topk(W, n_neighbors, dim=1)
-        # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
-        W = torch.zeros_like(W).scatter_(1, idx, vals)
-    return W
 
 
 def _smooth(
@@ -51,26 +35,25 @@ def _smooth(
     clip_negative: bool,
     epsilon: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Weighted means of the rows of ``T``; returns ``(out (M, D), bad (M,) bool)``.
+    """Weighted means of the rows of ``T`` after ``clip_negative`` then ``n_neighbors``; ``(out (M, D), bad (M,))``.
 
     ``bad`` flags rows whose denominator is not clearly positive; their output is
     filled with zeros (the caller decides whether to raise or to fall back).
     """
-    Ws = _stabilised_weights(W, n_neighbors, clip_negative)
-    denom = Ws.sum(1) + epsilon
+    if clip_negative:
+        W = W.clamp(min=0.0)  # out of place: W is the caller's
+    if n_neighbors is not None and n_neighbors < W.shape[1]:
+        vals, idx = torch.topk(W, n_neighbors, dim=1)
+        # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
+        W = torch.zeros_like(W).scatter_(1, idx, vals)
+    denom = W.sum(1) + epsilon
     # The rounding error of a sum of N terms is at most ~N eps sum|w|: a total below
     # that is numerically zero (e.g. a centered vector, whose entries cancel).
-    tiny = rounding_tolerance(Ws.dtype, Ws.shape[1], Ws.abs().sum(1))
+    tiny = rounding_tolerance(W.dtype, W.shape[1], W.abs().sum(1))
     bad = ~(denom > tiny)
-    out = (Ws @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
+    out = (W @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
     out = torch.where(bad[:, None], torch.zeros_like(out), out)
     return out, bad
-
-
-def _looks_centered(W: torch.Tensor) -> torch.Tensor:
-    """Rows with signed entries that cancel: the signature of a centered kernel vector."""
-    scale = W.abs().sum(1)
-    return (W.sum(1).abs() <= _CENTERED_RTOL * scale) & (scale > 0)
 
 
 def _zero_weight_message(
@@ -161,7 +144,9 @@ def kernel_smoother(
     epsilon = float(check_scalar(epsilon, "epsilon", [Interval(Real, 0, None, closed="left")]))
 
     out, bad = _smooth(W, T, n_neighbors, bool(clip_negative), epsilon)
-    centered = _looks_centered(W)
+    # Signed entries that cancel: the signature of a centered kernel vector.
+    scale = W.abs().sum(1)
+    centered = (W.sum(1).abs() <= _CENTERED_RTOL * scale) & (scale > 0)
     if bool(bad.any()):
         raise ValueError(_zero_weight_message(bad, centered, n_neighbors, bool(clip_negative), epsilon))
     if bool(centered.any()):
@@ -171,11 +156,7 @@ def kernel_smoother(
             UserWarning,
             stacklevel=2,
         )
-    if vector_targets:
-        out = out[:, 0]
-    if single:
-        out = out[0]
-    return to_output(out, numpy_out)
+    return batch_output(out[:, 0] if vector_targets else out, single=single, numpy_out=numpy_out)
 
 
 class KernelSmoother:

@@ -6,68 +6,28 @@ coefficients ``alpha``) and a :class:`~kppca.preimage.context.TrainingContext`; 
 strategy returns the inputs, shape (M, D). Strategies store options only (like
 scikit-learn estimators) and keep nothing from one call to the next except through
 the ``cache`` dict their caller passes (the learned map is fitted once per cache).
-
-``SmootherPreimage``
-    Kernel smoother (paper eq. 19) over the ``n_neighbors`` training points chosen by
-    ``selection``; weights are the raw kernel values ``<phi_i, psi>`` (exactly
-    un-centered, see :meth:`TrainingContext.raw_weights`).
-
-    *Hubness.* Ranking training points by their raw similarity ``<phi_i, psi>``
-    favours "hubs": points close to the training mean, similar to everything (thin 1s
-    on MNIST), which then dominate the pre-images of points far from them. The raw
-    similarity is ``<phi_i - m, psi - m> + <phi_i, m> + <m, psi> - |m|^2``, and
-    ``<phi_i, m> = (K 1 / N)_i`` is exactly each training point's mean similarity to
-    the others, its hub score. ``selection="centered"`` ranks by
-    ``k_c = <phi_i - m, psi - m>``, which removes that term (a global hubness
-    correction in the spirit of CSLS, Lample et al. 2018, and of local scaling;
-    it costs nothing: ``k_c`` is what the model produces). ``selection="local"``
-    (the default) subtracts instead the mean similarity of each training point to
-    its ``hub_neighbors`` nearest training points (CSLS's local hub score; an int,
-    or a fraction of N, default 0.2 N): a point is penalised for being close to its
-    whole neighbourhood rather than to the global mean. It needs one pass over the
-    training Gram matrix (``O(N^2)`` from the dual model's kept ``K_c``, otherwise
-    ``O(N^2 D)`` kernel evaluations), once, cached. On digits it gives the most
-    balanced classes at high classifier confidence; small neighbourhoods over-correct
-    and lose confidence. ``selection="raw"``: the nearest points by raw similarity
-    (in feature space for RBF kernels).
-
-    The default ``selection="auto"`` is ``"local"`` for sampled points
-    (``FeaturePoints.sampled``, set by the models' ``sample``) and ``"raw"`` for maps
-    of given inputs or codes (``reconstruct``, ``inverse_transform``,
-    ``latent_traversal``, ``kernel_preimage``). Hub corrections are in the units of
-    the training similarities, so they swamp the small, uniformly shrunk similarities
-    of noisy inputs: reconstructions of noisy digits then keep their class less often.
-``KNNPreimage``
-    Mean of the nearest training points in feature space (exact distances).
-``FixedPointPreimage``
-    Mika et al.'s iteration (RBF kernels) on ``psi = sum_i gamma_i phi(x_i)``.
-``LearnedMapPreimage``
-    Kernel ridge regression from principal coordinates to inputs, fitted once
-    on the training points (needs ``points.coordinates``).
-
 :func:`make_preimage` builds a strategy from a name and options (the ``preimage=`` and
-keyword arguments of the models); :data:`PREIMAGE_OPTIONS` lists every option and
-its default.
+keyword arguments of the models); :data:`PREIMAGE_OPTIONS` lists every option and its default.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any
+import warnings
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
 from .._linalg import block_rows as default_block_rows
-from .._param_validation import Interval, Real, StrOptions
+from .._param_validation import Integral, Interval, Real, StrOptions, validate_parameter_constraints
 from .._validation import as_tensor
 from ..kernels import RBF
-from ._common import check_n_neighbors
-from .base import _COUNT, _NONNEGATIVE, Preimage, _at_most
 from .context import FeaturePoints, TrainingContext
-from .fixed_point import dual_coefficients_to_expansion, fixed_point_preimage
+from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import knn_preimage
-from .learned_map import LearnedMapPreimage
+from .learned import LearnedPreimage, median_heuristic_bandwidth
+from .ridge_cv import RIDGES, select_bandwidth_and_ridge
 from .smoother import _smooth
 from .uncenter import ESTIMATE_CONSTRAINTS, uncenter_kernel_vectors
 
@@ -87,7 +47,86 @@ __all__ = [
     "SELECTIONS",
 ]
 
-#: How :class:`SmootherPreimage` ranks training points (see the module docstring).
+_COUNT = Interval(Integral, 1, None, closed="left")
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+def _at_most(n_neighbors: int | None, N: int) -> int | None:
+    """A validated ``n_neighbors`` clamped to the training-set size (None, all points, stays None)."""
+    return None if n_neighbors is None else min(int(n_neighbors), N)
+
+
+class Preimage:
+    """Base class of the pre-image strategies (see the module docstring).
+
+    Subclasses declare ``name``, ``_defaults`` (option -> default) and ``_constraints``
+    (option -> allowed values, in :mod:`kppca._param_validation` vocabulary) and
+    implement ``_map(points, context, cache, start)`` for the block of rows from ``start``.
+    """
+
+    name: ClassVar[str]
+    _defaults: ClassVar[dict[str, Any]]
+    _constraints: ClassVar[dict[str, list[Any]]]
+    #: Whether the strategy works on rows independently (so callers may split a batch in blocks).
+    rowwise: ClassVar[bool] = True
+
+    def __init__(self, **options: Any):
+        unknown = sorted(set(options) - set(self._defaults))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(unknown)} for preimage={self.name!r}; it accepts: "
+                f"{', '.join(self._defaults)}."
+            )
+        opts = {**self._defaults, **options}
+        validate_parameter_constraints(self._constraints, opts, f"preimage={self.name!r}")
+        self.options = opts
+
+    def get_params(self) -> dict[str, Any]:
+        """The options of this strategy (defaults filled in)."""
+        return dict(self.options)
+
+    def __repr__(self) -> str:
+        arrays = (np.ndarray, torch.Tensor)
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.options.items() if not isinstance(v, arrays))
+        return f"{type(self).__name__}({shown})"
+
+    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
+        """Compute, into ``cache``, what this strategy derives from the training set alone.
+
+        Callers that are about to release training-set data (a model whose Gram matrix
+        becomes its sampling factor) call it first; the default does nothing.
+        """
+
+    def __call__(
+        self,
+        points: FeaturePoints,
+        context: TrainingContext,
+        cache: dict | None = None,
+        *,
+        block_rows: int | None = None,
+    ) -> torch.Tensor:
+        """Inputs (M, D) for the feature-space ``points`` given the training ``context``.
+
+        ``cache`` (a dict owned by the caller, emptied when the training set changes)
+        keeps what is fitted once per training set; ``block_rows`` bounds the rows
+        processed at once (memory).
+        """
+        cache = {} if cache is None else cache
+        M = len(points)
+        if M == 0:
+            return context.X.new_zeros((0, context.X.shape[1]))
+        if not self.rowwise or block_rows is None or block_rows >= M:
+            return self._map(points, context, cache, 0)
+        return torch.cat([
+            self._map(points.select(slice(i, i + block_rows)), context, cache, i) for i in range(0, M, block_rows)
+        ])
+
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+        raise NotImplementedError
+
+
+#: How :class:`SmootherPreimage` ranks training points (see its docstring).
 SELECTIONS: tuple[str, ...] = ("auto", "local", "centered", "raw")
 
 
@@ -109,14 +148,41 @@ class KNNPreimage(Preimage):
 
 
 class SmootherPreimage(Preimage):
-    """Kernel smoother over selected training points (paper eq. 19; see the module docstring).
+    """Kernel smoother (paper eq. 19) over the ``n_neighbors`` training points chosen by ``selection``.
 
-    Options: ``n_neighbors`` (int or None for all), ``selection`` (one of :data:`SELECTIONS`),
-    ``hub_neighbors`` (for ``selection="local"``: a count, or a fraction of N in (0, 1)), ``estimate`` (the row mean used to
-    un-center: ``"span"`` is exact for model points; other values as in
-    :func:`~kppca.preimage.uncenter_kernel_vectors`), ``clip_negative``, ``epsilon``.
-    A row whose kept weights have no positive total falls back to :class:`KNNPreimage`
-    with the same ``n_neighbors`` (5 when None) and ``weighting="distance"``.
+    ``n_neighbors`` is an int, or None for all; ``selection`` one of :data:`SELECTIONS` (see
+    *Hubness* below). The weights are the raw kernel values ``<phi_i, psi>``, un-centered by
+    ``estimate`` (``"span"`` is exact for model points, see :meth:`TrainingContext.raw_weights`;
+    other values as in :func:`~kppca.preimage.uncenter_kernel_vectors`); ``clip_negative`` and
+    ``epsilon`` are those of :func:`~kppca.preimage.kernel_smoother`. A row whose kept weights
+    have no positive total falls back to :class:`KNNPreimage` with the same ``n_neighbors``
+    (5 when None) and ``weighting="distance"``.
+
+    *Hubness.* Ranking training points by their raw similarity ``<phi_i, psi>``
+    favours "hubs": points close to the training mean, similar to everything (thin 1s
+    on MNIST), which then dominate the pre-images of points far from them. The raw
+    similarity is ``<phi_i - m, psi - m> + <phi_i, m> + <m, psi> - |m|^2``, and
+    ``<phi_i, m> = (K 1 / N)_i`` is exactly each training point's mean similarity to
+    the others, its hub score. ``selection="centered"`` ranks by
+    ``k_c = <phi_i - m, psi - m>``, which removes that term (a global hubness
+    correction in the spirit of CSLS, Lample et al. 2018, and of local scaling;
+    it costs nothing: ``k_c`` is what the model produces). ``selection="local"``
+    subtracts instead the mean similarity of each training point to its ``hub_neighbors``
+    nearest training points (CSLS's local hub score; an int, or a fraction of N in (0, 1),
+    default 0.2 N): a point is penalised for being close to its whole neighbourhood
+    rather than to the global mean. It needs one pass over the
+    training Gram matrix (``O(N^2)`` from the dual model's kept ``K_c``, otherwise
+    ``O(N^2 D)`` kernel evaluations), once, cached. On digits it gives the most
+    balanced classes at high classifier confidence; small neighbourhoods over-correct
+    and lose confidence. ``selection="raw"``: the nearest points by raw similarity
+    (in feature space for RBF kernels).
+
+    The default ``selection="auto"`` is ``"local"`` for sampled points
+    (``FeaturePoints.sampled``, set by the models' ``sample``) and ``"raw"`` for maps
+    of given inputs or codes (``reconstruct``, ``inverse_transform``,
+    ``latent_traversal``, ``kernel_preimage``). Hub corrections are in the units of
+    the training similarities, so they swamp the small, uniformly shrunk similarities
+    of noisy inputs: reconstructions of noisy digits then keep their class less often.
     """
 
     name = "smoother"
@@ -143,7 +209,7 @@ class SmootherPreimage(Preimage):
     def hub_scores(self, context: TrainingContext, cache: dict, sampled: bool = True) -> torch.Tensor | None:
         """What ``selection`` subtracts from the raw similarities, shape (N,) (None for ``"raw"``).
 
-        ``sampled`` resolves ``selection="auto"`` (see the module docstring).
+        ``sampled`` resolves ``selection="auto"``.
         """
         selection = self.options["selection"]
         if selection == "auto":
@@ -153,12 +219,21 @@ class SmootherPreimage(Preimage):
         if selection == "centered":
             # <phi_i, m> = (K 1/N)_i; subtracting it (and the row constant) ranks by k_c.
             return context.centerer.column_means_ if context.center else None
-        N, h = context.n_samples, self.options["hub_neighbors"]
+        X, N, h = context.X, context.n_samples, self.options["hub_neighbors"]
         k = int(h) if isinstance(h, numbers.Integral) else int(round(h * N))
         k = max(1, min(k, N - 1))
         key = ("local-hub-scores", k)
         if key not in cache:
-            cache[key] = _local_hub_scores(context, k)
+            # The mean raw similarity of each training point to its k nearest other training points: one pass
+            # over the Gram matrix in row blocks (memory O(block_rows N)), from the context's K_c if it keeps one.
+            block_rows = default_block_rows(None, N, X.dtype)
+            scores = X.new_empty(N)
+            for i in range(0, N, block_rows):
+                G = context.gram_rows(i, i + block_rows)
+                rows = torch.arange(i, min(i + block_rows, N), device=X.device)
+                G[rows - i, rows] = -torch.inf  # not its own neighbour
+                scores[i : i + block_rows] = torch.topk(G, k, dim=1).values.mean(1)
+            cache[key] = scores
         return cache[key]
 
     def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
@@ -168,13 +243,13 @@ class SmootherPreimage(Preimage):
             W = context.raw_weights(points.k_c, points.alpha)
         else:
             W = uncenter_kernel_vectors(points.k_c, context.centerer, estimate)
-        n_neighbors = check_n_neighbors(_at_most(self.options["n_neighbors"], N), N, allow_none=True)
+        n_neighbors = _at_most(self.options["n_neighbors"], N)
         clip, eps = bool(self.options["clip_negative"]), float(self.options["epsilon"])
         hubs = self.hub_scores(context, cache, points.sampled)
         cand = points.candidates
-        if cand is not None and (n_neighbors is None or n_neighbors >= N):
-            W = W.masked_fill(~cand, 0.0)
-        if (hubs is None and cand is None) or n_neighbors is None or n_neighbors >= N:
+        if n_neighbors is None or n_neighbors >= N or (hubs is None and cand is None):
+            if cand is not None:  # then every training point is kept: the others must weigh nothing
+                W = W.masked_fill(~cand, 0.0)
             out, bad = _smooth(W, context.X, n_neighbors, clip, eps)
         else:
             # Choose the neighbours by the hub-corrected score, weigh them by the raw kernel values.
@@ -191,27 +266,9 @@ class SmootherPreimage(Preimage):
             # model, whose samples are symmetric about the origin of feature space): the weighted mean
             # is undefined, while the nearest training points in feature space always are.
             k = n_neighbors if n_neighbors is not None else KNNPreimage._defaults["n_neighbors"]
-            fallback = KNNPreimage(n_neighbors=min(k, N), weighting="distance")
-            sub = points.select(bad)
-            out[bad] = fallback._map(sub, context, cache, start)
+            fallback = KNNPreimage(n_neighbors=k, weighting="distance")
+            out[bad] = fallback._map(points.select(bad), context, cache, start)
         return out
-
-
-def _local_hub_scores(context: TrainingContext, k: int) -> torch.Tensor:
-    """Mean raw similarity of each training point to its ``k`` nearest other training points, (N,).
-
-    One pass over the Gram matrix in row blocks (memory ``O(block_rows N)``); the rows come from
-    the context's kept ``K_c`` when it has one.
-    """
-    X, N = context.X, context.n_samples
-    block_rows = default_block_rows(None, N, X.dtype)
-    out = X.new_empty(N)
-    for i in range(0, N, block_rows):
-        G = context.gram_rows(i, i + block_rows)
-        rows = torch.arange(i, min(i + block_rows, N), device=X.device)
-        G[rows - i, rows] = -torch.inf  # not its own neighbour
-        out[i : i + block_rows] = torch.topk(G, k, dim=1).values.mean(1)
-    return out
 
 
 class FixedPointPreimage(Preimage):
@@ -241,6 +298,60 @@ class FixedPointPreimage(Preimage):
         )
 
 
+class LearnedMapPreimage(Preimage):
+    """Kernel ridge regression from principal coordinates to inputs (:class:`~kppca.preimage.LearnedPreimage`),
+    fitted once on the training points and kept in the caller's cache.
+
+    Needs ``points.coordinates`` (models provide it); ``n_coordinates=None`` uses ``q``.
+    ``bandwidth`` and ``alpha`` may be ``"cv"``: chosen by exact leave-one-out error
+    (:func:`~kppca.preimage.ridge_cv.select_bandwidth_and_ridge`, once per cache);
+    ``bandwidth=None`` is the median heuristic. ``refine`` > 0 runs that many
+    fixed-point steps (Mika et al., RBF kernels only) from the map's output toward
+    the feature-space point (see docs/theory.md).
+    """
+
+    name = "learned"
+    rowwise = False
+    _defaults = {"n_coordinates": None, "bandwidth": None, "alpha": 0.1, "refine": 0}
+    _constraints = {
+        "n_coordinates": [_COUNT, None],
+        "bandwidth": [_POSITIVE, None, StrOptions(("cv",))],
+        "alpha": [_POSITIVE, StrOptions(("cv",))],
+        "refine": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+        if points.coordinates is None:
+            raise ValueError(
+                "preimage='learned' needs principal coordinates of the points (FeaturePoints.coordinates); "
+                "models provide them, a bare TrainingContext does not."
+            )
+        refine = self.options["refine"]
+        if refine and not isinstance(context.kernel, RBF):
+            raise NotImplementedError(
+                f"preimage='learned' with refine={refine} takes fixed-point steps, derived for the RBF kernel "
+                f"only; this model's kernel is {type(context.kernel).__name__}. Use refine=0."
+            )
+        train, new, key = points.coordinates(self.options["n_coordinates"])
+        bandwidth, alpha = self.options["bandwidth"], self.options["alpha"]
+        cache_key = ("learned", key, bandwidth, alpha)
+        if cache_key not in cache:
+            if "cv" in (bandwidth, alpha):
+                bws = None if bandwidth == "cv" else (bandwidth or median_heuristic_bandwidth(train),)
+                bandwidth, alpha, _ = select_bandwidth_and_ridge(
+                    train, context.X, bandwidths=bws, alphas=RIDGES if alpha == "cv" else (alpha,)
+                )
+            cache[cache_key] = LearnedPreimage(bandwidth=bandwidth, alpha=alpha).fit(train, context.X)
+        out = cache[cache_key].predict(new)
+        if refine:
+            gamma = dual_coefficients_to_expansion(points.alpha) if context.center else points.alpha
+            with warnings.catch_warnings():
+                # A fixed number of steps, not a solve to convergence: the warning does not apply.
+                warnings.simplefilter("ignore", PreimageConvergenceWarning)
+                out = fixed_point_preimage(gamma, context.X, context.kernel, init=out, max_iter=refine, tol=0.0)
+        return out
+
+
 #: Smoother options of the default pre-image for sampled points: fewer neighbours and a more local hub
 #: correction than the smoother's own defaults (closer samples to real digits).
 SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
@@ -267,7 +378,6 @@ class AutoPreimage(Preimage):
     """
 
     name = "auto"
-    rowwise = False
     _defaults = {**SmootherPreimage._defaults, **LearnedMapPreimage._defaults, "bandwidth": "cv", "alpha": "cv"}
     _constraints = {**SmootherPreimage._constraints, **LearnedMapPreimage._constraints}
 
@@ -309,20 +419,6 @@ DEFAULT_PREIMAGE = "auto"
 PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {name: dict(cls._defaults) for name, cls in _STRATEGIES.items()}
 
 
-def _method_name(preimage: Any) -> str:
-    if preimage is None:
-        return DEFAULT_PREIMAGE
-    if not isinstance(preimage, str):
-        raise TypeError(
-            f"preimage must be a method name (one of {', '.join(PREIMAGE_METHODS)}) or a Preimage strategy, "
-            f"got {preimage!r}."
-        )
-    name = preimage.strip().lower().replace("_", "-")
-    if name not in _STRATEGIES:
-        raise ValueError(f"preimage={preimage!r} is unknown; use one of {', '.join(PREIMAGE_METHODS)}.")
-    return name
-
-
 def make_preimage(preimage: str | Preimage | None = None, **options: Any) -> Preimage:
     """The pre-image strategy for a method name (or a strategy object) and options.
 
@@ -342,7 +438,15 @@ def make_preimage(preimage: str | Preimage | None = None, **options: Any) -> Pre
                 "set them when building the object."
             )
         return preimage
-    return _STRATEGIES[_method_name(preimage)](**options)
+    if preimage is not None and not isinstance(preimage, str):
+        raise TypeError(
+            f"preimage must be a method name (one of {', '.join(PREIMAGE_METHODS)}) or a Preimage strategy, "
+            f"got {preimage!r}."
+        )
+    name = DEFAULT_PREIMAGE if preimage is None else preimage.strip().lower().replace("_", "-")
+    if name not in _STRATEGIES:
+        raise ValueError(f"preimage={preimage!r} is unknown; use one of {', '.join(PREIMAGE_METHODS)}.")
+    return _STRATEGIES[name](**options)
 
 
 def resolve_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:

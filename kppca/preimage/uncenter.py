@@ -1,18 +1,8 @@
 """From centered kernel vectors back to raw kernel weights.
 
 The dual model generates *centered* kernel vectors ``k_c = Phi_c^T (psi - m)``; each
-sums to zero, so a kernel smoother applied to them divides by zero. The raw
-vector ``k_i = <phi(x_i), psi>`` is
-
-    k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1,        s = 1^T k / N,
-
-where ``K 1 / N`` (column means) and ``1^T K 1 / N^2`` (grand mean) are known from
-training, but the row mean ``s`` of the unknown raw vector is lost by centering:
-it has to be estimated (it is ``<m, psi>``, the similarity of the new point to the
-training mean). Changing ``s`` adds the same constant to every weight, which moves
-a kernel-smoother pre-image along the line through the plain training mean:
-a larger ``s`` pulls it toward the mean, a smaller one pushes it toward the few
-most similar training points (down to only one when all others are clipped).
+sums to zero, so a kernel smoother applied to them divides by zero: they have to be
+un-centered first (:func:`uncenter_kernel_vectors`).
 """
 
 from __future__ import annotations
@@ -25,9 +15,9 @@ import torch
 
 from .._linalg import rounding_tolerance
 from .._param_validation import Interval, Real, StrOptions, check_scalar
-from .._validation import ArrayLike, as_tensor, is_numpy_like
+from .._validation import ArrayLike, as_tensor
 from ..kernels import KernelCenterer
-from ._common import batch_output, dtype_device
+from ._common import as_batch, batch_output
 
 __all__ = ["uncenter_kernel_vectors", "ROW_MEAN_ESTIMATES", "ESTIMATE_CONSTRAINTS"]
 
@@ -71,8 +61,13 @@ def uncenter_kernel_vectors(
 ) -> Any:
     """Turn centered kernel vectors into raw kernel weights for a kernel smoother.
 
-    Computes ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1`` row by row, with the
-    unknown row mean ``s = 1^T k / N`` given by ``estimate``:
+    Computes the raw vector ``k_i = <phi(x_i), psi>`` as ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1``
+    row by row. The column means ``K 1 / N`` and the grand mean ``1^T K 1 / N^2`` are known from
+    training, but the row mean ``s = 1^T k / N = <m, psi>`` (the similarity of the new point
+    to the training mean) is lost by centering. Changing ``s`` adds the same constant to
+    every weight, which moves a kernel-smoother pre-image along the line through the
+    training mean: a larger ``s`` pulls it toward the mean, a smaller one toward the few
+    most similar training points. ``estimate`` gives ``s``:
 
     ``"mean"`` (default)
         ``s = 1^T K 1 / N^2``, the training grand mean, so ``k = k_c + K 1 / N``:
@@ -128,11 +123,7 @@ def uncenter_kernel_vectors(
         Unfitted centerer, size mismatch, NaN/inf, unknown ``estimate``, or
         ``"span"`` without ``gram_centered``.
     """
-    numpy_out = is_numpy_like(K_c_rows)
-    dtype, device = dtype_device(K_c_rows)
-    Kc_rows = as_tensor(K_c_rows, "K_c_rows", ndim=(1, 2), dtype=dtype, device=device)
-    single = Kc_rows.ndim == 1
-    Kc_rows = Kc_rows[None] if single else Kc_rows
+    Kc_rows, single, numpy_out = as_batch(K_c_rows, "K_c_rows")
     if not isinstance(centerer, KernelCenterer) or not hasattr(centerer, "column_means_"):
         raise ValueError(
             "centerer must be a KernelCenterer fitted on the training Gram matrix "
@@ -172,4 +163,4 @@ def uncenter_kernel_vectors(
                 )
         K_rows = centerer.uncenter(Kc_rows, s)
 
-    return batch_output(K_rows, s, single=single, numpy_out=numpy_out, return_extra=return_row_means)
+    return batch_output(K_rows, single=single, numpy_out=numpy_out, extra=s if return_row_means else None)

@@ -20,17 +20,18 @@ and the one that maps them to inputs:
     the model noise ``sigma2`` added to points (``k_c + sigma L a`` / ``psi + sigma V_r a``);
 ``_reconstruction_points(X)``
     the MAP reconstruction of inputs;
+``_training_context()``
+    the :class:`~kppca.preimage.TrainingContext` that :meth:`GenerationMixin.preimage_context` caches;
 ``_points_to_inputs(points, strategy, candidates)``
     the pre-image.
 
 Everything kept between calls (the training context, latent mixtures, learned maps, hub
-scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`; the
-dual model's Gram matrix and its sampling factor live in its
-:class:`~kppca.kernels.CenteredGram` (one ``N x N`` buffer, see ``DualGenerationMixin._factored_gram``).
+scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_scalar, check_sequence
 from ..._validation import ArrayLike, torch_generator
+from ...preimage import TrainingContext
 from ...preimage.strategies import Preimage, make_preimage
 from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
 
@@ -55,6 +57,18 @@ class GenerationMixin:
         Reset by every fit, pickled empty, never written to model files (as every cache).
         """
         return self._cache.get("generation", dict)
+
+    def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``key`` in :meth:`_gen_cache` (computed once per fit)."""
+        cache = self._gen_cache()
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    def preimage_context(self) -> TrainingContext:
+        """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""
+        self._check_fitted("preimage_context")
+        return self._cached("context", self._training_context)
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
         """Keep class labels ``y`` (for class-conditional sampling); forget old ones otherwise.
@@ -81,7 +95,7 @@ class GenerationMixin:
         self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
 
     def _has_training_codes(self) -> bool:
-        """Whether codes of training points exist for the latent mixture (a landmark model overrides it)."""
+        """Whether the model keeps points for latent mixtures and pre-images (a landmark model overrides it)."""
         return "X_fit_" in self.__dict__
 
     # ------------------------------------------------------------------ public API
@@ -116,7 +130,7 @@ class GenerationMixin:
             ``"prior"`` (a :class:`~kppca.PrimalPPCA` fitted with ``partial_fit`` or from a
             Dask array). Why: the mixture's samples are much closer to real held-out digits
             (Fréchet feature distance) and more evenly spread over the classes than the
-            prior's. Pass ``latent="prior"`` for the exact model sample.
+            prior's.
         y : label or array-like of n labels, optional
             Class-conditional sampling (needs ``fit(X, y)``): codes from a mixture fitted on
             the codes of that class, and pre-images built from the training points of that
@@ -271,9 +285,7 @@ class GenerationMixin:
         key = ("latent-mixture", label_index)
         if key not in cache:
             # transform(X_train), computed once for all the mixtures (the dual model reads it off its eigenpairs)
-            codes = cache.get("training-codes")
-            if codes is None:
-                codes = cache["training-codes"] = self._training_coordinates() * self._gain
+            codes = self._cached("training-codes", lambda: self._training_coordinates() * self._gain)
             if label_index is None:
                 cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
             else:

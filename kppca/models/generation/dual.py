@@ -2,18 +2,11 @@
 
 A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - m)``
 and its dual coefficients ``alpha`` (``psi - m = Phi_c alpha``): for latent codes
-``alpha = A h``; for other vectors ``alpha = K_c^+ k_c``, from the full
-eigendecomposition after a dense fit, and after a partial fit from the sampling
-factor ``L = chol(K)`` of the raw Gram matrix (two triangular solves and a rank-one
-correction for the centering, see ``_dual_coefficients``), or the full
-eigendecomposition when ``K`` is numerically singular.
+``alpha = A h``; for other vectors ``alpha = K_c^+ k_c`` (``_dual_coefficients``).
 
-The factor's storage: ``L`` is computed on first use (not at fit: ``O(N^3 / 3)`` that a model
-which never samples should not pay) **in the memory of** the cached ``K_c`` (the budget of a
-fit plus a sample is one ``N x N`` matrix), by :meth:`DualGenerationMixin._factored_gram`, the
-one place that asks for it. What the default pre-image of ``sample`` reads from ``K_c`` (the
-local hub scores) is taken there first, so ``sample`` costs the same whatever ran before it;
-later reads of training Gram rows (other hub options) evaluate the kernel.
+The sampling factor (``L = chol(K)`` after a partial fit) is computed on first use (not at fit:
+``O(N^3 / 3)`` that a model which never samples should not pay) in the memory of the cached
+``K_c``, by ``_factored_gram``.
 
 Uncentered models (``center=False``): ``K_c``, ``Phi_c`` and ``m`` read ``K``, ``Phi``
 and ``0``.
@@ -21,6 +14,7 @@ and ``0``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -73,19 +67,6 @@ class DualGenerationMixin(GenerationMixin):
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
         return self._to_output(out[0] if single else out, K_c_rows)
 
-    def preimage_context(self) -> TrainingContext:
-        """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""
-        self._check_fitted("preimage_context")
-        cache = self._gen_cache()
-        if "context" not in cache:
-            c = self.centerer_
-            diag = self.kernel_.diag(self.X_fit_)
-            if c.center:
-                diag = diag - 2 * c.column_means_ + c.grand_mean_
-            # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
-            cache["context"] = TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
-        return cache["context"]
-
     def _factored_gram(self) -> CenteredGram:
         """The Gram object with the factor of the sampling route (``_sqrt_route``) computed.
 
@@ -102,11 +83,21 @@ class DualGenerationMixin(GenerationMixin):
         return gram
 
     # ------------------------------------------------------------------ hooks
+    def _training_context(self) -> TrainingContext:
+        c = self.centerer_
+        diag = self.kernel_.diag(self.X_fit_)
+        if c.center:
+            diag = diag - 2 * c.column_means_ + c.grand_mean_
+        # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
+        return TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
+
     def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
+            """Principal coordinates: training ``E_p sqrt(lam_p)`` and new ``k_c E_p / sqrt(lam_p)``."""
             p, basis = self._learned_dimension(n_coordinates)
-            train, new = self._coordinates_of(p, basis, k_c)
-            return train, new, (p, basis)
+            lam, E = (self.eigenvalues_, self.eigenvectors_) if basis == "top" else self._full_eigen()
+            root, E = lam[:p].sqrt(), E[:, :p]
+            return E * root, (k_c @ E) / root, (p, basis)
 
         return FeaturePoints(k_c, alpha, coordinates)
 
@@ -143,20 +134,8 @@ class DualGenerationMixin(GenerationMixin):
     def _points_to_inputs(
         self, points: FeaturePoints, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
     ) -> torch.Tensor:
-        if candidates is not None or sampled:
-            points = FeaturePoints(points.k_c, points.alpha, points.coordinates, candidates, sampled)
+        points = dataclasses.replace(points, candidates=candidates, sampled=sampled)
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=self._block_rows())
-
-    # ------------------------------------------------------------------ internals
-    def _coordinates_of(self, p: int, basis: str, k_c: torch.Tensor | None) -> tuple[torch.Tensor, Any]:
-        """Principal coordinates: training ``E_p sqrt(lam_p)`` and new ``k_c E_p / sqrt(lam_p)``."""
-        if basis == "top":
-            lam, E = self.eigenvalues_[:p], self.eigenvectors_[:, :p]
-        else:
-            values, vectors = self._full_eigen()
-            lam, E = values[:p], vectors[:, :p]
-        root = lam.sqrt()
-        return E * root, (None if k_c is None else (k_c @ E) / root)
 
     def _dual_coefficients(self, k_c: torch.Tensor) -> torch.Tensor:
         """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N) (:meth:`CenteredGram.solve`).

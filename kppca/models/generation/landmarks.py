@@ -3,20 +3,15 @@
 A primal model fitted with ``partial_fit`` or on a Dask array keeps only statistics
 of the features. When its feature map declares a reference set (the Nyström landmarks,
 :meth:`~kppca.features.base.FeatureMap.reference_set`), the pre-images are built from
-the landmarks instead of the training points: a point ``psi`` (d,) becomes
-
-* ``k_c = (phi(L) - m)(psi - m)``, its centered kernel vector over the landmarks,
-* ``beta = C psi``, its expansion ``psi = phi(L)^T beta`` (in the ``alpha`` slot, see
-  :class:`~kppca.preimage.landmark_context.LandmarkContext`),
-* the principal coordinates of the landmarks and of ``psi`` (the learned map),
-
-and the strategies of :mod:`kppca.preimage.strategies` run unchanged on a
-:class:`~kppca.preimage.landmark_context.LandmarkContext`. The latent mixture of
-``latent="mixture"`` (the default of ``sample``) is fitted on the codes of the
-landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
+the landmarks instead of the training points: a point ``psi`` (d,) becomes its centered
+kernel vector and its expansion ``beta`` over the landmarks, and the strategies of
+:mod:`kppca.preimage.strategies` run unchanged on a
+:class:`~kppca.preimage.landmark_context.LandmarkContext` (whose docstring derives both).
+The latent mixture of ``latent="mixture"`` (the default of ``sample``) is fitted on the
+codes of the landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
 (``_latent_extra``, :data:`kppca.models._streaming.LATENT_SAMPLE`), and class-conditional
-sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training point a landmark this is the in-memory
-model's generation, over the same points.
+sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training
+point a landmark this is the in-memory model's generation, over the same points.
 """
 
 from __future__ import annotations
@@ -27,11 +22,10 @@ import torch
 
 from ..._linalg import block_rows
 from ..._validation import numpy_rng
-from ...preimage import FeaturePoints
+from ...preimage import TrainingContext
 from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
 from .._streaming import latent_sample
-from .base import GenerationMixin
 from .primal import PrimalGenerationMixin
 
 __all__ = ["LandmarkGenerationMixin"]
@@ -63,11 +57,6 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
             self._latent_extra = extra
         return labels
 
-    def _gen_cache(self) -> dict:
-        if self._uses_landmarks():
-            return GenerationMixin._gen_cache(self)
-        return super()._gen_cache()
-
     def _training_coordinates(self) -> torch.Tensor:
         if self._uses_landmarks():
             # The landmarks and the uniform rows kept with them (_latent_extra): the latent sample.
@@ -84,25 +73,21 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
 
     def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit."""
-        cache = self._gen_cache()
-        if "landmark-features" not in cache:
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
             _, C = self.feature_map_.reference_set()
             L = self._landmark_inputs()
-            cache["landmark-features"] = (self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype))
-        return cache["landmark-features"]
+            return self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype)
 
-    def preimage_context(self):
-        """The pre-image context: over the training points, or over the landmarks when no inputs are kept."""
+        return self._cached("landmark-features", compute)
+
+    def _training_context(self) -> TrainingContext:
+        """The context over the training points, or over the landmarks when no inputs are kept."""
         if not self._uses_landmarks():
-            return super().preimage_context()
-        cache = self._gen_cache()
-        if "context" not in cache:
-            Phi_c, _ = self._landmark_features()
-            cache["context"] = LandmarkContext.from_features(
-                self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(),
-                bool(self.center),
-            )
-        return cache["context"]
+            return super()._training_context()
+        Phi_c, _ = self._landmark_features()
+        return LandmarkContext.from_features(
+            self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(), bool(self.center)
+        )
 
     def _points_to_inputs(
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
@@ -110,16 +95,8 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
         if not self._uses_landmarks():
             return super()._points_to_inputs(psi, strategy, candidates, sampled)
         Phi_c, C = self._landmark_features()
-        k_c = (psi - self.mean_) @ Phi_c.T
         beta = psi @ C.T  # psi = phi(L)^T beta
-
-        def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
-            p, which = self._learned_dimension(n_coordinates)
-            Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
-            return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
-
         if candidates is not None:  # over the latent sample [landmarks; _latent_extra]: the landmarks' columns
             candidates = candidates[:, : Phi_c.shape[0]]
-        points = FeaturePoints(k_c, beta, coordinates, candidates, sampled)
         rows = block_rows(self.batch_size, Phi_c.shape[0], self._dtype)
-        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
+        return self._feature_preimage(psi, Phi_c, beta, strategy, candidates, sampled, rows)

@@ -7,8 +7,7 @@ the pre-image then picks whatever training points are closest to everything.
 Gen-RKM (Pandey et al.) samples instead from a Gaussian mixture fitted on the
 training codes; :func:`fit_latent_mixture` does that (full covariances, EM started
 from k-means++ and Lloyd's k-means, as scikit-learn's ``GaussianMixture``) in torch,
-float64, on the codes' device: a few milliseconds for thousands of codes, and no
-import of scikit-learn's mixture module. :class:`LatentMixture` draws with the
+float64, on the codes' device. :class:`LatentMixture` draws with the
 caller's generator, so samples are reproducible from ``random_state`` and stay on
 the model's device. Fitted per class it gives class-conditional samples.
 """

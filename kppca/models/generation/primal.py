@@ -33,24 +33,19 @@ class PrimalGenerationMixin(GenerationMixin):
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
-    def preimage_context(self) -> TrainingContext:
-        """The :class:`~kppca.preimage.TrainingContext` (induced kernel of the feature map), cached."""
-        self._check_fitted("preimage_context")
-        cache = self._gen_cache()
-        if "context" not in cache:
-            Phi_c = self._centered_train_features()
-            m = self.mean_
-            centerer = KernelCenterer(bool(self.center))
-            centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N with K = Phi Phi^T
-            centerer.grand_mean_ = m @ m
-            diag = (Phi_c**2).sum(1)
-            cache["context"] = TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, diag)
-        return cache["context"]
-
     # ------------------------------------------------------------------ hooks (points are feature vectors)
+    def _training_context(self) -> TrainingContext:
+        # The kernel is the feature map's induced kernel K = Phi Phi^T.
+        Phi_c = self._centered_train_features()
+        m = self.mean_
+        centerer = KernelCenterer(bool(self.center))
+        centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N
+        centerer.grand_mean_ = m @ m
+        return TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, (Phi_c**2).sum(1))
+
     def _gen_cache(self) -> dict:
-        # Every pre-image needs the training inputs; a model fitted from statistics has none.
-        if "X_fit_" not in self.__dict__:
+        # Every pre-image needs the training inputs (or landmarks); a model fitted from statistics has none.
+        if not self._has_training_codes():
             raise ValueError(
                 f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
                 f"no training inputs, which a pre-image through its feature map {type(self.feature_map_).__name__} "
@@ -59,11 +54,6 @@ class PrimalGenerationMixin(GenerationMixin):
                 "with fit(X) on in-memory data (the identity feature map needs no pre-image)."
             )
         return super()._gen_cache()
-
-    def _is_identity(self) -> bool:
-        from ...features.base import Identity
-
-        return isinstance(self.feature_map_, Identity)
 
     def _latent_points(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.W_.T + self.mean_
@@ -84,28 +74,35 @@ class PrimalGenerationMixin(GenerationMixin):
         return h @ self.W_.T + self.mean_
 
     def _centered_train_features(self) -> torch.Tensor:
-        cache = self._gen_cache()
-        if "Phi_c" not in cache:
-            cache["Phi_c"] = self.feature_map_.map(self.X_fit_) - self.mean_
-        return cache["Phi_c"]
+        return self._cached("Phi_c", lambda: self.feature_map_.map(self.X_fit_) - self.mean_)
 
     def _points_to_inputs(
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
     ) -> torch.Tensor:
         """Inputs for feature vectors ``psi`` (M, d) in ``m + H_E``."""
-        if self._is_identity():
+        from ...features.base import Identity
+
+        if isinstance(self.feature_map_, Identity):
             return psi
         lam, V = self._full_eigen()
         Phi_c = self._centered_train_features()
         y = (psi - self.mean_) @ V  # coordinates along the principal directions
         PV = Phi_c @ V  # (N, r) = E diag(sqrt(lam))
-        k_c = (psi - self.mean_) @ Phi_c.T
         alpha = (y / lam) @ PV.T  # psi - m = Phi_c^T alpha
+        return self._feature_preimage(psi, Phi_c, alpha, strategy, candidates, sampled, self._block_rows())
 
+    def _feature_preimage(
+        self, psi: torch.Tensor, Phi_c: torch.Tensor, alpha: torch.Tensor, strategy: Preimage,
+        candidates: torch.Tensor | None, sampled: bool, block_rows: int,
+    ) -> torch.Tensor:
+        """``strategy`` on feature vectors ``psi`` (M, d) over the n points of centered features ``Phi_c`` (n, d).
+
+        ``alpha`` (M, n) is the expansion of ``psi`` on those points (the training points, or the landmarks).
+        """
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, which = self._learned_dimension(n_coordinates)
-            Vp = self.components_.T[:, :p] if which == "top" else V[:, :p]
+            Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
             return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
 
-        points = FeaturePoints(k_c, alpha, coordinates, candidates, sampled)
-        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=self._block_rows())
+        points = FeaturePoints((psi - self.mean_) @ Phi_c.T, alpha, coordinates, candidates, sampled)
+        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=block_rows)
