@@ -129,8 +129,7 @@ class MultiViewInference:
         """
         self._check_fitted("predict_view")
         check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
-        if n_neighbors is not None:
-            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
         items, _ = split_views(views)
         items = list(items)
@@ -214,8 +213,7 @@ class MultiViewInference:
         n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
         check_scalar(latent, "latent", [StrOptions(("prior", "mixture"))])
         check_scalar(scale, "scale", [Interval(Real, 0, None, closed="left")])
-        if n_neighbors is not None:
-            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         gen = torch_generator(random_state, torch.device("cpu"))
         H = self.hidden_features_
         n, s = H.shape
