@@ -115,13 +115,9 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     U_ : list of (Tensor (d_v, s) or None)
         Interconnection matrices of views with an explicit map (``Phi_v^T hidden_features_``).
     views_ : list of FittedView
-        Per-view maps/kernels, centering statistics, training data and what inference and
-        generation need from the training Gram matrices, reduced at fit time to ``n x s``
-        arrays (``H^T K_c,v H``; ``K_c,v H`` and ``H^T (K_v 1 / n - grand mean)`` for
-        kernel-only views; ``Phi_v U_v`` and ``Phi_v m_v`` for explicit non-identity maps;
-        see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
-        rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
-        of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
+        Per-view maps/kernels, centering statistics, training data and the ``n x s`` reductions of the
+        training Gram matrices that ``predict_view`` and ``sample`` need (see
+        :class:`~kppca.rkm.views.FittedView`): no ``n x n`` matrix outlives ``fit``.
     solver_result_ : OptimizeResult or None
         Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
         issued when it did not reach ``tol`` within ``max_iter`` steps.
@@ -161,6 +157,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "center": ["boolean"],
         **RUNTIME_CONSTRAINTS,
     }
+
     def _check_fitted_state(self) -> str | None:
         """Each view's training block and feature mean agree with the model's sizes (see kppca.io)."""
         for v, (view, width, U) in enumerate(zip(self.views_, self.view_widths_, self.U_)):
@@ -194,10 +191,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         device: Any = None,
     ):
         self._store_params(locals())
-
-    # ------------------------------------------------------------------------------------------
-    # fit
-    # ------------------------------------------------------------------------------------------
 
     @fit_context
     def fit(self, views: Any, y: Any = None) -> MultiViewKPCA:

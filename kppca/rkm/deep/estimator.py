@@ -104,11 +104,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     c_stab : float >= 0, default 1.0
         ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
     objective : {"stabilized", "variance", "regression"}, default "stabilized"
-        ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models
-        (:mod:`~kppca.rkm.deep.objective`): ``"stabilized"`` (1,B / 2,B) ``J_deep,Pstab``;
-        ``"variance"`` (1,A / 2,A) ``J_deep,Pstab - c0 sum_{KPCA l} sum_j ||e_j^(l)||^2`` (needs
-        ``c_stab > 0``; unbounded below, the fit is where ``max_iter`` L-BFGS steps lead);
-        ``"regression"`` (1,C / 2,C) the regression level's terms only.
+        ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models B, A and C
+        (:mod:`~kppca.rkm.deep.objective`; ``"variance"`` needs ``c_stab > 0`` and is unbounded below).
     c0 : float > 0, default 1.0
         ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
         paper tunes 0.1, 10, 1000).

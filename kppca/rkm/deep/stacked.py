@@ -18,12 +18,7 @@ import torch
 from ...kernels import KernelCenterer
 from .levels import Level
 
-__all__ = ["StackedKPCA", "centered"]
-
-
-def centered(K: torch.Tensor) -> torch.Tensor:
-    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
-    return KernelCenterer().fit_center_(K.clone())
+__all__ = ["StackedKPCA"]
 
 
 class StackedKPCA:
@@ -38,6 +33,7 @@ class StackedKPCA:
         parts = torch.split(H, self.sizes, dim=1)
         total = self.levels[0].kpca_term(parts[0], self.K0)
         for j in range(1, len(parts)):
-            Kj = centered(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]))
+            # M K M on a copy: the centerer works in place, and the kernel's output may be in the graph.
+            Kj = KernelCenterer().fit_center_(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]).clone())
             total = total + self.levels[j].kpca_term(parts[j], Kj)
         return total
