@@ -5,8 +5,7 @@ subsets of 50 (5 per class), fits one small deep RKM (LS-SVM + KPCA + KPCA) per
 subset, squashes every submodel's outputs by ``tanh`` and combines them linearly,
 the weights fitted by ridge regression on validation data (an over-determined
 linear system, Suykens et al. 2002, §6.4). The training set is doubled by noisy
-copies of the digits (additive N(0, 0.5^2) noise, clipped to [0, 1]); test error
-1.28 %.
+copies of the digits (additive N(0, 0.5^2) noise, clipped to [0, 1]).
 
 Here the held-out part for the combiner is a class-stratified fraction of the
 training data (``validation_fraction``); the submodels never see it.

@@ -27,7 +27,7 @@ from .._param_validation import Integral, Interval, Real, StrOptions, fit_contex
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
-from ._gram import check_rank, resolve_kernel, top_spectrum
+from ._gram import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
@@ -217,7 +217,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         for X, (kernel, fmap) in zip(Xs, specs):
             if fmap is not None:
                 fmap.fit(X)
-            fitted.append(FittedView(X, None if kernel is None else resolve_kernel(kernel, X), fmap, self.center))
+            fitted.append(FittedView(X, kernel, fmap, self.center))  # the view resolves its kernel on X
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]
         form = self.form

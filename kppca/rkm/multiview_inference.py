@@ -117,9 +117,8 @@ class MultiViewInference:
         target : int
             Index of the view to infer.
         preimage : {"smoother"}, default "smoother"
-            Pre-image method for a view without the identity map: ``"smoother"``, the kernel
-            smoother over the training inputs of that view, fed with the exact raw kernel
-            weights of the inferred point (see :meth:`_decode`). Validated; the only option.
+            Pre-image method for a view without the identity map (the kernel smoother above, fed
+            with the exact raw kernel weights of the inferred point); the only option.
         n_neighbors : int, optional
             Passed to the kernel smoother (sharper pre-images).
 

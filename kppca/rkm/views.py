@@ -55,7 +55,7 @@ class FittedView:
     ----------
     X : Tensor of shape (n, d_v)
     kernel : Kernel or None
-        The view's (resolved) kernel (dual), when no explicit map is known.
+        The view's kernel (dual), when no explicit map is known; its data-derived widths are resolved on ``X``.
     feature_map : FeatureMap or None
         The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
     center : bool

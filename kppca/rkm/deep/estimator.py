@@ -1,13 +1,6 @@
-"""Deep RKM regression of the 2017 paper (§4-5): an LS-SVM level and kernel PCA levels, coupled.
-
-``levels`` is an ordered list of level objects (:mod:`~kppca.rkm.deep.levels`) with exactly
-one output level (an LS-SVM level), either **first** (paper §4.2, eq. 4.18: LS-SVM on
-``(x_i, y_i)``, then KPCA levels each on the previous level's hidden features) or **last**
-(§4.1, eq. 4.11: KPCA levels, then the LS-SVM on the last one's hidden features); any number
-``>= 1`` of KPCA levels. ``levels=None`` is the paper's synthetic-example architecture.
-The estimator composes the levels and hands them to a solver from the registry
-(:mod:`~kppca.rkm.deep.solvers`): ``"levelwise"`` (:mod:`~kppca.rkm.deep.levelwise`) or
-``"primal"`` (:mod:`~kppca.rkm.deep.reduced_set`).
+"""Deep RKM regression of the 2017 paper (§4-5): :class:`DeepRKM` composes its levels
+(:mod:`~kppca.rkm.deep.levels`, the LS-SVM level first or last) and hands them to a solver of the
+registry (:mod:`~kppca.rkm.deep.solvers`).
 """
 
 from __future__ import annotations
