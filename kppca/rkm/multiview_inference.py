@@ -16,9 +16,9 @@ import torch
 
 from .._linalg import rank_tolerance, rounding_tolerance
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
-from .._validation import check_feature_names, torch_generator
+from .._validation import as_tensor, check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
-from .views import check_view_input, split_views
+from .views import split_views
 
 __all__ = ["MultiViewInference", "PREIMAGE_METHODS"]
 
@@ -66,10 +66,13 @@ class MultiViewInference:
             one_array = self._single_view_input_ and single
             if one_array:
                 check_feature_names(self, X, reset=False)
-            T = check_view_input(
-                X, f"views[{i}]", n_features=view.X_fit_.shape[1], dtype=self._dtype, device=self._device,
-                owner=type(self).__name__ if one_array else None,
-            )
+            T = as_tensor(X, f"views[{i}]", dtype=self._dtype, device=self._device)
+            width = view.X_fit_.shape[1]
+            if T.shape[1] != width and one_array:  # scikit-learn's wording for a model fitted on one array
+                raise ValueError(f"X has {T.shape[1]} features, but {type(self).__name__} is expecting {width} "
+                                 "features as input.")
+            if T.shape[1] != width:
+                raise ValueError(f"views[{i}] has {T.shape[1]} features, but this view had {width} in fit.")
             if m is not None and T.shape[0] != m:
                 raise ValueError(f"views[{i}] has {T.shape[0]} rows but an earlier view has {m}; they must match.")
             m = T.shape[0]

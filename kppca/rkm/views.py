@@ -18,7 +18,6 @@ import torch
 from sklearn.base import clone
 
 from .._param_validation import Interval, Real
-from .._validation import ArrayLike, as_tensor
 from ..io import OPTIONAL, TensorSpec, register
 from ..features import FeatureMap, FeatureMapKernel, Identity
 from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
@@ -241,18 +240,3 @@ def resolve_view_specs(
         else:
             out.append((copy.deepcopy(kernel), None))
     return out
-
-
-def check_view_input(
-    X: ArrayLike, name: str, *, n_features: int, dtype: torch.dtype, device: torch.device, owner: str | None = None
-) -> torch.Tensor:
-    """One view of new data as a tensor, with the width seen in ``fit``.
-
-    ``owner`` (the estimator's name) gives scikit-learn's wording for a model fitted on one array.
-    """
-    T = as_tensor(X, name, dtype=dtype, device=device)
-    if T.shape[1] != n_features:
-        if owner is not None:
-            raise ValueError(f"X has {T.shape[1]} features, but {owner} is expecting {n_features} features as input.")
-        raise ValueError(f"{name} has {T.shape[1]} features, but this view had {n_features} in fit.")
-    return T

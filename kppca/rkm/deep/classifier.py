@@ -143,22 +143,6 @@ def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
     return 0.5 / ridge * (r * r).sum() + 0.5 * eta * (w * w).sum(), w, b
 
 
-def _check_sizes(n_components: Any, N: int) -> list[int]:
-    sizes = [int(s) for s in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
-                                            repeat=1, what="[s_1, ..., s_L]")]
-    if sum(sizes) > N:
-        raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
-                         f"N = {N} training points; use fewer components or more points.")
-    return sizes
-
-
-def _check_grid(grid: Any) -> tuple[float, ...]:
-    values = DEFAULT_SMOOTHER_GRID if grid is None else check_sequence(
-        grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
-        what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])")
-    return tuple(float(g) for g in values)
-
-
 @register(name="kppca.DeepRKMClassifier")
 class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     """Deep RKM classifier: L kernel PCA levels in the dual and a primal LS-SVM or MLP head.
@@ -325,8 +309,17 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         """Train on inputs ``X`` (N, D) and labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
         N = Xt.shape[0]
-        sizes = _check_sizes(self.n_components, N)
-        grid = _check_grid(self.smoother_grid)
+        sizes = [int(s) for s in check_sequence(self.n_components, "n_components",
+                                                [Interval(Integral, 1, None, closed="left")], repeat=1,
+                                                what="[s_1, ..., s_L]")]
+        if sum(sizes) > N:
+            raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
+                             f"N = {N} training points; use fewer components or more points.")
+        grid = DEFAULT_SMOOTHER_GRID
+        if self.smoother_grid is not None:
+            grid = tuple(float(g) for g in check_sequence(
+                self.smoother_grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
+                what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])"))
         self.kernel_ = self._input_kernel(Xt)
         gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
                             advice="Choose kernel parameters suited to the scale of X, or rescale X.")
