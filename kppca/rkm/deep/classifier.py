@@ -262,13 +262,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             return Linear()
         return RBF(math.sqrt(2.0 * sizes[j - 1] / N))
 
-    def _input_kernel(self, X: torch.Tensor) -> Kernel:
-        if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
-            if bool((X == X[:1]).all()):  # no distance to take the width from
-                raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
-                                 "separate the classes; check X." + precision_advice(X.dtype))
-        return resolve_kernel(self.kernel, X)
-
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
         """One call of the optimisation layer on the Stiefel manifold."""
         method = "line_search" if self.optimizer == "geoopt" else "pgd"
@@ -320,7 +313,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             grid = tuple(float(g) for g in check_sequence(
                 self.smoother_grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
                 what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])"))
-        self.kernel_ = self._input_kernel(Xt)
+        rbf = isinstance(self.kernel, str) and self.kernel.lower() == "rbf"
+        if rbf and bool((Xt == Xt[:1]).all()):  # no distance to take the width from
+            raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
+                             "separate the classes; check X." + precision_advice(Xt.dtype))
+        self.kernel_ = resolve_kernel(self.kernel, Xt)
         gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
                             advice="Choose kernel parameters suited to the scale of X, or rescale X.")
         # The core's scale check, a kernel that is not PSD refused (as the LS-SVM's system does), and level 1's
