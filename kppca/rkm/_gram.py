@@ -21,20 +21,10 @@ __all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
-    """The kernel to fit with: ``kernel`` with its data-derived widths resolved on ``X``, as a new object.
+    """The kernel to fit with: ``kernel`` with its data-derived widths resolved on ``X`` (N, D), as a new object.
 
-    The string ``"rbf"`` (the default of the RKMs) is ``RBF()``, whose bandwidth rule
-    ``"scale"`` becomes ``sqrt(D Var(X) / 2)`` (scikit-learn's ``gamma="scale"``); a
-    numeric width is kept. The estimator's parameter is never modified.
-
-    Parameters
-    ----------
-    kernel : Kernel, str, callable or None
-    X : Tensor of shape (N, D), the training inputs
-
-    Returns
-    -------
-    Kernel
+    ``"rbf"`` (the RKMs' default) is ``RBF()``, whose ``bandwidth="scale"`` is scikit-learn's ``gamma="scale"``;
+    the estimator's parameter is never modified.
     """
     return copy.deepcopy(as_kernel(kernel).resolve(X))
 
