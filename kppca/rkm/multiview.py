@@ -213,11 +213,8 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                     "n points (one row per point, in the same order)."
                 )
         specs = resolve_view_specs(len(Xs), self.kernels, self.feature_maps)
-        fitted: list[FittedView] = []
-        for X, (kernel, fmap) in zip(Xs, specs):
-            if fmap is not None:
-                fmap.fit(X)
-            fitted.append(FittedView(X, kernel, fmap, self.center))  # the view resolves its kernel on X
+        # Each view fits its map, or resolves its kernel, on its own data.
+        fitted = [FittedView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]
         form = self.form

@@ -114,7 +114,7 @@ class FittedView:
         self.center = center
         self.feature_map_ = feature_map
         if feature_map is not None:
-            self.kernel_ = feature_map.as_kernel()
+            self.kernel_ = feature_map.fit(X).as_kernel()
         else:
             self.kernel_ = kernel.resolve(X)  # a data-derived width from this view's inputs
         self.centerer_ = KernelCenterer(center)
