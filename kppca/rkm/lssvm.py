@@ -92,15 +92,11 @@ class _LSSVMBase(KernelEstimator):
         N, d = X.shape
         self.solver_ = self._resolve(N, d)
         ridge, eta = float(self.ridge), float(self.eta)
-        if self.feature_map is not None:
-            self.feature_map_ = clone(self.feature_map).fit(X.cpu())
+        self.feature_map_ = None if self.feature_map is None else clone(self.feature_map).fit(X.cpu())
+        if self.feature_map_ is not None:
             self.kernel_ = self.feature_map_.as_kernel()
-        elif self.solver_ == "primal":
-            self.feature_map_ = None
-            self.kernel_ = Linear()
         else:
-            self.feature_map_ = None
-            self.kernel_ = resolve_kernel(self.kernel, X)
+            self.kernel_ = Linear() if self.solver_ == "primal" else resolve_kernel(self.kernel, X)
         if self.solver_ == "primal":
             sol = solve_lssvm_primal(self._features(X), Y, ridge, eta)
             self.coef_ = sol.coef

@@ -223,12 +223,10 @@ def resolve_view_specs(
     out: list[tuple[Kernel | None, FeatureMap | None]] = []
     for i, spec in enumerate(specs):
         if what == "feature_maps":
-            fmap = Identity() if spec is None else spec
-            if not isinstance(fmap, FeatureMap):
+            spec = Identity() if spec is None else spec
+            if not isinstance(spec, FeatureMap):
                 raise TypeError(f"feature_maps[{i}] must be a kppca.features.FeatureMap or None, got {type(spec).__name__}.")
-            out.append((None, clone(fmap)))
-            continue
-        if isinstance(spec, FeatureMap):  # an explicit map among kernels: fitted on its view
+        if isinstance(spec, FeatureMap):  # an explicit map (among kernels too): fitted on its view
             out.append((None, clone(spec)))
             continue
         kernel = as_kernel(spec)
