@@ -133,8 +133,7 @@ class MultiViewInference:
         check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
         check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
-        items, _ = split_views(views)
-        items = list(items)
+        items, _ = split_views(views)  # a new list: the caller's is not modified
         if len(items) == self.n_views_:
             items[target] = None
         Xs, like = self._new_views(items, allow_missing=True)
