@@ -234,8 +234,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         grams: dict[int, torch.Tensor] = {}
         if form == "primal":
             # Explicit views never need the n x n Gram matrix (nor the kernel centerer) in the primal.
-            Phis = [v.features() for v in fitted]
-            Phi = torch.cat(Phis, dim=1)
+            Phi = torch.cat([v.features() for v in fitted], dim=1)
             d_f = Phi.shape[1]
             if s > min(d_f, max_rank):
                 raise ValueError(
