@@ -68,10 +68,10 @@ class MultiViewInference:
                 check_feature_names(self, X, reset=False)
             T = as_tensor(X, f"views[{i}]", dtype=self._dtype, device=self._device)
             width = view.X_fit_.shape[1]
-            if T.shape[1] != width and one_array:  # scikit-learn's wording for a model fitted on one array
-                raise ValueError(f"X has {T.shape[1]} features, but {type(self).__name__} is expecting {width} "
-                                 "features as input.")
             if T.shape[1] != width:
+                if one_array:  # scikit-learn's wording for a model fitted on one array
+                    raise ValueError(f"X has {T.shape[1]} features, but {type(self).__name__} is expecting {width} "
+                                     "features as input.")
                 raise ValueError(f"views[{i}] has {T.shape[1]} features, but this view had {width} in fit.")
             if m is not None and T.shape[0] != m:
                 raise ValueError(f"views[{i}] has {T.shape[0]} rows but an earlier view has {m}; they must match.")
