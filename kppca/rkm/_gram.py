@@ -1,18 +1,7 @@
-"""What the shallow RKMs share to resolve kernels and diagonalise training kernel matrices.
-
-* :func:`resolve_kernel`: the fitted kernel of an estimator: data-derived widths
-  (``RBF()``, i.e. ``bandwidth="scale"``, and the default string ``"rbf"``) are
-  resolved on the training data by :meth:`kppca.kernels.Kernel.resolve`, as
-  scikit-learn resolves ``gamma="scale"``; always a private copy;
-* :func:`top_spectrum`: the RKMs' one kernel PCA solve, top eigenpairs of a
-  :class:`~kppca.kernels.CenteredGram` or of an assembled PSD matrix through
-  :func:`kppca._linalg.solve_spectrum` (one dense-or-Lanczos policy, :func:`kppca._linalg.prefer_partial`),
-  with :func:`check_rank`'s "n_components exceeds the rank" rule and a rank-0 message that does
-  not advise ``n_components <= 0``;
-* :func:`check_psd_kernel`: a kernel that is not PSD on the training inputs is refused.
-
-Every training Gram matrix of these estimators is a :class:`~kppca.kernels.CenteredGram`
-(blocked build, scale check, centering statistics).
+"""What the shallow RKMs share: their fitted kernel (:func:`resolve_kernel`), their one kernel PCA solve
+(:func:`top_spectrum`, with :func:`check_rank`'s messages) and the refusal of a kernel that is not PSD
+(:func:`check_psd_kernel`). Every training Gram matrix of these estimators is a
+:class:`~kppca.kernels.CenteredGram` (blocked build, scale check, centering statistics).
 """
 
 from __future__ import annotations
@@ -32,23 +21,12 @@ __all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
-    """The kernel to fit with: ``kernel`` with its data-derived widths resolved on ``X``, as a new object.
+    """The kernel to fit with: ``kernel`` with its data-derived widths resolved on ``X`` (N, D), as a new object.
 
-    The string ``"rbf"`` (the default of the RKMs) is ``RBF()``, whose bandwidth rule
-    ``"scale"`` becomes ``sqrt(D Var(X) / 2)`` (scikit-learn's ``gamma="scale"``); a
-    numeric width is kept. The estimator's parameter is never modified.
-
-    Parameters
-    ----------
-    kernel : Kernel, str, callable or None
-    X : Tensor of shape (N, D), the training inputs
-
-    Returns
-    -------
-    Kernel
+    ``"rbf"`` (the RKMs' default) is ``RBF()``, whose ``bandwidth="scale"`` is scikit-learn's ``gamma="scale"``;
+    the estimator's parameter is never modified.
     """
-    resolved = as_kernel(kernel).resolve(X)
-    return copy.deepcopy(resolved)
+    return copy.deepcopy(as_kernel(kernel).resolve(X))
 
 
 def check_psd_kernel(G: CenteredGram) -> None:

@@ -5,8 +5,7 @@ subsets of 50 (5 per class), fits one small deep RKM (LS-SVM + KPCA + KPCA) per
 subset, squashes every submodel's outputs by ``tanh`` and combines them linearly,
 the weights fitted by ridge regression on validation data (an over-determined
 linear system, Suykens et al. 2002, §6.4). The training set is doubled by noisy
-copies of the digits (additive N(0, 0.5^2) noise, clipped to [0, 1]); test error
-1.28 %.
+copies of the digits (additive N(0, 0.5^2) noise, clipped to [0, 1]).
 
 Here the held-out part for the combiner is a class-stratified fraction of the
 training data (``validation_fraction``); the submodels never see it.
@@ -269,11 +268,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         self.subsets_, self.holdout_indices_ = subsets, hold
         # Combiner: ridge regression of the ±1 codes on the tanh features (intercept unpenalised: centre first).
         Z = self._submodel_features(Xn[hold])
-        C = len(self.classes_)
-        T = np.where(codes[hold][:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
+        C, hold_codes = len(self.classes_), codes[hold]  # two classes: one output, +1 for class 1
+        T = np.where(hold_codes[:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
         zbar, tbar = Z.mean(0), T.mean(0)
         Zc = Z - zbar
-        hold_codes = codes[hold] if C > 2 else (codes[hold] == 1).astype(int)
         # The members' mean output (a soft vote, nothing fitted on the held-out part) is the
         # candidate to beat: with few held-out points per weight the ridge combiner loses to it.
         vote = np.kron(np.ones((len(self.estimators_), 1)), np.eye(T.shape[1])) / len(self.estimators_)

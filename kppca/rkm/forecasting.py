@@ -180,18 +180,6 @@ class NARForecaster(KernelEstimator):
     ):
         self._store_params(locals())
 
-    def _model(self) -> MultiViewKPCA:
-        specs = [self.kernel_x, self.kernel_y]
-        common = dict(
-            form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
-            stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
-            random_state=self.random_state, dtype=self.dtype, device=self.device,
-        )
-        if any(isinstance(k, FeatureMap) for k in specs) and all(k is None or isinstance(k, FeatureMap) for k in specs):
-            return MultiViewKPCA(self.n_components, feature_maps=specs, **common)
-        # Kernels (a FeatureMap among them is fitted on its view by MultiViewKPCA).
-        return MultiViewKPCA(self.n_components, kernels=specs, **common)
-
     @fit_context
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
@@ -216,7 +204,17 @@ class NARForecaster(KernelEstimator):
             self.mean_, self.scale_ = 0.0, 1.0
         Z = (S - self.mean_) / self.scale_
         X, target = lag_windows(Z, p)
-        self.model_ = self._model().fit([X, target[:, None]])
+        specs = [self.kernel_x, self.kernel_y]
+        common = dict(
+            form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
+            stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
+            random_state=self.random_state, dtype=self.dtype, device=self.device,
+        )
+        if any(isinstance(k, FeatureMap) for k in specs) and all(k is None or isinstance(k, FeatureMap) for k in specs):
+            model = MultiViewKPCA(self.n_components, feature_maps=specs, **common)
+        else:  # kernels (a FeatureMap among them is fitted on its view by MultiViewKPCA)
+            model = MultiViewKPCA(self.n_components, kernels=specs, **common)
+        self.model_ = model.fit([X, target[:, None]])
         self.form_ = self.model_.form_
         self.last_window_ = S[:, S.shape[1] - p - 1 :].clone()
         self.n_lags_ = p
@@ -269,21 +267,14 @@ class NARForecaster(KernelEstimator):
             nxt = self.model_.predict_view([window, None], 1)[:, 0]
             out[:, step] = nxt
             window = torch.cat([window[:, 1:], nxt[:, None]], dim=1)
-        self._warn_runaway(out * self.scale_ + self.mean_)
-        if not standardized:
-            out = out * self.scale_ + self.mean_
-        out = out[0] if single else out
-        return to_output(out, numpy_out)
-
-
-    def _warn_runaway(self, out: torch.Tensor) -> None:
-        """Warn when a forecast (original scale) leaves the training range by more than its width."""
+        original = out * self.scale_ + self.mean_
+        # A forecast leaving the training range by more than its width: the recursion runs away.
         lo, hi = self.training_range_
         width = hi - lo
-        below, above = float(out.min()), float(out.max())
+        below, above = float(original.min()), float(original.max())
         if below < lo - width or above > hi + width:
             far = below if lo - below > above - hi else above
-            steps = ((out < lo - width) | (out > hi + width)).any(0).nonzero()
+            steps = ((original < lo - width) | (original > hi + width)).any(0).nonzero()
             first = int(steps[0]) + 1 if steps.numel() else 1
             warnings.warn(
                 f"the forecast leaves the training range [{lo:.3g}, {hi:.3g}] by more than its width "
@@ -291,8 +282,11 @@ class NARForecaster(KernelEstimator):
                 "Use a kernel whose scale matches the standardized windows (e.g. an RBF bandwidth near 1-10), "
                 "more training data or lags, fewer components, or fewer steps.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
+        out = out if standardized else original
+        out = out[0] if single else out
+        return to_output(out, numpy_out)
 
 
 def plot_forecasts(

@@ -210,15 +210,9 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         return self
 
     # ------------------------------------------------------------------ scoring
-    def _new_input(self, X: ArrayLike, method: str, labels: bool = False) -> torch.Tensor:
-        Xt = self._validate_new_input(X, method=method)
-        if labels and not hasattr(self, "classes_"):
-            raise ValueError(f"{method}() needs class labels: this KernelPMF was fitted without y; call fit(X, y).")
-        return Xt
-
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """``log p(x) = log((1/eta) sum_j k(x_j, x))`` (M,) with the training ``eta`` (``-inf`` where it is 0)."""
-        Xt = self._new_input(X, "score_samples")
+        Xt = self._validate_new_input(X, method="score_samples")
         if self.solver_ == "primal":
             p = self._features(Xt) @ self.coef_
             if bool((p < 0).any()):
@@ -231,7 +225,9 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
 
     def _class_log_sums(self, X: ArrayLike, method: str) -> torch.Tensor:
         """``log sum_{j in c} k(x_j, x)`` (M, n_classes)."""
-        Xt = self._new_input(X, method, labels=True)
+        Xt = self._validate_new_input(X, method=method)
+        if not hasattr(self, "classes_"):
+            raise ValueError(f"{method}() needs class labels: this KernelPMF was fitted without y; call fit(X, y).")
         logK = log_kernel(self.kernel_, Xt, self.X_fit_)
         out = logK.new_full((logK.shape[0], len(self.classes_)), -torch.inf)
         for c in range(len(self.classes_)):

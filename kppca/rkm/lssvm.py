@@ -1,12 +1,7 @@
-"""Least-squares support vector machines written as Restricted Kernel Machines: the estimators.
+"""LS-SVM regression and classification as Restricted Kernel Machines: the scikit-learn estimators.
 
-The linear systems, their Schur-complement solvers and the closed-form
-leave-one-out residuals are in :mod:`kppca.rkm.lssvm_solvers`. Here: the
-scikit-learn regressor and classifier on top of them (solver choice, kernel or
-feature map, label coding, calibration of :meth:`LSSVMClassifier.predict_proba`).
-
-Regularisation convention: ``ridge`` multiplies the identity in the dual system
-(Suykens' ``1/gamma`` when ``eta = 1``); larger ``ridge`` means a smoother fit.
+The linear systems, their solvers and the leave-one-out residuals (and the ``ridge`` convention)
+are in :mod:`kppca.rkm.lssvm_solvers`.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
+from scipy.special import softmax
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
 from .._param_validation import Interval, Real, StrOptions, fit_context
@@ -31,12 +27,6 @@ from ._gram import resolve_kernel
 from .lssvm_solvers import LSSVMSolution, solve_lssvm_dual, solve_lssvm_primal
 
 __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
-
-
-def _softmax(Z: np.ndarray) -> np.ndarray:
-    Z = Z - Z.max(1, keepdims=True)
-    E = np.exp(Z)
-    return E / E.sum(1, keepdims=True)
 
 
 def _fit_temperature(logits: np.ndarray, codes: np.ndarray) -> float:
@@ -102,15 +92,11 @@ class _LSSVMBase(KernelEstimator):
         N, d = X.shape
         self.solver_ = self._resolve(N, d)
         ridge, eta = float(self.ridge), float(self.eta)
-        if self.feature_map is not None:
-            self.feature_map_ = clone(self.feature_map).fit(X.cpu())
+        self.feature_map_ = None if self.feature_map is None else clone(self.feature_map).fit(X.cpu())
+        if self.feature_map_ is not None:
             self.kernel_ = self.feature_map_.as_kernel()
-        elif self.solver_ == "primal":
-            self.feature_map_ = None
-            self.kernel_ = Linear()
         else:
-            self.feature_map_ = None
-            self.kernel_ = resolve_kernel(self.kernel, X)
+            self.kernel_ = Linear() if self.solver_ == "primal" else resolve_kernel(self.kernel, X)
         if self.solver_ == "primal":
             sol = solve_lssvm_primal(self._features(X), Y, ridge, eta)
             self.coef_ = sol.coef
@@ -339,7 +325,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         """
         F = self._raw_decision(self._validate_new_input(X, method="predict_proba"))
         S = self._class_scores(F).detach().cpu().numpy()
-        return _softmax(self._logits(S) / self.temperature_)
+        return softmax(self._logits(S) / self.temperature_, axis=1)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
         """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (a tensor ``y`` may require grad)."""

@@ -18,13 +18,7 @@ Regularisation convention: ``ridge`` (the paper's ``lambda``) multiplies the
 identity in the dual system, so it is the *inverse* of Suykens' ``gamma`` when
 ``eta = 1``; the effective ridge of the primal is ``ridge * eta``.
 
-The dual is solved by a Cholesky factor of the positive definite block and one
-scalar Schur complement; the primal by a QR factorisation of the ridge-augmented
-centred features ``[Phi_c; sqrt(ridge eta) I]`` (the normal equations
-``Phi_c^T Phi_c + ridge eta I`` would square the condition number: at 1e3-scaled
-float32 data they are singular to working precision while the least-squares
-form is not). The same factors give the exact leave-one-out residuals in closed
-form (Cawley & Talbot, 2004).
+Both solvers also give the exact leave-one-out residuals in closed form (Cawley & Talbot, 2004).
 """
 
 from __future__ import annotations
@@ -121,7 +115,8 @@ def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: fl
     ``min |Phi_c W - Y_c|^2 + ridge eta |W|^2``, whose normal equations are
     ``(Phi_c^T Phi_c + ridge eta I) W = Phi_c^T Y_c``. It is solved as the least-squares
     problem ``[Phi_c; sqrt(ridge eta) I] W = [Y_c; 0]`` by QR (``R^T R`` is the
-    normal matrix, without forming it).
+    normal matrix, without forming it: the normal equations square the condition number, and at
+    1e3-scaled float32 data are singular to working precision while the least-squares form is not).
 
     Parameters
     ----------

@@ -27,7 +27,7 @@ from .._param_validation import Integral, Interval, Real, StrOptions, fit_contex
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
-from ._gram import check_rank, resolve_kernel, top_spectrum
+from ._gram import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
@@ -115,13 +115,9 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     U_ : list of (Tensor (d_v, s) or None)
         Interconnection matrices of views with an explicit map (``Phi_v^T hidden_features_``).
     views_ : list of FittedView
-        Per-view maps/kernels, centering statistics, training data and what inference and
-        generation need from the training Gram matrices, reduced at fit time to ``n x s``
-        arrays (``H^T K_c,v H``; ``K_c,v H`` and ``H^T (K_v 1 / n - grand mean)`` for
-        kernel-only views; ``Phi_v U_v`` and ``Phi_v m_v`` for explicit non-identity maps;
-        see :class:`~kppca.rkm.views.FittedView`): ``predict_view`` and ``sample`` never
-        rebuild an ``n x n`` matrix. During ``fit`` (dual form) the centered Gram matrix
-        of every kernel-only view is held until ``H`` is known, besides their sum ``K``.
+        Per-view maps/kernels, centering statistics, training data and the ``n x s`` reductions of the
+        training Gram matrices that ``predict_view`` and ``sample`` need (see
+        :class:`~kppca.rkm.views.FittedView`): no ``n x n`` matrix outlives ``fit``.
     solver_result_ : OptimizeResult or None
         Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
         issued when it did not reach ``tol`` within ``max_iter`` steps.
@@ -161,6 +157,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "center": ["boolean"],
         **RUNTIME_CONSTRAINTS,
     }
+
     def _check_fitted_state(self) -> str | None:
         """Each view's training block and feature mean agree with the model's sizes (see kppca.io)."""
         for v, (view, width, U) in enumerate(zip(self.views_, self.view_widths_, self.U_)):
@@ -195,10 +192,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     ):
         self._store_params(locals())
 
-    # ------------------------------------------------------------------------------------------
-    # fit
-    # ------------------------------------------------------------------------------------------
-
     @fit_context
     def fit(self, views: Any, y: Any = None) -> MultiViewKPCA:
         """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view).
@@ -220,11 +213,8 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                     "n points (one row per point, in the same order)."
                 )
         specs = resolve_view_specs(len(Xs), self.kernels, self.feature_maps)
-        fitted: list[FittedView] = []
-        for X, (kernel, fmap) in zip(Xs, specs):
-            if fmap is not None:
-                fmap.fit(X)
-            fitted.append(FittedView(X, None if kernel is None else resolve_kernel(kernel, X), fmap, self.center))
+        # Each view fits its map, or resolves its kernel, on its own data.
+        fitted = [FittedView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]
         form = self.form
@@ -244,8 +234,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         grams: dict[int, torch.Tensor] = {}
         if form == "primal":
             # Explicit views never need the n x n Gram matrix (nor the kernel centerer) in the primal.
-            Phis = [v.features() for v in fitted]
-            Phi = torch.cat(Phis, dim=1)
+            Phi = torch.cat([v.features() for v in fitted], dim=1)
             d_f = Phi.shape[1]
             if s > min(d_f, max_rank):
                 raise ValueError(

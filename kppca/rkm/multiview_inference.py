@@ -16,9 +16,9 @@ import torch
 
 from .._linalg import rank_tolerance, rounding_tolerance
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
-from .._validation import check_feature_names, torch_generator
+from .._validation import as_tensor, check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
-from .views import check_view_input, split_views
+from .views import split_views
 
 __all__ = ["MultiViewInference", "PREIMAGE_METHODS"]
 
@@ -66,10 +66,13 @@ class MultiViewInference:
             one_array = self._single_view_input_ and single
             if one_array:
                 check_feature_names(self, X, reset=False)
-            T = check_view_input(
-                X, f"views[{i}]", n_features=view.X_fit_.shape[1], dtype=self._dtype, device=self._device,
-                owner=type(self).__name__ if one_array else None,
-            )
+            T = as_tensor(X, f"views[{i}]", dtype=self._dtype, device=self._device)
+            width = view.X_fit_.shape[1]
+            if T.shape[1] != width:
+                if one_array:  # scikit-learn's wording for a model fitted on one array
+                    raise ValueError(f"X has {T.shape[1]} features, but {type(self).__name__} is expecting {width} "
+                                     "features as input.")
+                raise ValueError(f"views[{i}] has {T.shape[1]} features, but this view had {width} in fit.")
             if m is not None and T.shape[0] != m:
                 raise ValueError(f"views[{i}] has {T.shape[0]} rows but an earlier view has {m}; they must match.")
             m = T.shape[0]
@@ -117,9 +120,8 @@ class MultiViewInference:
         target : int
             Index of the view to infer.
         preimage : {"smoother"}, default "smoother"
-            Pre-image method for a view without the identity map: ``"smoother"``, the kernel
-            smoother over the training inputs of that view, fed with the exact raw kernel
-            weights of the inferred point (see :meth:`_decode`). Validated; the only option.
+            Pre-image method for a view without the identity map (the kernel smoother above, fed
+            with the exact raw kernel weights of the inferred point); the only option.
         n_neighbors : int, optional
             Passed to the kernel smoother (sharper pre-images).
 
@@ -129,11 +131,9 @@ class MultiViewInference:
         """
         self._check_fitted("predict_view")
         check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
-        if n_neighbors is not None:
-            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
-        items, _ = split_views(views)
-        items = list(items)
+        items, _ = split_views(views)  # a new list: the caller's is not modified
         if len(items) == self.n_views_:
             items[target] = None
         Xs, like = self._new_views(items, allow_missing=True)
@@ -214,8 +214,7 @@ class MultiViewInference:
         n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
         check_scalar(latent, "latent", [StrOptions(("prior", "mixture"))])
         check_scalar(scale, "scale", [Interval(Real, 0, None, closed="left")])
-        if n_neighbors is not None:
-            int(check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left")]))
+        check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         gen = torch_generator(random_state, torch.device("cpu"))
         H = self.hidden_features_
         n, s = H.shape

@@ -18,7 +18,6 @@ import torch
 from sklearn.base import clone
 
 from .._param_validation import Interval, Real
-from .._validation import ArrayLike, as_tensor
 from ..io import OPTIONAL, TensorSpec, register
 from ..features import FeatureMap, FeatureMapKernel, Identity
 from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
@@ -55,7 +54,7 @@ class FittedView:
     ----------
     X : Tensor of shape (n, d_v)
     kernel : Kernel or None
-        The view's (resolved) kernel (dual), when no explicit map is known.
+        The view's kernel (dual), when no explicit map is known; its data-derived widths are resolved on ``X``.
     feature_map : FeatureMap or None
         The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
     center : bool
@@ -115,7 +114,7 @@ class FittedView:
         self.center = center
         self.feature_map_ = feature_map
         if feature_map is not None:
-            self.kernel_ = feature_map.as_kernel()
+            self.kernel_ = feature_map.fit(X).as_kernel()
         else:
             self.kernel_ = kernel.resolve(X)  # a data-derived width from this view's inputs
         self.centerer_ = KernelCenterer(center)
@@ -224,12 +223,10 @@ def resolve_view_specs(
     out: list[tuple[Kernel | None, FeatureMap | None]] = []
     for i, spec in enumerate(specs):
         if what == "feature_maps":
-            fmap = Identity() if spec is None else spec
-            if not isinstance(fmap, FeatureMap):
+            spec = Identity() if spec is None else spec
+            if not isinstance(spec, FeatureMap):
                 raise TypeError(f"feature_maps[{i}] must be a kppca.features.FeatureMap or None, got {type(spec).__name__}.")
-            out.append((None, clone(fmap)))
-            continue
-        if isinstance(spec, FeatureMap):  # an explicit map among kernels: fitted on its view
+        if isinstance(spec, FeatureMap):  # an explicit map (among kernels too): fitted on its view
             out.append((None, clone(spec)))
             continue
         kernel = as_kernel(spec)
@@ -241,18 +238,3 @@ def resolve_view_specs(
         else:
             out.append((copy.deepcopy(kernel), None))
     return out
-
-
-def check_view_input(
-    X: ArrayLike, name: str, *, n_features: int, dtype: torch.dtype, device: torch.device, owner: str | None = None
-) -> torch.Tensor:
-    """One view of new data as a tensor, with the width seen in ``fit``.
-
-    ``owner`` (the estimator's name) gives scikit-learn's wording for a model fitted on one array.
-    """
-    T = as_tensor(X, name, dtype=dtype, device=device)
-    if T.shape[1] != n_features:
-        if owner is not None:
-            raise ValueError(f"X has {T.shape[1]} features, but {owner} is expecting {n_features} features as input.")
-        raise ValueError(f"{name} has {T.shape[1]} features, but this view had {n_features} in fit.")
-    return T

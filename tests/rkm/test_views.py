@@ -8,7 +8,8 @@ import torch
 
 from kppca.features import Identity, RandomFourierFeatures
 from kppca.kernels import RBF, KernelCenterer, Linear
-from kppca.rkm.views import FittedView, check_view_input, resolve_view_specs, split_views
+from kppca.rkm import MultiViewKPCA
+from kppca.rkm.views import FittedView, resolve_view_specs, split_views
 
 
 def test_split_views():
@@ -66,10 +67,13 @@ def test_explicit_view_gram_from_centered_features():
     assert torch.allclose(view.gram(), Xc @ Xc.T, atol=1e-9)
 
 
-def test_check_view_input_width():
-    T = check_view_input(np.zeros((2, 3)), "views[1]", n_features=3, dtype=torch.float32, device=torch.device("cpu"))
-    assert T.dtype == torch.float32
+def test_new_view_width():
+    """A new view is read in the model's dtype and must have the width its view had in fit."""
+    rng = np.random.default_rng(0)
+    two = MultiViewKPCA(1).fit([rng.normal(size=(6, 2)).astype(np.float32), rng.normal(size=(6, 3))])
+    assert two.transform([np.zeros((2, 2)), np.zeros((2, 3))]).dtype == np.float32
     with pytest.raises(ValueError, match=r"views\[1\] has 2 features, but this view had 3"):
-        check_view_input(np.zeros((2, 2)), "views[1]", n_features=3, dtype=torch.float64, device=torch.device("cpu"))
-    with pytest.raises(ValueError, match="X has 2 features, but M is expecting 3"):
-        check_view_input(np.zeros((2, 2)), "X", n_features=3, dtype=torch.float64, device=torch.device("cpu"), owner="M")
+        two.transform([np.zeros((2, 2)), np.zeros((2, 2))])
+    one = MultiViewKPCA(1).fit(rng.normal(size=(6, 3)))
+    with pytest.raises(ValueError, match="X has 2 features, but MultiViewKPCA is expecting 3"):
+        one.transform(np.zeros((2, 2)))

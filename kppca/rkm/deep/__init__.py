@@ -1,15 +1,6 @@
-"""Deep RKMs: level objects, the regression estimator with its solvers, and the deep RKM classifier.
-
-* :mod:`.levels` -- :class:`Level`, :class:`LSSVMLevel`, :class:`KPCALevel`;
-* :mod:`.chain` -- the forward chain of the levels (eqs. 4.9, 5.4);
-* :mod:`.solvers` -- the solver registry (``DeepRKM(solver=name)``);
-* :mod:`.levelwise`, :mod:`.reduced_set`, :mod:`.feedforward` -- the paper's §5.1, §5.2 and §5.3 solvers;
-* :mod:`.objective` -- Table 1's objective variants (``DeepRKM(objective=...)``), combined once for the primal solvers;
-* :mod:`.estimator` -- :class:`DeepRKM`;
-* :mod:`.stacked` -- :class:`StackedKPCA`, KPCA levels under one orthonormality constraint;
-* :mod:`.classifier` -- :class:`DeepRKMClassifier` (stacked KPCA levels), with :mod:`.mlp_head` and
-  :mod:`.binary_model` (:class:`BinaryDeepModel`, the fitted state of one binary deep model);
-* :mod:`.lssvm_classifier` -- :class:`DeepLSSVMClassifier` (a :class:`DeepRKM` with the LS-SVM first).
+"""Deep RKMs: the level objects (:mod:`.levels`), the regression estimator :class:`DeepRKM` with its
+registered solvers (:mod:`.solvers`), and the classifiers :class:`DeepRKMClassifier` (stacked KPCA
+levels) and :class:`DeepLSSVMClassifier` (a :class:`DeepRKM` with the LS-SVM first).
 
 A new level type subclasses :class:`Level` (its methods are all a solver calls); a new solver
 module calls :func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.

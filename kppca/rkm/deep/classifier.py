@@ -19,7 +19,9 @@ kernel principal components), then fine-tunes with the labels (``fine_tune``);
 
 Multiclass: with the LS-SVM head, one-vs-all means ``p`` binary deep models
 (:class:`BinaryDeepModel`), each with its own KPCA levels; the class is the argmax of the
-scores. The MLP head (one hidden ReLU layer, cross-entropy, Adam) is multiclass on one code.
+scores. The MLP head (one hidden ReLU layer, cross-entropy) is multiclass on one code; its training
+alternates one projected-gradient step on ``H`` (MLP frozen) with :data:`ADAM_STEPS` Adam steps on the
+MLP (``H`` frozen), Adam's moments carried over between rounds.
 
 Out-of-sample codes: ``h* = sum_i k~(x_i, x*) h_i^(L) / sum_i k~(x_i, x*)`` with a Gaussian
 ``k~`` (:func:`~kppca.preimage.bandwidth_search.gaussian_smoother_weights`: nearest training
@@ -32,6 +34,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,15 +52,84 @@ from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
 from .._gram import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
-from .binary_model import BinaryDeepModel
 from .levels import KPCALevel
-from .mlp_head import fit_mlp_model, mlp_scores
 from .stacked import StackedKPCA
 
 __all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
 
 #: Multiples of the median nearest-neighbour distance tried for the smoother width.
 DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0)
+
+
+@register(name="kppca.rkm.BinaryDeepModel")
+@dataclass
+class BinaryDeepModel:
+    """Fitted state of one deep model (one binary problem, or the shared MLP code).
+
+    ``H`` (N, sum s_j) stacked hidden features with orthonormal columns; ``w`` (s_L, 1) and
+    ``b`` (1,) the LS-SVM head (None for the MLP head); ``history`` the objective per iteration.
+    """
+
+    H: torch.Tensor
+    w: torch.Tensor | None = None
+    b: torch.Tensor | None = None
+    history: list = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+
+    #: The state a model file holds (a helper object, rebuilt from it alone).
+    _fitted_constraints = {
+        "H": [TensorSpec(ndim=2)],
+        "w": [TensorSpec(ndim=2), None],
+        "b": [TensorSpec(ndim=1), None],
+        "history": [ListOf([Interval(Real, None, None)])],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "converged": ["boolean"],
+    }
+
+
+#: Adam steps on the MLP per round.
+ADAM_STEPS = 5
+
+
+def mlp_scores(Z: torch.Tensor, params: list[torch.Tensor], scale: float) -> torch.Tensor:
+    """Logits (M, p) of codes ``Z`` (M, s_L); the codes are multiplied by ``scale = sqrt(N)`` first."""
+    return torch.relu(scale * Z @ params[0] + params[1]) @ params[2] + params[3]
+
+
+def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Generator, *, n_classes: int,
+                  hidden: int, ridge: float, max_iter: int, train_levels: bool):
+    """Train the levels and the MLP head; returns ``(BinaryDeepModel, mlp params, input scale)``.
+
+    ``kpca`` is the classifier's KPCA objective (``terms(H)``, ``sizes``). The weights start
+    from a He initialisation drawn with ``gen`` (deterministic for a seed).
+    """
+    s_L = kpca.sizes[-1]
+    kw = {"dtype": H0.dtype, "device": H0.device}
+    params = [
+        torch.randn(s_L, hidden, generator=gen, **kw) * math.sqrt(2.0 / s_L),
+        torch.zeros(hidden, **kw),
+        torch.randn(hidden, n_classes, generator=gen, **kw) * math.sqrt(2.0 / hidden),
+        torch.zeros(n_classes, **kw),
+    ]
+    # Codes have entries ~ 1/sqrt(N): feed the MLP sqrt(N) h so its scale does not depend on N.
+    scale = math.sqrt(codes.shape[0])
+
+    def head(Z: torch.Tensor, P: list) -> torch.Tensor:
+        return 0.5 / ridge * torch.nn.functional.cross_entropy(mlp_scores(Z, P, scale), codes, reduction="sum")
+
+    H, hist, state = H0, [], None
+    for _ in range(max_iter):
+        if train_levels:
+            frozen = [q.detach() for q in params]
+            H = minimize(lambda Hh, P=frozen: kpca.terms(Hh) + head(Hh[:, -s_L:], P), H, method="pgd",
+                         manifold="stiefel", max_iter=1, warn=False).x
+        res = minimize(lambda *P, Z=H[:, -s_L:]: head(Z, list(P)), params, method="adam", manifold=None,
+                       max_iter=ADAM_STEPS, lr=1e-2, state=state, warn=False)
+        params, state = res.x, res.state
+        with torch.no_grad():
+            hist.append(float(kpca.terms(H) + head(H[:, -s_L:], params)))
+    return BinaryDeepModel(H, None, None, hist, max_iter, False), [q.detach() for q in params], scale
 
 
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
@@ -69,22 +141,6 @@ def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
     w, b = sol.coef[:, 0], sol.intercept[0]
     r = y - (Z @ w + b)
     return 0.5 / ridge * (r * r).sum() + 0.5 * eta * (w * w).sum(), w, b
-
-
-def _check_sizes(n_components: Any, N: int) -> list[int]:
-    sizes = [int(s) for s in check_sequence(n_components, "n_components", [Interval(Integral, 1, None, closed="left")],
-                                            repeat=1, what="[s_1, ..., s_L]")]
-    if sum(sizes) > N:
-        raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
-                         f"N = {N} training points; use fewer components or more points.")
-    return sizes
-
-
-def _check_grid(grid: Any) -> tuple[float, ...]:
-    values = DEFAULT_SMOOTHER_GRID if grid is None else check_sequence(
-        grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
-        what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])")
-    return tuple(float(g) for g in values)
 
 
 @register(name="kppca.DeepRKMClassifier")
@@ -206,13 +262,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             return Linear()
         return RBF(math.sqrt(2.0 * sizes[j - 1] / N))
 
-    def _input_kernel(self, X: torch.Tensor) -> Kernel:
-        if isinstance(self.kernel, str) and self.kernel.lower() == "rbf":
-            if bool((X == X[:1]).all()):  # no distance to take the width from
-                raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
-                                 "separate the classes; check X." + precision_advice(X.dtype))
-        return resolve_kernel(self.kernel, X)
-
     def _minimize(self, objective, H0: torch.Tensor, desc: str):
         """One call of the optimisation layer on the Stiefel manifold."""
         method = "line_search" if self.optimizer == "geoopt" else "pgd"
@@ -253,9 +302,22 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         """Train on inputs ``X`` (N, D) and labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
         N = Xt.shape[0]
-        sizes = _check_sizes(self.n_components, N)
-        grid = _check_grid(self.smoother_grid)
-        self.kernel_ = self._input_kernel(Xt)
+        sizes = [int(s) for s in check_sequence(self.n_components, "n_components",
+                                                [Interval(Integral, 1, None, closed="left")], repeat=1,
+                                                what="[s_1, ..., s_L]")]
+        if sum(sizes) > N:
+            raise ValueError(f"the levels need sum(n_components) = {sum(sizes)} orthonormal columns but there are only "
+                             f"N = {N} training points; use fewer components or more points.")
+        grid = DEFAULT_SMOOTHER_GRID
+        if self.smoother_grid is not None:
+            grid = tuple(float(g) for g in check_sequence(
+                self.smoother_grid, "smoother_grid", [Interval(Real, 0, None, closed="neither")],
+                what="of multiples of the median nearest-neighbour distance (e.g. [0.5, 1.0, 2.0])"))
+        rbf = isinstance(self.kernel, str) and self.kernel.lower() == "rbf"
+        if rbf and bool((Xt == Xt[:1]).all()):  # no distance to take the width from
+            raise ValueError("X has no two distinct rows (all training inputs coincide), so no kernel can "
+                             "separate the classes; check X." + precision_advice(Xt.dtype))
+        self.kernel_ = resolve_kernel(self.kernel, Xt)
         gram = CenteredGram(self.kernel_, Xt, what="Gram matrix of `kernel` on X",
                             advice="Choose kernel parameters suited to the scale of X, or rescale X.")
         # The core's scale check, a kernel that is not PSD refused (as the LS-SVM's system does), and level 1's

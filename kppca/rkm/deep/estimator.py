@@ -1,13 +1,6 @@
-"""Deep RKM regression of the 2017 paper (§4-5): an LS-SVM level and kernel PCA levels, coupled.
-
-``levels`` is an ordered list of level objects (:mod:`~kppca.rkm.deep.levels`) with exactly
-one output level (an LS-SVM level), either **first** (paper §4.2, eq. 4.18: LS-SVM on
-``(x_i, y_i)``, then KPCA levels each on the previous level's hidden features) or **last**
-(§4.1, eq. 4.11: KPCA levels, then the LS-SVM on the last one's hidden features); any number
-``>= 1`` of KPCA levels. ``levels=None`` is the paper's synthetic-example architecture.
-The estimator composes the levels and hands them to a solver from the registry
-(:mod:`~kppca.rkm.deep.solvers`): ``"levelwise"`` (:mod:`~kppca.rkm.deep.levelwise`) or
-``"primal"`` (:mod:`~kppca.rkm.deep.reduced_set`).
+"""Deep RKM regression of the 2017 paper (§4-5): :class:`DeepRKM` composes its levels
+(:mod:`~kppca.rkm.deep.levels`, the LS-SVM level first or last) and hands them to a solver of the
+registry (:mod:`~kppca.rkm.deep.solvers`).
 """
 
 from __future__ import annotations
@@ -104,11 +97,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     c_stab : float >= 0, default 1.0
         ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
     objective : {"stabilized", "variance", "regression"}, default "stabilized"
-        ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models
-        (:mod:`~kppca.rkm.deep.objective`): ``"stabilized"`` (1,B / 2,B) ``J_deep,Pstab``;
-        ``"variance"`` (1,A / 2,A) ``J_deep,Pstab - c0 sum_{KPCA l} sum_j ||e_j^(l)||^2`` (needs
-        ``c_stab > 0``; unbounded below, the fit is where ``max_iter`` L-BFGS steps lead);
-        ``"regression"`` (1,C / 2,C) the regression level's terms only.
+        ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models B, A and C
+        (:mod:`~kppca.rkm.deep.objective`; ``"variance"`` needs ``c_stab > 0`` and is unbounded below).
     c0 : float > 0, default 1.0
         ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
         paper tunes 0.1, 10, 1000).

@@ -69,8 +69,7 @@ class Level:
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
         """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``
-        (:func:`kppca.rkm._gram.resolve_kernel`: ``"rbf"`` = ``RBF(bandwidth="scale")``, as scikit-learn's
-        ``gamma="scale"``); a kernel with numeric parameters is copied unchanged."""
+        (:func:`kppca.rkm._gram.resolve_kernel`)."""
         return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:

@@ -8,22 +8,15 @@ its KPCA levels; :func:`combine_terms` adds them according to ``DeepRKM(objectiv
 ``"stabilized"`` (models 1,B / 2,B, the default)
     ``J_deep,Pstab = sum_{KPCA l} (J_l + c_stab/2 J_l^2) + J_out``.
 ``"variance"`` (models 1,A / 2,A)
-    ``J_deep,Pstab - c0 sum_{KPCA l} Tr(sum_j e_j^(l) e_j^(l)T)``, ``Tr(sum_j e_j e_j^T) = sum_j ||e_j||^2``.
-    Our reading of the OCR'd text ("with additional term -c0(Tr(sum_j e_j^(1) e_j^(1)T) +
-    Tr(sum_j e_j^(2) e_j^(2)T))", levels 1 and 2 being the KPCA levels of the paper's
-    KPCA-KPCA-regression architecture, ``j`` over the training points): the term rewards the
-    variance of the KPCA levels' scores ``e`` (before ``Lam^{-1}``), summed over every KPCA level
-    of the architecture. The "``eta/2 Tr(H~(l) H~(l)T)`` (l = 1, 2, 3) regularization terms" next
-    to it we read as the regularisers every level's term of eq. 5.3 already holds (here
-    ``Tr(H~^T G H~) / (2 eta)`` in the reduced set, ``eta/2 Tr(W^T W)`` in the networks), common to
-    A, B and C and unchanged. **Unbounded below** (measured and shown): for fixed scores the free
-    ``Lam_l`` can always bring ``J_l`` to ``-1/c_stab``, where ``J_l + c_stab/2 J_l^2`` takes its
-    minimum ``-1/(2 c_stab)``, whatever ``||e_l||``; so the reward ``-c0 ||e_l||^2`` drives ``e_l``
-    and ``Lam_l`` to infinity together. A fit is the point L-BFGS reaches after ``max_iter``
-    iterations: a small ``c0 / c_stab`` and few iterations keep it finite (the paper tunes ``c0``
-    and ``c_stab`` on validation data); otherwise the estimator refuses the non-finite result.
-    ``c_stab > 0`` is still required (:func:`check_objective`): without it even ``J_l`` alone is
-    unbounded.
+    ``J_deep,Pstab - c0 sum_{KPCA l} sum_j ||e_j^(l)||^2``: our reading of the paper's
+    "additional term -c0(Tr(sum_j e_j^(1) e_j^(1)T) + Tr(sum_j e_j^(2) e_j^(2)T))", a reward on the
+    variance of every KPCA level's scores ``e`` (before ``Lam^{-1}``), ``j`` over the training points;
+    its "``eta/2 Tr(H~(l) H~(l)T)``" terms are the regularisers every level's term already holds.
+    **Unbounded below**: for fixed scores the free ``Lam_l`` brings ``J_l + c_stab/2 J_l^2`` to its
+    minimum ``-1/(2 c_stab)`` whatever ``||e_l||``, so the reward drives ``e_l`` and ``Lam_l`` to
+    infinity together. A fit is the point L-BFGS reaches after ``max_iter`` iterations (a small
+    ``c0 / c_stab`` keeps it finite; the estimator refuses a non-finite result); ``c_stab > 0`` is
+    required (:func:`check_objective`).
 ``"regression"`` (models 1,C / 2,C)
     ``J_out`` alone: "only the level 3 regression objective" (no KPCA or stabilisation terms;
     the KPCA levels remain as unknowns of the chain or network that feeds the regression level).

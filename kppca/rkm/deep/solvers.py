@@ -1,17 +1,12 @@
 """The registry of deep RKM solvers: ``DeepRKM(solver=name)`` looks the name up here.
 
-A solver module registers itself on import with :func:`register_solver`; a new one (the
-feed-forward solver of the deep RKM paper §5.3, say) plugs in without editing the estimator::
-
-    register_solver("feedforward", fit_feedforward, check=check_feedforward)
-
+A solver module registers itself on import with :func:`register_solver`.
 ``fit(levels, X, Y, *, params, generator)`` receives the resolved levels, the training
 inputs ``X`` (N, D) and targets ``Y`` (N, p) in the working dtype, the estimator's
 hyper-parameters (``params``, from ``get_params``) and a seeded generator, and returns a
 :class:`DeepFit`. ``check(levels, params)`` raises a ValueError for levels the solver
-cannot handle. The built-in solvers' settings are estimator parameters, as scikit-learn's
-solver-specific ones are (searchable with ``GridSearchCV``); a plug-in solver with settings
-of its own binds them when it registers (``register_solver("name", functools.partial(fit, factor=2))``).
+cannot handle. A plug-in solver with settings of its own binds them when it registers
+(``register_solver("name", functools.partial(fit, factor=2))``).
 """
 
 from __future__ import annotations

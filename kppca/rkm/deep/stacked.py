@@ -1,12 +1,7 @@
 """Stacked kernel PCA levels under one orthonormality constraint (the deep RKM classifier's unsupervised part).
 
-The levels are :class:`~kppca.rkm.deep.levels.Level` objects (:class:`KPCALevel`); for the stacked
-hidden features ``H = [H_1 ... H_L]`` (N x sum s_j, ``H^T H = I``) the objective is
-
-    ``sum_j level_j.kpca_term(H_j, K_{j-1}) = - sum_j 1/(2 eta_j) Tr(H_j^T K_{j-1} H_j)``
-
-with ``K_0`` the centred Gram matrix of level 1's kernel on the inputs and ``K_{j-1}`` (j >= 2) the
-centred Gram matrix of level j's kernel on the rows of ``H_{j-1}``, so it moves with ``H`` (differentiable).
+For the stacked hidden features ``H = [H_1 ... H_L]`` (N x sum s_j, ``H^T H = I``) the objective is
+``sum_j level_j.kpca_term(H_j, K_{j-1})``, the KPCA part of :mod:`~kppca.rkm.deep.classifier`'s ``J``.
 """
 
 from __future__ import annotations
@@ -18,12 +13,7 @@ import torch
 from ...kernels import KernelCenterer
 from .levels import Level
 
-__all__ = ["StackedKPCA", "centered"]
-
-
-def centered(K: torch.Tensor) -> torch.Tensor:
-    """``M K M`` out of place (differentiable): the core's centerer on a copy."""
-    return KernelCenterer().fit_center_(K.clone())
+__all__ = ["StackedKPCA"]
 
 
 class StackedKPCA:
@@ -38,6 +28,7 @@ class StackedKPCA:
         parts = torch.split(H, self.sizes, dim=1)
         total = self.levels[0].kpca_term(parts[0], self.K0)
         for j in range(1, len(parts)):
-            Kj = centered(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]))
+            # M K M on a copy: the centerer works in place, and the kernel's output may be in the graph.
+            Kj = KernelCenterer().fit_center_(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]).clone())
             total = total + self.levels[j].kpca_term(parts[j], Kj)
         return total
