@@ -17,15 +17,12 @@ from typing import Any
 import numpy as np
 
 from .._param_validation import Interval, Real, check_scalar
-from ._subsample import RandomState, check_n_samples, read_only, select_indices, sklearn_seed
+from ._subsample import RandomState, check_n_samples, read_only, select_images, sklearn_seed
 
 __all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
 
 #: Height and width of one image of :func:`load_digits`.
 DIGITS_SHAPE: tuple[int, int] = (8, 8)
-
-# scikit-learn's digits are 4-bit counts (0..16) of a downsampled 32x32 bitmap.
-_DIGITS_MAX = 16.0
 
 
 def _check_noise(noise: Any) -> float:
@@ -171,16 +168,6 @@ def load_digits(
         Unknown ``digits``, ``n_samples`` not positive or larger than
         available.
     """
-    images, labels = _read_digits()
-    rows = select_indices(
-        labels,
-        labels=digits,
-        n_samples=n_samples,
-        random_state=random_state,
-        name="digits",
-        source="scikit-learn's 8x8 digits",
-    )
-    X = images[rows].astype(np.float64) / _DIGITS_MAX
-    if not return_images:
-        X = X.reshape(len(rows), -1)
-    return X, labels[rows]
+    images, labels = _read_digits()  # raw values 0..16: 4-bit counts of a downsampled 32x32 bitmap
+    return select_images(images, labels, 16.0, digits=digits, n_samples=n_samples, random_state=random_state,
+                         source="scikit-learn's 8x8 digits", return_images=return_images)
