@@ -108,20 +108,10 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def progress_enabled(args: argparse.Namespace) -> bool:
-    if args.progress is not None:
-        return bool(args.progress)
-    return sys.stderr.isatty()
-
-
 def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
-    from ..datasets import MNIST_ENV_VAR, load_mnist
+    from ..datasets import MNIST_ENV_VAR, MNISTNotFoundError, load_mnist
 
-    from ..datasets import MNISTNotFoundError
-
-    path = args.mnist_dir
-    if path is not None and not os.path.isdir(path):
-        raise UserError(f"--mnist-dir {path!r} is not an existing folder.")
+    path = args.mnist_dir  # an existing folder (check_paths)
     # Everything of the selected classes first (parsed files are cached), to size the subset.
     try:
         _, y_all = load_mnist(digits=args.digits, path=path)
@@ -171,15 +161,13 @@ def build_model(args: argparse.Namespace) -> Any:
 
 
 def load_model(path: str) -> Any:
+    """The model saved in ``path`` (an existing file: :func:`check_paths`)."""
     from .. import ModelFileError, load
 
-    if not os.path.isfile(path):
-        raise UserError(f"model file {path!r} does not exist (write one with 'kppca fit --save FILE').")
     try:
-        model = load(path, map_location="cpu")
+        return load(path, map_location="cpu")
     except (ModelFileError, OSError) as exc:  # a bad or unreadable file, from the user's point of view
         raise UserError(f"cannot read model file {path!r}: {exc}") from exc
-    return model
 
 
 def describe(model: Any) -> str:
@@ -227,8 +215,7 @@ def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) ->
     """Every file argument, checked with the standard library alone (before torch is imported).
 
     ``--model`` must be a readable file, ``--mnist-dir`` a folder, and each of ``outputs``
-    (``(path, what)``, see :func:`check_output`) writable: a typo answers at once, not after the
-    library has loaded.
+    (``(path, what)``) writable: a typo answers at once, not after the library has loaded.
     """
     model = getattr(args, "model", None)
     if model:
@@ -243,15 +230,13 @@ def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) ->
         check_writable(out, what)
 
 
-def check_output(out: str, what: str = "image") -> None:
-    """Fail early (before any fitting) when ``out`` cannot be written (an image: in a format matplotlib writes)."""
-    check_writable(out, what)
-    if what == "image":
-        from matplotlib.backend_bases import FigureCanvasBase
+def check_image_format(out: str) -> None:
+    """Fail before any fitting when matplotlib cannot write the format of ``out`` (its suffix, PNG when none)."""
+    from matplotlib.backend_bases import FigureCanvasBase
 
-        fmt = Path(out).suffix[1:].lower() or "png"
-        if fmt not in FigureCanvasBase.get_supported_filetypes():
-            raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
+    fmt = Path(out).suffix[1:].lower() or "png"
+    if fmt not in FigureCanvasBase.get_supported_filetypes():
+        raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
 
 
 def check_writable(out: str, what: str) -> None:
@@ -285,9 +270,3 @@ def save_model(model: Any, out: str) -> None:
     except RuntimeError as exc:  # serializers written in C++ (torch's) report I/O failures as RuntimeError('[enforce fail at ...]')
         reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
         raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
-
-
-def save_figure(fig: Any, out: str) -> None:
-    from ..plotting import save_figure
-
-    save_figure(fig, out, dpi=100)

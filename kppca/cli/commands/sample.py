@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..common import OptionError, Stages, UserError, check_output, image_shape, prepare, save_figure
+from ..common import OptionError, Stages, UserError, image_shape, prepare
 from ..options import add_model_options, add_preimage_option, add_run_options
 from ..types import LATENTS, digit_class, latent_name, positive_int
 
@@ -63,17 +63,10 @@ def check(args: argparse.Namespace) -> None:
                           f"{' '.join(map(str, args.digits))}; add it to --digits or choose one of those")
 
 
-def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    outs = args.out or ["kppca_samples.png"]
-    arrays = [o for o in outs if o.lower().endswith(".npy")]
-    images = [o for o in outs if not o.lower().endswith(".npy")]
-    return images, arrays
-
-
 def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
-    images, arrays = _outputs(args)
-    return [(out, "image") for out in images] + [(out, "samples") for out in arrays]
+    outs = args.out or ["kppca_samples.png"]
+    images = [(out, "image") for out in outs if not out.lower().endswith(".npy")]
+    return images + [(out, "samples") for out in outs if out.lower().endswith(".npy")]
 
 
 def _save_array(path: str, array: np.ndarray) -> None:
@@ -147,11 +140,8 @@ def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[An
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
-    images, arrays = _outputs(args)
-    for out in images:
-        check_output(out)
-    for out in arrays:
-        check_output(out, "samples")
+    images = [out for out, what in outputs(args) if what == "image"]
+    arrays = [out for out, what in outputs(args) if what == "samples"]
     model = prepare(args, stages)
     if images:
         shape = image_shape(model)
@@ -176,7 +166,7 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
         def draw(out: str = out) -> None:
             import matplotlib.pyplot as plt
 
-            from ...plotting.images import plot_image_grid
+            from ...plotting import plot_image_grid, save_figure
 
             n_cols = args.n_cols or math.ceil(math.sqrt(args.n_samples))
             n_rows = math.ceil(args.n_samples / n_cols)
