@@ -6,7 +6,7 @@
     kppca fit --save model.kppca           # fit, report, save; reuse with --model model.kppca
 
 Exit status: 0 on success; 2 for invalid arguments, including values the library
-refuses before any work (``--bandwidth 1e-300``: its kernel cannot be computed);
+refuses before any work (``--bandwidth 1e300``: the kernel is 1 between any two digits);
 1 for other errors the user can fix (missing files, data that do not fit the
 settings); 130 when interrupted. Messages are one line on stderr, without a
 traceback unless ``--debug`` is given.

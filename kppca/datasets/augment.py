@@ -1,11 +1,4 @@
-"""Many MNIST-like digits from a few: random small shifts and pixel noise.
-
-:func:`augmented_mnist` turns the 5,000 bundled MNIST digits (or the user's IDX
-files) into data sets of any size, for benchmarks at large ``N`` without a
-network. Each output row is one base digit, moved by a random whole number of
-pixels and blurred by Gaussian pixel noise, so the rows stay distinct and
-digit-like while the labels carry over unchanged.
-"""
+"""Many MNIST-like digits from a few (random small shifts and pixel noise), for benchmarks at large ``N``."""
 
 from __future__ import annotations
 

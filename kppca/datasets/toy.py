@@ -1,12 +1,8 @@
-"""Small synthetic and bundled data sets for examples and tests.
+"""scikit-learn's toy generators and 8x8 digits with fixed output types (float64, int64 labels).
 
-Thin wrappers around scikit-learn's generators that fix the output types
-(float64 features, int64 labels), accept a numpy ``Generator`` as
-``random_state``, and give :func:`load_digits` the same ``digits`` /
-``n_samples`` semantics as :func:`kppca.datasets.load_mnist`.
-
-scikit-learn is imported inside the functions: importing ``sklearn.datasets``
-costs about half a second, which users who only need MNIST should not pay.
+They accept a numpy ``Generator`` as ``random_state``, and :func:`load_digits` selects like
+:func:`kppca.datasets.load_mnist`. scikit-learn is imported inside the functions: importing
+``sklearn.datasets`` costs about half a second, which users who only need MNIST should not pay.
 """
 
 from __future__ import annotations
@@ -145,13 +141,8 @@ def load_digits(
 
     Parameters
     ----------
-    digits : None, int or iterable of int, default None
-        Classes to keep, from 0..9; None keeps all ten.
-    n_samples : int or None, default None
-        None returns every (selected) row; an int draws a stratified random
-        subsample of that size (see :func:`kppca.datasets.load_mnist`).
-    random_state : None, int or numpy.random.Generator, default None
-        Seed of the subsample.
+    digits, n_samples, random_state
+        The selection, as in :func:`kppca.datasets.load_mnist`.
     return_images : bool, default False
         Return ``X`` of shape (n, 8, 8) instead of (n, 64).
 
@@ -162,11 +153,6 @@ def load_digits(
     y : numpy.ndarray of shape (n,), dtype int64
         Digit labels, rows in the original order.
 
-    Raises
-    ------
-    ValueError
-        Unknown ``digits``, ``n_samples`` not positive or larger than
-        available.
     """
     images, labels = _read_digits()  # raw values 0..16: 4-bit counts of a downsampled 32x32 bitmap
     return select_images(images, labels, 16.0, digits=digits, n_samples=n_samples, random_state=random_state,

@@ -78,12 +78,10 @@ def _save_array(path: str, array: np.ndarray) -> None:
 def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any, Any]:
     """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier, network)``.
 
-    A stage of its own (the longest part of ``--report``). Both judges train on one thread (so that
-    the report does not depend on the load) and are deterministic: the same whether they train side by
-    side or one after the other. Where the stage has two threads, the feature network of the Fréchet
-    distance trains in a worker thread, beside the classifier and then beside the report's other
-    measures, and ``network`` is its future; otherwise it is trained here (cached per process) and
-    ``network`` is None.
+    Both judges train on one thread each, deterministically. Where the stage has two threads, the
+    Fréchet distance's feature network trains in a worker thread, beside the classifier and then beside
+    the report's other measures, and ``network`` is its future; otherwise it is trained (and cached)
+    here and ``network`` is None.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -117,11 +115,10 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     return X_ref, y_ref, X_fit, classifier, network
 
 
-def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
-    """Print :func:`~kppca.metrics.sample_quality`'s report; with the network still training, on one thread.
+def _report(args: argparse.Namespace, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
+    """Print :func:`~kppca.metrics.sample_quality`'s report, on one thread while the network still trains.
 
-    The Fréchet distance comes last in the report, so its measures that need no network (confidence,
-    novelty, MMD) are computed while the network finishes on the other core.
+    The measures that need no network (confidence, novelty, MMD) come first, while it finishes on the other core.
     """
     from ..._linalg.threads import blas_threads
     from ...metrics import sample_quality
@@ -158,9 +155,10 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     S = np.asarray(S)
     if args.report:
         judge = stages.run("train judge", _train_judge, args, model)
-        stages.run("report", _report, args, model, S, judge)
+        stages.run("report", _report, args, S, judge)
     # A class label samples from that class's latent mixture (see DualPPCA.sample).
-    what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'") + f", pre-image '{args.preimage}'"
+    what = f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'"
+    what += f", pre-image '{args.preimage}'"
 
     for out in images:
         def draw(out: str = out) -> None:
