@@ -132,9 +132,10 @@ def select_images(
     images: np.ndarray, labels: np.ndarray, scale: float, *, digits: Any, n_samples: Any,
     random_state: RandomState, source: str, return_images: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of :func:`select_indices` as ``(X, y)``: float64 pixels ``images / scale``, flat unless ``return_images``.
+    """The rows of :func:`select_indices` as ``(X, y)``, ``X = images / scale`` in float64.
 
-    Fancy indexing copies, and the float conversion copies again: the cached arrays are never handed out.
+    ``X`` is flat unless ``return_images``. Fancy indexing copies, and the float conversion copies
+    again: the cached arrays are never handed out.
     """
     rows = select_indices(labels, labels=digits, n_samples=n_samples, random_state=random_state, source=source)
     X = images[rows].astype(np.float64) / scale

@@ -211,9 +211,7 @@ def augmented_mnist_blocks(
     n_samples = check_n_samples(n_samples)
     block_rows = check_n_samples(block_rows, "block_rows")
     np_dtype = np.dtype(_numpy_float(options.get("dtype", "float64")))
-    images, _ = load_mnist(digits=options.get("digits"), path=options.get("path"), return_images=True)
-    width = images.shape[1] * images.shape[2]
-    del images
+    width = load_mnist(digits=options.get("digits"), path=options.get("path"))[0].shape[1]
     sizes = [min(block_rows, n_samples - start) for start in range(0, n_samples, block_rows)]
     seeds = numpy_rng(random_state).integers(2**62, size=len(sizes))
     make = dask.delayed(augmented_mnist, nout=2, pure=True)

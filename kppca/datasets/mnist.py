@@ -77,7 +77,9 @@ def _file_key(path: str) -> tuple[str, int, int]:
 
 
 @lru_cache(maxsize=4)
-def _read_split_cached(images_key: tuple[str, int, int], labels_key: tuple[str, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _read_split_cached(
+    images_key: tuple[str, int, int], labels_key: tuple[str, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Read and check one image/label file pair (cached; arrays read-only)."""
     images_path, labels_path = images_key[0], labels_key[0]
     images = read_idx(images_path)
