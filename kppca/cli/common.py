@@ -49,8 +49,7 @@ class Stages:
     def __init__(self, names: Sequence[str], enabled: bool):
         from tqdm.std import tqdm  # a text bar: the command writes to a terminal, never to a notebook
 
-        self.names = list(names)
-        self.bar = tqdm(total=len(self.names), file=sys.stderr, disable=not enabled, leave=False,
+        self.bar = tqdm(total=len(names), file=sys.stderr, disable=not enabled, leave=False,
                         bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}]")
         self.timings: dict[str, float] = {}
         self._start = time.perf_counter()

@@ -243,7 +243,7 @@ def sample_quality(
     classes = list(clf.classes_)
     proba = clf.predict_proba(S)
     pred = np.asarray(classes, dtype=object)[proba.argmax(1)]
-    counts = np.array([(proba.argmax(1) == j).sum() for j in range(len(classes))])
+    counts = np.bincount(proba.argmax(1), minlength=len(classes))
     out = SampleQuality(
         n_samples=int(S.shape[0]),
         confidence=float(proba.max(1).mean()),
