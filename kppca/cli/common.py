@@ -55,10 +55,19 @@ class Stages:
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` as stage ``name`` in a compute section; the bar's clock keeps ticking while it runs."""
+        """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs.
+
+        Once torch is loaded (every stage but the import), in a compute section (:func:`kppca._linalg.compute_threads`):
+        the fit, the pre-images and the report's judges run on the threads the machine has free, not on spinning ones.
+        """
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
-        with self._ticking(), _compute_section():
+        section = contextlib.nullcontext()
+        if "torch" in sys.modules:
+            from .._linalg.threads import compute_threads
+
+            section = compute_threads()
+        with self._ticking(), section:
             out = fn(*args, **kwargs)
         self.timings[name] = time.perf_counter() - t0
         self.bar.update(1)
@@ -87,16 +96,6 @@ class Stages:
     def close(self) -> float:
         self.bar.close()
         return time.perf_counter() - self._start
-
-
-def _compute_section() -> Any:
-    """A stage's compute section once torch is loaded (:func:`kppca._linalg.compute_threads`): the fit, the
-    pre-images and the report's judges run on the threads the machine has free, not on spinning ones."""
-    if "torch" not in sys.modules:  # the import stage itself
-        return contextlib.nullcontext()
-    from .._linalg.threads import compute_threads
-
-    return compute_threads()
 
 
 def one_line(exc: BaseException) -> str:
@@ -266,6 +265,6 @@ def save_model(model: Any, out: str) -> None:
         model.save(out)
     except OSError as exc:
         raise UserError(f"cannot write the model to {out!r}: {exc.strerror or exc}.") from exc
-    except RuntimeError as exc:  # serializers written in C++ (torch's) report I/O failures as RuntimeError('[enforce fail at ...]')
+    except RuntimeError as exc:  # C++ serializers (torch's) report I/O failures as RuntimeError('[enforce fail ...]')
         reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
         raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
