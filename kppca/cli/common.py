@@ -49,17 +49,25 @@ class Stages:
     def __init__(self, names: Sequence[str], enabled: bool):
         from tqdm.std import tqdm  # a text bar: the command writes to a terminal, never to a notebook
 
-        self.names = list(names)
-        self.bar = tqdm(total=len(self.names), file=sys.stderr, disable=not enabled, leave=False,
+        self.bar = tqdm(total=len(names), file=sys.stderr, disable=not enabled, leave=False,
                         bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}]")
         self.timings: dict[str, float] = {}
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` as stage ``name`` in a compute section; the bar's clock keeps ticking while it runs."""
+        """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs.
+
+        Once torch is loaded (every stage but the import), in a compute section (:func:`kppca._linalg.compute_threads`):
+        the fit, the pre-images and the report's judges run on the threads the machine has free, not on spinning ones.
+        """
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
-        with self._ticking(), _compute_section():
+        section = contextlib.nullcontext()
+        if "torch" in sys.modules:
+            from .._linalg.threads import compute_threads
+
+            section = compute_threads()
+        with self._ticking(), section:
             out = fn(*args, **kwargs)
         self.timings[name] = time.perf_counter() - t0
         self.bar.update(1)
@@ -90,16 +98,6 @@ class Stages:
         return time.perf_counter() - self._start
 
 
-def _compute_section() -> Any:
-    """A stage's compute section once torch is loaded (:func:`kppca._linalg.compute_threads`): the fit, the
-    pre-images and the report's judges run on the threads the machine has free, not on spinning ones."""
-    if "torch" not in sys.modules:  # the import stage itself
-        return contextlib.nullcontext()
-    from .._linalg.threads import compute_threads
-
-    return compute_threads()
-
-
 def one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line (a ``KeyError``'s without the quotes of its repr)."""
     text = " ".join(str(exc).split())
@@ -108,20 +106,10 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def progress_enabled(args: argparse.Namespace) -> bool:
-    if args.progress is not None:
-        return bool(args.progress)
-    return sys.stderr.isatty()
-
-
 def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
-    from ..datasets import MNIST_ENV_VAR, load_mnist
+    from ..datasets import MNIST_ENV_VAR, MNISTNotFoundError, load_mnist
 
-    from ..datasets import MNISTNotFoundError
-
-    path = args.mnist_dir
-    if path is not None and not os.path.isdir(path):
-        raise UserError(f"--mnist-dir {path!r} is not an existing folder.")
+    path = args.mnist_dir  # an existing folder (check_paths)
     # Everything of the selected classes first (parsed files are cached), to size the subset.
     try:
         _, y_all = load_mnist(digits=args.digits, path=path)
@@ -171,15 +159,13 @@ def build_model(args: argparse.Namespace) -> Any:
 
 
 def load_model(path: str) -> Any:
+    """The model saved in ``path`` (an existing file: :func:`check_paths`)."""
     from .. import ModelFileError, load
 
-    if not os.path.isfile(path):
-        raise UserError(f"model file {path!r} does not exist (write one with 'kppca fit --save FILE').")
     try:
-        model = load(path, map_location="cpu")
+        return load(path, map_location="cpu")
     except (ModelFileError, OSError) as exc:  # a bad or unreadable file, from the user's point of view
         raise UserError(f"cannot read model file {path!r}: {exc}") from exc
-    return model
 
 
 def describe(model: Any) -> str:
@@ -227,8 +213,7 @@ def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) ->
     """Every file argument, checked with the standard library alone (before torch is imported).
 
     ``--model`` must be a readable file, ``--mnist-dir`` a folder, and each of ``outputs``
-    (``(path, what)``, see :func:`check_output`) writable: a typo answers at once, not after the
-    library has loaded.
+    (``(path, what)``) writable: a typo answers at once, not after the library has loaded.
     """
     model = getattr(args, "model", None)
     if model:
@@ -243,15 +228,13 @@ def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) ->
         check_writable(out, what)
 
 
-def check_output(out: str, what: str = "image") -> None:
-    """Fail early (before any fitting) when ``out`` cannot be written (an image: in a format matplotlib writes)."""
-    check_writable(out, what)
-    if what == "image":
-        from matplotlib.backend_bases import FigureCanvasBase
+def check_image_format(out: str) -> None:
+    """Fail before any fitting when matplotlib cannot write the format of ``out`` (its suffix, PNG when none)."""
+    from matplotlib.backend_bases import FigureCanvasBase
 
-        fmt = Path(out).suffix[1:].lower() or "png"
-        if fmt not in FigureCanvasBase.get_supported_filetypes():
-            raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
+    fmt = Path(out).suffix[1:].lower() or "png"
+    if fmt not in FigureCanvasBase.get_supported_filetypes():
+        raise UserError(f"cannot write {out!r}: unsupported image format {fmt!r}; use .png.")
 
 
 def check_writable(out: str, what: str) -> None:
@@ -282,12 +265,6 @@ def save_model(model: Any, out: str) -> None:
         model.save(out)
     except OSError as exc:
         raise UserError(f"cannot write the model to {out!r}: {exc.strerror or exc}.") from exc
-    except RuntimeError as exc:  # serializers written in C++ (torch's) report I/O failures as RuntimeError('[enforce fail at ...]')
+    except RuntimeError as exc:  # C++ serializers (torch's) report I/O failures as RuntimeError('[enforce fail ...]')
         reason = str(exc).rpartition("strerror: ")[2].strip() if "strerror: " in str(exc) else "write failed"
         raise UserError(f"cannot write the model to {out!r}: {reason}; check the folder and free space.") from exc
-
-
-def save_figure(fig: Any, out: str) -> None:
-    from ..plotting import save_figure
-
-    save_figure(fig, out, dpi=100)

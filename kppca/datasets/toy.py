@@ -1,12 +1,8 @@
-"""Small synthetic and bundled data sets for examples and tests.
+"""scikit-learn's toy generators and 8x8 digits with fixed output types (float64, int64 labels).
 
-Thin wrappers around scikit-learn's generators that fix the output types
-(float64 features, int64 labels), accept a numpy ``Generator`` as
-``random_state``, and give :func:`load_digits` the same ``digits`` /
-``n_samples`` semantics as :func:`kppca.datasets.load_mnist`.
-
-scikit-learn is imported inside the functions: importing ``sklearn.datasets``
-costs about half a second, which users who only need MNIST should not pay.
+They accept a numpy ``Generator`` as ``random_state``, and :func:`load_digits` selects like
+:func:`kppca.datasets.load_mnist`. scikit-learn is imported inside the functions: importing
+``sklearn.datasets`` costs about half a second, which users who only need MNIST should not pay.
 """
 
 from __future__ import annotations
@@ -17,15 +13,12 @@ from typing import Any
 import numpy as np
 
 from .._param_validation import Interval, Real, check_scalar
-from ._subsample import RandomState, check_n_samples, read_only, select_indices, sklearn_seed
+from ._subsample import RandomState, check_n_samples, read_only, select_images, sklearn_seed
 
 __all__ = ["DIGITS_SHAPE", "load_digits", "make_circles", "make_moons", "make_swiss_roll"]
 
 #: Height and width of one image of :func:`load_digits`.
 DIGITS_SHAPE: tuple[int, int] = (8, 8)
-
-# scikit-learn's digits are 4-bit counts (0..16) of a downsampled 32x32 bitmap.
-_DIGITS_MAX = 16.0
 
 
 def _check_noise(noise: Any) -> float:
@@ -148,13 +141,8 @@ def load_digits(
 
     Parameters
     ----------
-    digits : None, int or iterable of int, default None
-        Classes to keep, from 0..9; None keeps all ten.
-    n_samples : int or None, default None
-        None returns every (selected) row; an int draws a stratified random
-        subsample of that size (see :func:`kppca.datasets.load_mnist`).
-    random_state : None, int or numpy.random.Generator, default None
-        Seed of the subsample.
+    digits, n_samples, random_state
+        The selection, as in :func:`kppca.datasets.load_mnist`.
     return_images : bool, default False
         Return ``X`` of shape (n, 8, 8) instead of (n, 64).
 
@@ -165,22 +153,7 @@ def load_digits(
     y : numpy.ndarray of shape (n,), dtype int64
         Digit labels, rows in the original order.
 
-    Raises
-    ------
-    ValueError
-        Unknown ``digits``, ``n_samples`` not positive or larger than
-        available.
     """
-    images, labels = _read_digits()
-    rows = select_indices(
-        labels,
-        labels=digits,
-        n_samples=n_samples,
-        random_state=random_state,
-        name="digits",
-        source="scikit-learn's 8x8 digits",
-    )
-    X = images[rows].astype(np.float64) / _DIGITS_MAX
-    if not return_images:
-        X = X.reshape(len(rows), -1)
-    return X, labels[rows]
+    images, labels = _read_digits()  # raw values 0..16: 4-bit counts of a downsampled 32x32 bitmap
+    return select_images(images, labels, 16.0, digits=digits, n_samples=n_samples, random_state=random_state,
+                         source="scikit-learn's 8x8 digits", return_images=return_images)

@@ -1,33 +1,21 @@
 """A small digit classifier whose hidden layer gives the features of the Fréchet distance.
 
-The Fréchet Inception Distance compares generated and real images in the feature
-space of a network trained on real images. Inception needs a download; for
-28 x 28 digits a multilayer perceptron (``D -> 256 -> 64 -> classes``, ReLU)
-trained for a few seconds on CPU is enough: its 64 hidden units (the layer before
-the classifier) separate the classes and respond to strokes, so blur, noise and
-class mixtures all move the feature distribution. Train it on real digits that the
-generative model never saw (held-out digits); :func:`digit_features` keeps trained
-networks in memory, keyed by the training data and settings, so repeated reports
-do not retrain.
+The Fréchet Inception Distance compares generated and real images in the feature space of
+a network trained on real images. For 28 x 28 digits a multilayer perceptron
+(``D -> 256 -> 64 -> classes``, ReLU) trained for a few seconds on CPU is enough, with no
+download: its 64 hidden units separate the classes and respond to strokes, so blur, noise and
+class mixtures all move the feature distribution. Train it on held-out real digits;
+:func:`digit_features` keeps trained networks in memory, keyed by the data and settings.
 
-Training is deterministic: the weights are initialised and the mini-batches
-shuffled from a ``torch.Generator`` seeded by ``random_state``; it runs in float32
-on the CPU on one thread, whatever ``torch.get_num_threads()`` says: matrix products
-of another thread count round differently, and over the training's steps that moves
-the Fréchet distances in their third or fourth digit, so a report would depend on how
-busy the machine was when it was made; mini-batches of 64 gain little from a second
-thread, which spin-waits when another process holds the second core. The features are
-evaluated on one thread too.
-
-Training is written out rather than run through autograd and ``torch.optim``: the
-backward pass of three linear layers is three pairs of matrix products, and the update is
-torch's fused Adam kernel (``torch.optim.Adam(fused=True)``'s, one call per step on one flat
-parameter vector). At 64 digits a step, the graph bookkeeping and the eight element-wise passes
-of the unfused update cost as much as the products themselves; and constructing any
-``torch.optim`` optimiser imports ``torch._dynamo``, a cost of the order of the training itself.
-Each gradient comes from the operation autograd would call (the loss's gradient from
-``_log_softmax_backward_data``, a ReLU's from ``threshold_backward``, the products in
-autograd's layout), so the trained weights are bitwise those of autograd with
+Training is deterministic: weights and mini-batch order come from a ``torch.Generator``
+seeded by ``random_state``, and it runs in float32 on one CPU thread whatever
+``torch.get_num_threads()`` says (products of another thread count round differently and
+would move the distances in their third or fourth digit; the features are evaluated on one
+thread too). It is written out rather than run through autograd and ``torch.optim``: the
+backward pass of three linear layers is three pairs of products, the update one call of torch's
+fused Adam kernel on one flat parameter vector, and constructing a ``torch.optim`` optimiser
+imports ``torch._dynamo``, a cost of the order of the training itself. Each gradient comes from
+the operation autograd would call, so the weights are bitwise those of autograd with
 ``torch.optim.Adam(fused=True)`` (``tests/metrics/test_frechet.py`` checks it).
 """
 
@@ -162,15 +150,8 @@ def train_digit_features(
     """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,).
 
     Adam with mini-batches and a small weight decay, on one thread; deterministic for a given
-    ``random_state`` (see the module docstring; the same weights as autograd with ``torch.optim.Adam(fused=True)``).
+    ``random_state`` (see the module docstring).
     """
-    with _one_thread():
-        return _train(X, y, hidden=hidden, epochs=epochs, batch_size=batch_size, lr=lr,
-                      weight_decay=weight_decay, random_state=random_state)
-
-
-def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, batch_size: int, lr: float,
-           weight_decay: float, random_state: int) -> DigitFeatures:
     Xa = np.asarray(X, dtype=np.float32)
     ya = np.asarray(y)
     if Xa.ndim != 2 or ya.shape != (Xa.shape[0],):
@@ -182,9 +163,8 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
         raise ValueError(f"y needs at least two classes to train the feature network, got {len(classes)}.")
     gen = torch.Generator().manual_seed(int(random_state))
     layers = _init_layers([Xa.shape[1], *hidden, len(classes)], gen)
-    with torch.no_grad():
-        opt = _FusedAdam([p for layer in layers for p in layer], lr=lr,
-                         weight_decay=weight_decay)
+    with _one_thread(), torch.no_grad():
+        opt = _FusedAdam([p for layer in layers for p in layer], lr=lr, weight_decay=weight_decay)
         weights, biases = opt.params[0::2], opt.params[1::2]
         weight_grads, bias_grads = opt.grads[0::2], opt.grads[1::2]
         Xt, yt = torch.as_tensor(Xa), torch.as_tensor(target.astype(np.int64))
@@ -199,12 +179,7 @@ def _train(X: ArrayLike, y: ArrayLike, *, hidden: tuple[int, ...], epochs: int, 
                 _backward(X_epoch[batch], y_epoch[batch], weights, biases, weight_grads, bias_grads, rows)
                 opt.step()
         acc = float((_logits(Xt, weights, biases)[-1].argmax(1) == yt).double().mean())
-    return DigitFeatures(
-        tuple(w.clone() for w in weights),
-        tuple(b.clone() for b in biases),
-        classes,
-        acc,
-    )
+    return DigitFeatures(tuple(w.clone() for w in weights), tuple(b.clone() for b in biases), classes, acc)
 
 
 def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> list[torch.Tensor]:

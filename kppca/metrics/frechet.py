@@ -38,12 +38,6 @@ def _float64(values: Any, name: str, ndim: int) -> torch.Tensor:
     return t
 
 
-def _psd_sqrt(S: torch.Tensor) -> torch.Tensor:
-    """Symmetric square root of a symmetric PSD matrix (negative rounding eigenvalues clipped to 0)."""
-    w, V = torch.linalg.eigh(S)
-    return (V * w.clamp(min=0.0).sqrt()) @ V.T
-
-
 def gaussian_statistics(features: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean (d,) and unbiased covariance (d, d) of the rows of ``features`` (n, d), in float64."""
     F = _float64(features, "features", 2)
@@ -79,7 +73,8 @@ def frechet_distance(mu1: ArrayLike, S1: ArrayLike, mu2: ArrayLike, S2: ArrayLik
         )
     # Symmetrise: callers' covariances may carry rounding asymmetry, eigh reads one triangle.
     A, B = (A + A.T) / 2, (B + B.T) / 2
-    R = _psd_sqrt(A)
+    w, V = torch.linalg.eigh(A)
+    R = (V * w.clamp(min=0.0).sqrt()) @ V.T  # A^1/2 (negative rounding eigenvalues clipped to 0)
     M = R @ B @ R
     cross = torch.linalg.eigvalsh((M + M.T) / 2).clamp(min=0.0).sqrt().sum()
     value = float((m1 - m2).square().sum() + A.trace() + B.trace() - 2 * cross)

@@ -1,35 +1,13 @@
 """Held-out criteria that compare models *across* kernels, bandwidths and feature maps.
 
-``PPCA.score`` is a log-density on ``H_E = span{phi_i - m}``: another kernel or
-bandwidth gives another space (another dimension ``r``, another metric), so the
-numbers are not comparable, and on digits they rise steadily with the RBF
-bandwidth (``GridSearchCV`` on ``score`` picks the widest kernel). The criterion
-here is measured in the input space, which is the same for every model:
-
-``reconstruction_error(model, X) = mean_j |x_j - x_hat_j|^2``
-
-where ``x_hat`` is the MAP reconstruction ``inverse_transform(transform(x))``
-(dual: the pre-image of ``E_q diag(1 - N sigma2 / lam) E_q^T k_c(x)``; primal with
-the identity map: ``W h_MAP + m``). Use it on points *not* used for fitting (as
-``cross_val_score`` and ``GridSearchCV`` do): on training points a very narrow
-kernel can copy its nearest neighbour; a held-out point has no copy in the
-training set, and its kernel vector vanishes, so narrow kernels reconstruct the
-mean and score badly.
-
-Which pre-image
----------------
-The way back to the inputs is part of what is scored. Default: the kernel
-smoother on *all* raw kernel weights (paper eq. 19, ``preimage="smoother",
-n_neighbors=None``), so that the kernel alone defines both the feature-space
-model and the way back; its held-out error has an interior minimum in the
-bandwidth: narrow kernels lose held-out points (error -> the total variance),
-wide kernels average everything (the weights become uniform, error -> the total
-variance again). Pre-images that can decode any coordinates well (``"knn"``, the
-default top-10 smoother, ``"learned"``) instead decrease *monotonically* with
-the bandwidth towards the linear-PCA limit (a wide RBF kernel is linear PCA up to
-``O(1/bandwidth^2)``), so with them the criterion compares the kernel model with
-linear PCA plus a flexible decoder rather than picking a bandwidth; see
-:ref:`comparing-kernels` in the theory page for the measurements.
+``score`` is a log-density on the model's own ``H_E``, which changes with the kernel, so
+it does not compare kernels. :func:`reconstruction_error` is measured in the input space,
+the same for every model, on points not used for fitting (a held-out point's kernel vector
+vanishes for very narrow kernels, so they cannot copy a neighbour). The way back to the
+inputs is part of what is scored: by default the kernel smoother on *all* raw weights
+(paper eq. 19), so that the kernel alone defines the model and the way back, and the
+error has an interior minimum in the bandwidth; see :ref:`comparing-kernels` for why and
+for the measurements.
 """
 
 from __future__ import annotations
@@ -55,14 +33,6 @@ __all__ = [
 SCORING_PREIMAGE: dict[str, Any] = {"preimage": "smoother", "n_neighbors": None}
 
 
-def _check_model(model: Any) -> None:
-    if not all(hasattr(model, name) for name in ("transform", "inverse_transform", "_validate_new_input")):
-        raise TypeError(
-            f"model must be a fitted kppca.PrimalPPCA or kppca.DualPPCA, got {type(model).__name__}."
-        )
-    model._check_fitted("reconstruction_error")
-
-
 def _scoring_preimage(preimage: str | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """``preimage=None`` means :data:`SCORING_PREIMAGE`, with ``options`` overriding its defaults."""
     if preimage is None:
@@ -86,7 +56,9 @@ def reconstruction_samples(
     ndarray or Tensor of shape (M,)
         The type of ``X``.
     """
-    _check_model(model)
+    if not all(hasattr(model, name) for name in ("transform", "inverse_transform", "_validate_new_input")):
+        raise TypeError(f"model must be a fitted kppca.PrimalPPCA or kppca.DualPPCA, got {type(model).__name__}.")
+    model._check_fitted("reconstruction_error")
     preimage, preimage_options = _scoring_preimage(preimage, preimage_options)
     Xt = model._validate_new_input(X, method="reconstruction_error")  # a validated copy: X is never touched
     X_hat = torch.as_tensor(model.inverse_transform(model.transform(Xt), preimage, **preimage_options))
@@ -98,12 +70,9 @@ def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, 
 
     ``mean_j |x_j - inverse_transform(transform(x_j))|^2``. Comparable across
     kernels, bandwidths and feature maps (all errors are in the input space);
-    meaningful on held-out data only (see the module docstring). It is not a
-    criterion for ``q``: more components reconstruct better, so it keeps
-    decreasing with ``q``. Choose ``q`` with ``score`` or Minka's evidence for a
-    kernel, then compare kernels at that ``q`` (on two moons and digits the
-    bandwidth picked did not change between ``q = 2`` and ``10``, resp. ``10``
-    and ``50``).
+    meaningful on held-out data only (see :ref:`comparing-kernels`). It is not a
+    criterion for ``q`` (more components reconstruct better): choose ``q`` with
+    ``score`` or Minka's evidence for a kernel, then compare kernels at that ``q``.
 
     Parameters
     ----------

@@ -1,11 +1,5 @@
-"""Figures for fitted models (matplotlib; functions return Axes or Figures and never call ``plt.show``).
-
-* :func:`plot_image_grid` -- generated digits, reconstructions (a mosaic of images);
-* :func:`plot_latent_traversal` -- inputs over a grid of two latent components (paper, Fig. 4c);
-* :func:`plot_spectrum` -- ``lambda_p / N`` against ``p`` with the ``sigma2`` level and the cut ``q``;
-* :func:`plot_toy_generation` -- 2-D data with the PPCA and KPCA reconstructions and samples (paper, Fig. 3);
-* :func:`plot_latent_uncertainty` -- latent codes with credible ellipses of their posterior;
-* :func:`plot_latent_forest` -- forest plot of the latent posteriors of selected points.
+"""Figures for fitted models: image grids and latent traversals, the spectrum, the paper's toy
+figure and latent uncertainty (matplotlib; functions return Axes or Figures and never call ``plt.show``).
 """
 
 from .figures import save_figure

@@ -168,14 +168,14 @@ def test_save_into_unwritable_place_fails_before_fitting(tmp_path, capsys):
 
 
 def test_save_probe_leaves_no_file_behind_and_keeps_existing_ones(tmp_path, capsys):
-    from kppca.cli.common import check_output
+    from kppca.cli.common import check_writable
 
     new = tmp_path / "new.pt"
-    check_output(str(new), "model")
+    check_writable(str(new), "model")
     assert not new.exists()
     old = tmp_path / "old.pt"
     old.write_bytes(b"previous content")
-    check_output(str(old), "model")
+    check_writable(str(old), "model")
     assert old.read_bytes() == b"previous content"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..common import Stages, check_output, prepare, save_figure, save_model
+from ..common import Stages, prepare, save_model
 from ..options import add_model_options, add_run_options
 
 NAME = "fit"
@@ -29,28 +29,19 @@ def add_parser(sub: Any) -> None:
 
 
 def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
     return ([(args.save, "model")] if args.save else []) + ([(args.spectrum, "image")] if args.spectrum else [])
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
-    if args.save:
-        check_output(args.save, "model")
-    if args.spectrum:
-        check_output(args.spectrum)
     model = prepare(args, stages)
     if args.save:
         stages.run("save model", save_model, model, args.save)
         print(f"saved the model to {args.save}")
     if args.spectrum:
         def draw() -> None:
-            import matplotlib.pyplot as plt  # only for --spectrum (about a second to import)
+            from ...plotting import plot_spectrum, save_figure  # matplotlib only for --spectrum
 
-            from ...plotting.spectrum import plot_spectrum
-
-            fig, ax = plt.subplots(figsize=(6, 4))
-            plot_spectrum(model, ax=ax)
-            save_figure(fig, args.spectrum)
+            save_figure(plot_spectrum(model).figure, args.spectrum)  # a new 6 x 4 inch figure
 
         stages.run("plot spectrum", draw)
         print(f"wrote {args.spectrum}")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..common import OptionError, Stages, UserError, check_output, image_shape, prepare, save_figure
+from ..common import OptionError, Stages, UserError, image_shape, prepare
 from ..options import add_model_options, add_preimage_option, add_run_options
 from ..types import LATENTS, digit_class, latent_name, positive_int
 
@@ -63,17 +63,10 @@ def check(args: argparse.Namespace) -> None:
                           f"{' '.join(map(str, args.digits))}; add it to --digits or choose one of those")
 
 
-def _outputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    outs = args.out or ["kppca_samples.png"]
-    arrays = [o for o in outs if o.lower().endswith(".npy")]
-    images = [o for o in outs if not o.lower().endswith(".npy")]
-    return images, arrays
-
-
 def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
-    images, arrays = _outputs(args)
-    return [(out, "image") for out in images] + [(out, "samples") for out in arrays]
+    outs = args.out or ["kppca_samples.png"]
+    images = [(out, "image") for out in outs if not out.lower().endswith(".npy")]
+    return images + [(out, "samples") for out in outs if out.lower().endswith(".npy")]
 
 
 def _save_array(path: str, array: np.ndarray) -> None:
@@ -85,12 +78,10 @@ def _save_array(path: str, array: np.ndarray) -> None:
 def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any, Any]:
     """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier, network)``.
 
-    A stage of its own (the longest part of ``--report``). Both judges train on one thread (so that
-    the report does not depend on the load) and are deterministic: the same whether they train side by
-    side or one after the other. Where the stage has two threads, the feature network of the Fréchet
-    distance trains in a worker thread, beside the classifier and then beside the report's other
-    measures, and ``network`` is its future; otherwise it is trained here (cached per process) and
-    ``network`` is None.
+    Both judges train on one thread each, deterministically. Where the stage has two threads, the
+    Fréchet distance's feature network trains in a worker thread, beside the classifier and then beside
+    the report's other measures, and ``network`` is its future; otherwise it is trained (and cached)
+    here and ``network`` is None.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -124,11 +115,10 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
     return X_ref, y_ref, X_fit, classifier, network
 
 
-def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
-    """Print :func:`~kppca.metrics.sample_quality`'s report; with the network still training, on one thread.
+def _report(args: argparse.Namespace, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
+    """Print :func:`~kppca.metrics.sample_quality`'s report, on one thread while the network still trains.
 
-    The Fréchet distance comes last in the report, so its measures that need no network (confidence,
-    novelty, MMD) are computed while the network finishes on the other core.
+    The measures that need no network (confidence, novelty, MMD) come first, while it finishes on the other core.
     """
     from ..._linalg.threads import blas_threads
     from ...metrics import sample_quality
@@ -147,11 +137,8 @@ def _report(args: argparse.Namespace, model: Any, S: np.ndarray, judge: tuple[An
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
-    images, arrays = _outputs(args)
-    for out in images:
-        check_output(out)
-    for out in arrays:
-        check_output(out, "samples")
+    images = [out for out, what in outputs(args) if what == "image"]
+    arrays = [out for out, what in outputs(args) if what == "samples"]
     model = prepare(args, stages)
     if images:
         shape = image_shape(model)
@@ -168,15 +155,16 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     S = np.asarray(S)
     if args.report:
         judge = stages.run("train judge", _train_judge, args, model)
-        stages.run("report", _report, args, model, S, judge)
+        stages.run("report", _report, args, S, judge)
     # A class label samples from that class's latent mixture (see DualPPCA.sample).
-    what = (f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'") + f", pre-image '{args.preimage}'"
+    what = f"latent 'mixture' of class {y}" if y is not None else f"latent '{args.latent}'"
+    what += f", pre-image '{args.preimage}'"
 
     for out in images:
         def draw(out: str = out) -> None:
             import matplotlib.pyplot as plt
 
-            from ...plotting.images import plot_image_grid
+            from ...plotting import plot_image_grid, save_figure
 
             n_cols = args.n_cols or math.ceil(math.sqrt(args.n_samples))
             n_rows = math.ceil(args.n_samples / n_cols)

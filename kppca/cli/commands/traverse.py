@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..common import Stages, UserError, check_output, image_shape, prepare, save_figure
+from ..common import Stages, UserError, image_shape, prepare
 from ..options import add_model_options, add_preimage_option, add_run_options
 from ..types import ComponentsAction, nonnegative_int, positive_float, steps
 
@@ -36,16 +36,14 @@ def add_parser(sub: Any) -> None:
 
 
 def outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The files this run writes, as ``(path, what)`` (checked before the library is imported)."""
     return [(args.out, "image")]
 
 
 def run(args: argparse.Namespace, stages: Stages) -> None:
     import matplotlib.pyplot as plt
 
-    from ...plotting.images import plot_latent_traversal
+    from ...plotting import plot_latent_traversal, save_figure
 
-    check_output(args.out)
     model = prepare(args, stages)
     shape = image_shape(model)
     comps = tuple(args.components)
