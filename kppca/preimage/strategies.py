@@ -32,19 +32,9 @@ from .smoother import _smooth
 from .uncenter import ESTIMATE_CONSTRAINTS, uncenter_kernel_vectors
 
 __all__ = [
-    "Preimage",
-    "SmootherPreimage",
-    "KNNPreimage",
-    "FixedPointPreimage",
-    "LearnedMapPreimage",
-    "AutoPreimage",
-    "make_preimage",
-    "resolve_preimage",
-    "PREIMAGE_METHODS",
-    "PREIMAGE_OPTIONS",
-    "DEFAULT_PREIMAGE",
-    "SAMPLE_SMOOTHER_OPTIONS",
-    "SELECTIONS",
+    "Preimage", "SmootherPreimage", "KNNPreimage", "FixedPointPreimage", "LearnedMapPreimage", "AutoPreimage",
+    "make_preimage", "resolve_preimage", "PREIMAGE_METHODS", "PREIMAGE_OPTIONS", "DEFAULT_PREIMAGE",
+    "SAMPLE_SMOOTHER_OPTIONS", "SELECTIONS",
 ]
 
 _COUNT = Interval(Integral, 1, None, closed="left")

@@ -23,10 +23,8 @@ scores. The MLP head (one hidden ReLU layer, cross-entropy) is multiclass on one
 alternates one projected-gradient step on ``H`` (MLP frozen) with :data:`ADAM_STEPS` Adam steps on the
 MLP (``H`` frozen), Adam's moments carried over between rounds.
 
-Out-of-sample codes: ``h* = sum_i k~(x_i, x*) h_i^(L) / sum_i k~(x_i, x*)`` with a Gaussian
-``k~`` (:func:`~kppca.preimage.bandwidth_search.gaussian_smoother_weights`: nearest training
-points for far queries); its width is chosen by leave-one-out accuracy
-(:func:`~kppca.preimage.bandwidth_search.loo_bandwidth_search`) unless ``smoother_bandwidth`` is given.
+Out-of-sample codes: ``h* = sum_i k~(x_i, x*) h_i^(L) / sum_i k~(x_i, x*)`` with the Gaussian ``k~`` of
+:func:`~kppca.preimage.bandwidth_search.gaussian_smoother_weights` (its width: ``smoother_bandwidth``).
 """
 
 from __future__ import annotations
