@@ -11,6 +11,7 @@ attribute ``_parameter_constraints``.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -77,8 +78,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         The fitted attribute whose presence means "fitted" (default
         ``"n_features_in_"``). :func:`~kppca._param_validation.fit_context` makes
         ``fit`` atomic, so a fit that raises never leaves the marker behind.
-    _fit_call : str
-        How to call ``fit`` in the not-fitted message, e.g. ``"fit(X, y)"``.
     _cache_attribute : str or None
         Name of the instance attribute holding a :class:`~kppca._cache.LazyCache`
         of values derived from the fitted state (None: the estimator keeps none).
@@ -89,7 +88,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     """
 
     _fitted_marker: str = "n_features_in_"
-    _fit_call: str = "fit(X)"
     _cache_attribute: str | None = None
     #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
     _accepts_sparse: bool = False
@@ -229,10 +227,15 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         return hasattr(self, self._fitted_marker)
 
     def _check_fitted(self, method: str) -> None:
-        """Raise :class:`~sklearn.exceptions.NotFittedError` (one message format) before ``fit``."""
-        check_is_fitted(
-            self, msg=f"This %(name)s instance is not fitted yet; call {self._fit_call} before {method}()."
+        """Raise :class:`~sklearn.exceptions.NotFittedError` before ``fit``, naming its required arguments."""
+        if self.__sklearn_is_fitted__():
+            return
+        # e.g. "X, y": fit's positional parameters without defaults
+        required = ", ".join(
+            p.name for p in inspect.signature(self.fit).parameters.values()
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
         )
+        check_is_fitted(self, msg=f"This %(name)s instance is not fitted yet; call fit({required}) before {method}().")
 
     def _validate_new_input(self, X: ArrayLike, name: str = "X", *, method: str) -> torch.Tensor:
         """New data for the fitted model: fitted check, feature names and count, fit dtype and device."""

@@ -181,7 +181,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "intercept_"
-    _fit_call = "fit(X, y)"
 
     def __init__(self, estimator: Any = None, *, subset_size: int = 50, validation_fraction: float = 0.2,
                  ridge: float | str = "loo", noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),

@@ -156,7 +156,6 @@ class NARForecaster(KernelEstimator):
         **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "model_"
-    _fit_call = "fit(series)"
 
     def __init__(
         self,

@@ -71,7 +71,6 @@ class _LSSVMBase(KernelEstimator):
         "such as 1e-3 for a close fit.",
     }
     _fitted_marker = "intercept_"
-    _fit_call = "fit(X, y)"
 
     # ------------------------------------------------------------------ fit core
     def _resolve(self, N: int, d: int) -> str:

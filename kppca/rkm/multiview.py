@@ -169,7 +169,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         return None
 
     _fitted_marker = "hidden_features_"
-    _fit_call = "fit(views)"
 
     def __init__(
         self,

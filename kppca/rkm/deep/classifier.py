@@ -236,7 +236,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "models_"
-    _fit_call = "fit(X, y)"
 
     def __init__(self, n_components: Sequence[int] = (3, 3), *, kernel: Any = "rbf", level_kernel: Any = "rbf",
                  head: str = "lssvm", init: str = "kpca", fine_tune: bool = True, eta: float = 1.0,

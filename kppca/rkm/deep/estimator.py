@@ -200,7 +200,6 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     #: Parameters no longer taken, which model files written before still hold at None (dropped at load).
     _retired_params = ("solver_options",)
     _fitted_marker = "intercept_"
-    _fit_call = "fit(X, y)"
 
     def __init__(self, levels: Any = None, *, kernel: Any = "rbf", n_components: Sequence[int] = (1, 1),
                  ridge: float = 0.01, eta: float = 1.0, eta_levels: Sequence[float] = (1e-5, 1e-5),

@@ -107,7 +107,6 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         self._store_params(locals())
 
     _fitted_marker = "intercept_"
-    _fit_call = "fit(X, y)"
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepLSSVMClassifier:
