@@ -12,9 +12,9 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from .._linalg import Spectrum, block_rows
 from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
 from .._validation import ArrayLike, as_tensor
-from ..base import KernelEstimator, KernelTransformerMixin
+from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
-from ._spectrum import check_component_args, resolve_solver, select_components
+from ._spectrum import resolve_solver, select_components
 
 if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
     import pyro.distributions as dist
@@ -24,8 +24,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
 
     Subclasses provide the PSD matrix of the eigen-problem and the
-    coordinates of new points along its eigenvectors; everything expressed
-    through the eigenvalues (``sigma2``, the latent posterior, the
+    coordinates of ``phi(x) - m`` along its eigenvectors: ``_principal_coordinates(X)``,
+    unit-norm, along the top ``q`` principal directions (M, q), and
+    ``_subspace_coordinates(X)`` along all ``r`` directions spanning ``H_E`` (M, r);
+    everything expressed through the eigenvalues (``sigma2``, the latent posterior, the
     likelihood on ``H_E``) lives here, once. Subclasses wrap ``fit`` with
     :func:`~kppca._param_validation.fit_context`: parameters are checked
     against ``_parameter_constraints`` first, and a ``fit`` that raises leaves
@@ -44,8 +46,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "center": ["boolean"],
         "eigen_solver": [StrOptions({"auto", "dense", "partial"})],
         "random_state": ["random_state"],
-        "dtype": ["dtype"],
-        "device": ["device"],
+        **DEVICE_CONSTRAINTS,
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
     }
     _parameter_hints: dict[str, str] = {
@@ -88,7 +89,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     # ------------------------------------------------------------------ parameters
     def _check_fit_params(self) -> None:
-        check_component_args(self.n_components, self.sigma2)  # rules that involve both parameters
+        """The rules that involve both ``n_components`` and ``sigma2`` (each alone is checked by ``fit_context``)."""
+        if self.sigma2 is None:
+            return
+        if self.n_components == "mle":
+            raise ValueError("n_components='mle' chooses q and sigma2 itself; do not pass sigma2 with it.")
+        if isinstance(self.n_components, float):
+            raise ValueError("pass either a fractional n_components or sigma2, not both.")
 
     def _block_rows(self) -> int:
         """Rows per block when new points meet the ``N`` training points (see ``batch_size``)."""
@@ -139,18 +146,9 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
         self._posterior_std = torch.sqrt(N * sigma2 / lam)
 
-    # ------------------------------------------------------------------ to be provided by subclasses
     def _training_coordinates(self) -> torch.Tensor:
         """Principal coordinates of the training inputs ``X_fit_`` (N, q)."""
         return self._principal_coordinates(self.X_fit_)
-
-    def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
-        """Unit-norm coordinates of ``phi(x) - m`` along the top ``q`` principal directions, (M, q)."""
-        raise NotImplementedError
-
-    def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
-        """Coordinates of ``phi(x) - m`` along all ``r`` principal directions spanning ``H_E``, (M, r)."""
-        raise NotImplementedError
 
     # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

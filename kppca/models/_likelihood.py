@@ -40,20 +40,6 @@ __all__ = ["RESOLVED_MARGIN", "log_likelihood_by_cholesky"]
 RESOLVED_MARGIN = 100.0
 
 
-def _factor_route_applies(model: Any) -> bool:
-    """Whether the Cholesky route can reproduce the dense one (before any cubic work is done)."""
-    # Fixed by the fit, never by what is cached, so a model and its saved-and-loaded copy score alike
-    # bitwise: a dense fit has (or, loaded, recomputes) its eigenpairs, a partial fit takes the factor.
-    if model.eigen_solver_ != "partial":
-        return False
-    if model._device.type != "cpu" or model._dtype not in (torch.float32, torch.float64):
-        return False
-    # K positive definite needs a strictly PD kernel and distinct points (full structural rank).
-    if not getattr(model.kernel_, "strictly_positive_definite", False):
-        return False
-    return model.rank_ == model.n_samples_ - int(model.center)
-
-
 def log_likelihood_by_cholesky(model: Any, X: torch.Tensor) -> torch.Tensor | None:
     """``score_samples`` of a fitted :class:`~kppca.DualPPCA` on validated inputs ``X`` (M, D) from the Cholesky
     factor of ``K``; None when it does not apply.
@@ -63,7 +49,16 @@ def log_likelihood_by_cholesky(model: Any, X: torch.Tensor) -> torch.Tensor | No
     Tensor of shape (M,) or None
         None: the caller runs the dense path (the definition).
     """
-    if not _factor_route_applies(model):
+    # Whether the route applies is fixed by the fit, never by what is cached, so a model and its saved-and-loaded
+    # copy score alike bitwise: a dense fit has (or, loaded, recomputes) its eigenpairs, a partial fit takes the
+    # factor. K positive definite needs a strictly PD kernel and distinct points (full structural rank).
+    if (
+        model.eigen_solver_ != "partial"
+        or model._device.type != "cpu"
+        or model._dtype not in (torch.float32, torch.float64)
+        or not getattr(model.kernel_, "strictly_positive_definite", False)
+        or model.rank_ != model.n_samples_ - int(model.center)
+    ):
         return None
     gram = model._factored_gram()  # the hub scores of sampling are read from K_c before the factor replaces it
     with compute_threads():

@@ -36,7 +36,11 @@ from .._validation import ArrayLike
 
 
 class NoveltyMixin:
-    """``novelty_score`` for both models; subclasses provide ``_outside_and_total(X)``."""
+    """``novelty_score`` for both models.
+
+    Subclasses provide ``_outside_and_total(X)``: ``(|(I - P_E)(phi - m)|^2, |phi - m|^2, rounding floor of the
+    latter)``, each of shape (M,).
+    """
 
     def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
@@ -64,19 +68,13 @@ class NoveltyMixin:
         rows = self._block_rows()
         parts = [self._outside_and_total(Xt[i : i + rows]) for i in range(0, Xt.shape[0], rows)]
         if parts:
-            outside = torch.cat([o for o, _, _ in parts])
-            total = torch.cat([t for _, t, _ in parts])
-            floor = torch.cat([f for _, _, f in parts])
+            outside, total, floor = (torch.cat(column) for column in zip(*parts))
         else:
             outside = total = floor = Xt.new_zeros(0)
         # Below the rounding floor the point is indistinguishable from the mean, which lies in m + H_E.
         at_mean = total <= floor
         fraction = torch.where(at_mean, torch.zeros_like(total), outside / torch.where(at_mean, 1.0, total))
         return self._to_output(fraction.clamp(0.0, 1.0), X)
-
-    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(|(I - P_E)(phi - m)|^2, |phi - m|^2, rounding floor of the latter)``, each of shape (M,)."""
-        raise NotImplementedError
 
 
 class DualNoveltyMixin(NoveltyMixin):

@@ -19,7 +19,7 @@ from scipy.special import gammaln
 
 from .._linalg import Spectrum, prefer_partial
 
-__all__ = ["resolve_solver", "check_component_args", "select_components", "minka_dimension"]
+__all__ = ["resolve_solver", "select_components", "minka_dimension"]
 
 
 def resolve_solver(eigen_solver: str, n_components, size: int) -> str:
@@ -41,20 +41,6 @@ def resolve_solver(eigen_solver: str, n_components, size: int) -> str:
     if integer_q and prefer_partial(size, int(n_components)):
         return "partial"
     return "dense"
-
-
-def check_component_args(n_components, sigma2) -> None:
-    """The rules that involve both ``n_components`` and ``sigma2``.
-
-    Each parameter's own type and range are declared in the estimators'
-    ``_parameter_constraints`` and checked before this (see :mod:`kppca._param_validation`).
-    """
-    if sigma2 is None:
-        return
-    if n_components == "mle":
-        raise ValueError("n_components='mle' chooses q and sigma2 itself; do not pass sigma2 with it.")
-    if isinstance(n_components, float):
-        raise ValueError("pass either a fractional n_components or sigma2, not both.")
 
 
 def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) -> tuple[int, float]:

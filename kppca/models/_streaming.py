@@ -23,10 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from .._linalg import centered_scatter
 from .._param_validation import device_from_spec, dtype_from_spec
+from .._validation import as_tensor
 
 #: Precision of the accumulated statistics (see the module docstring).
 STATS_DTYPE = torch.float64
@@ -157,8 +159,6 @@ def check_streaming_signature(model: Any) -> None:
 
 def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch.device, center: bool) -> ScatterStats:
     """Statistics of one row-block of the Dask array (runs on a Dask worker)."""
-    from .._validation import as_tensor
-
     # Blocks may be empty (rows filtered out); their statistics are neutral in the merge.
     X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device, min_samples=0)
     return ScatterStats.from_batch(feature_map.map(X), center).to(torch.device("cpu"))
@@ -178,7 +178,7 @@ def dask_stats(
     Parameters
     ----------
     X : dask.array.Array of shape (N, D)
-        Columns are gathered into one chunk per row-block (``rechunk``) if split.
+        Whole rows per block, as :func:`dask_rows` returns it.
     feature_map : FeatureMap
         Fitted; it is sent to the workers (pickled when they are processes).
     dtype, device
@@ -191,10 +191,6 @@ def dask_stats(
     """
     import dask
 
-    if X.ndim != 2:
-        raise ValueError(f"X must have 2 dimension(s), got a Dask array of shape {X.shape}.")
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})  # a block must hold whole rows: phi maps rows
     blocks = X.to_delayed().ravel().tolist()
     block_stats = dask.delayed(_block_stats, pure=True)
     merge = dask.delayed(ScatterStats.merge, pure=True)
@@ -214,8 +210,6 @@ def dask_map_sample(X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, dev
     any other unfitted map the first non-empty block (labels None); a fitted map (or None
     for the identity, fitted later) an empty sample, of which only the width is checked.
     """
-    from .._validation import as_tensor
-
     width = int(X.shape[1])
     if feature_map is not None and hasattr(feature_map, "n_features_in_"):
         return torch.empty((0, width), dtype=dtype), None
@@ -257,8 +251,6 @@ def latent_sample(feature_map: Any, rows: torch.Tensor, y: Any, rng: Any) -> tup
     not one label per row (then it is ignored, as any other target). ``(None, None)`` for a map
     without landmarks.
     """
-    import numpy as np
-
     idx = getattr(feature_map, "landmark_indices_", None)
     if idx is None or feature_map.reference_set() is None:
         return None, None

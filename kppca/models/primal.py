@@ -35,8 +35,6 @@ from .generation.landmarks import LandmarkGenerationMixin
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
 
-_FEATURE_ADVICE = "Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
-
 
 @register
 class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
@@ -256,17 +254,6 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         self.__dict__.pop("_latent_extra", None)
         return fmap
 
-    def _check_feature_scale(self, max_sq_norm: float, N: int) -> float:
-        """Validate ``max_i |phi_i|^2`` (the diagonal scale of the raw Gram matrix); return it.
-
-        It sets the rounding level of the centered scatter (rank tolerance) and bounds
-        later products: a value whose squares would overflow the model's dtype is refused.
-        """
-        return check_gram_scale(
-            max_sq_norm, N, self._dtype,
-            what="feature matrix phi(X) (its squared row norms)", advice=_FEATURE_ADVICE,
-        )
-
     def _fit_spectrum(
         self, mean: torch.Tensor, N: int, raw_scale: float, trace: float, *, scatter: torch.Tensor | None = None,
         Phi_c: torch.Tensor | None = None,
@@ -280,7 +267,11 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         model's dtype. ``raw_scale = max_i |phi_i|^2`` and ``trace = sum_i |phi_i - m|^2``
         set the rounding level of the rank count (:func:`~kppca._linalg.scatter_rounding_scale`).
         """
-        raw_scale = self._check_feature_scale(raw_scale, N)
+        # raw_scale also bounds later products: a value whose squares would overflow the model's dtype is refused.
+        raw_scale = check_gram_scale(
+            raw_scale, N, self._dtype, what="feature matrix phi(X) (its squared row norms)",
+            advice="Check that `feature_map` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'.",
+        )
         scale = scatter_rounding_scale(raw_scale, trace, N)
         d = mean.shape[0]
         max_rank = min(d, N - int(self.center))
