@@ -66,7 +66,6 @@ def _warn_column_vector() -> None:
     )
 
 
-# ---------------------------------------------------------------------- persistence
 class KernelEstimator(SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._linalg import Spectrum, block_rows
+from .._linalg import Spectrum, block_rows, prefer_partial
 from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
 from .._validation import ArrayLike, as_tensor
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
-from ._spectrum import resolve_solver, select_components
+from ._spectrum import select_components
 
 if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
     import pyro.distributions as dist
@@ -119,8 +120,22 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
-        """Choose and record (``eigen_solver_``) the eigensolver for a matrix of order ``size``."""
-        self.eigen_solver_ = resolve_solver(self.eigen_solver, self.n_components, size)
+        """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
+
+        ``eigen_solver="partial"`` is a request for speed, never a restriction of the model: where
+        Lanczos cannot serve the request (a fraction, ``"mle"`` or ``sigma2`` alone need the whole
+        spectrum; Lanczos needs ``q <= size - 2``) the dense solver is used, and ``eigen_solver_``
+        records it.
+        """
+        q = self.n_components
+        integer_q = isinstance(q, numbers.Integral)  # validated by fit_context: never a bool here
+        if self.eigen_solver == "partial":
+            # Lanczos finds k < order - 1 eigenpairs; scikit-learn's arpack accepts these q by going dense too.
+            partial = integer_q and q <= size - 2
+        else:
+            # "auto": the one dense-or-Lanczos policy of the package (kppca._linalg.prefer_partial).
+            partial = self.eigen_solver == "auto" and integer_q and prefer_partial(size, int(q))
+        self.eigen_solver_ = "partial" if partial else "dense"
         return self.eigen_solver_
 
     def _set_ml_estimates(self, spectrum: Spectrum, n_samples: int) -> None:

@@ -1,29 +1,12 @@
-"""Novelty score: the fraction of ``|phi(x) - m|^2`` that lies outside ``H_E``.
+"""The novelty score of both models: the fraction of ``|phi(x) - m|^2`` that lies outside ``H_E``.
 
-The PPCA model lives on ``H_E = span{phi_i - m}`` (dimension ``r``); the part of
-``phi(x) - m`` orthogonal to ``H_E`` is not modelled at all, so
-:meth:`~kppca.DualPPCA.score_samples` cannot see it. Its share of the squared
-distance to the mean,
-
-``novelty(x) = |(I - P_E)(phi(x) - m)|^2 / |phi(x) - m|^2``  in ``[0, 1]``,
-
-is 0 for the training points (and for every point whose feature vector lies in
-``m + H_E``) and close to 1 for points unlike anything in the training set. It is a
-ratio of two squared lengths in the same feature space, so it does not depend on
-the kernel's scale; unlike the log-likelihood it flags points *away from* the
-training span. Points at the mean (``|phi(x) - m|^2 = 0``, up to rounding) lie in
-``m + H_E`` and get 0.
-
-Dual: ``|phi(x) - m|^2 = k(x, x) - 2 mean_i k(x, x_i) + mean(K)`` and the part in
-``H_E`` is ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p`` (all ``r`` eigenpairs). The
-outside part is their difference, a cancellation between numbers of size
-``max k``: its absolute error is about ``N eps (max k + lam_1)`` (rounding of the
-kernel means, plus the eigenvalues below the rank tolerance ``N eps lam_1`` that
-were dropped from ``H_E``), so a fraction is meaningful only well above
-``N eps (max k + lam_1) / |phi(x) - m|^2``. Primal: the residual
-``(I - V_r V_r^T)(phi(x) - m)`` is formed explicitly, without that cancellation;
-there a point counts as "at the mean" when ``|phi(x) - m|^2`` is below the rounding
-of forming ``phi(x) - m`` (``2 d eps^2 (|phi(x)|^2 + |m|^2)``).
+Dual: the part in ``H_E`` is ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p`` (all ``r`` eigenpairs) and the
+outside part its difference from ``|phi(x) - m|^2``, a cancellation between numbers of size
+``max k``: its absolute error is about ``N eps (max k + lam_1)`` (rounding of the kernel means, plus
+the eigenvalues below the rank tolerance ``N eps lam_1`` that were dropped from ``H_E``). Primal: the
+residual ``(I - V_r V_r^T)(phi(x) - m)`` is formed explicitly, without that cancellation; there a
+point counts as "at the mean" when ``|phi(x) - m|^2`` is below the rounding of forming ``phi(x) - m``
+(``2 d eps^2 (|phi(x)|^2 + |m|^2)``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PPCA-specific part of the eigen-problem: the choice of solver, ``q`` and ``sigma2``.
+"""The PPCA-specific part of the eigen-problem: the choice of ``q`` and ``sigma2``.
 
 Both models reduce to a PSD matrix ``G`` (the centered Gram matrix ``K_c`` in
 the dual; the scatter ``Phi_c^T Phi_c`` or the Gram matrix in the primal) whose
@@ -17,30 +17,9 @@ import numpy as np
 import torch
 from scipy.special import gammaln
 
-from .._linalg import Spectrum, prefer_partial
+from .._linalg import Spectrum
 
-__all__ = ["resolve_solver", "select_components", "minka_dimension"]
-
-
-def resolve_solver(eigen_solver: str, n_components, size: int) -> str:
-    """Pick ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
-
-    ``eigen_solver="partial"`` is a request for speed, never a restriction of the model: where
-    Lanczos cannot serve the request (a fraction, ``"mle"`` or ``sigma2`` alone need the whole
-    spectrum; Lanczos needs ``q <= size - 2``) the dense solver is used, and ``eigen_solver_``
-    records it.
-    """
-    integer_q = isinstance(n_components, numbers.Integral)  # validated by fit_context: never a bool here
-    if eigen_solver == "partial":
-        # Lanczos finds k < order - 1 eigenpairs; scikit-learn's arpack accepts these q by going dense too.
-        return "partial" if integer_q and n_components <= size - 2 else "dense"
-    if eigen_solver == "dense":
-        return "dense"
-    # The one dense-or-Lanczos policy of the package (kppca._linalg.prefer_partial); only an integer
-    # q can use Lanczos (fractions, "mle" and sigma2 alone need the whole spectrum).
-    if integer_q and prefer_partial(size, int(n_components)):
-        return "partial"
-    return "dense"
+__all__ = ["select_components", "minka_dimension"]
 
 
 def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) -> tuple[int, float]:
