@@ -245,13 +245,10 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     def score(self, X: ArrayLike, y: Any = None) -> float:
         """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).
 
-        Comparable between models that share a feature space (e.g. choosing
-        ``n_components`` for one kernel), **not** across kernels, bandwidths or
-        feature maps: each model's density lives on its own ``H_E``. With the RBF
-        kernel it keeps rising with the bandwidth, so ``GridSearchCV`` on it picks
-        the widest kernel. For such searches pass
-        ``scoring=kppca.metrics.reconstruction_scorer`` (held-out input-space
-        error, see :mod:`kppca.metrics`).
+        Comparable between models that share a feature space (e.g. choosing ``n_components`` for
+        one kernel), **not** across kernels, bandwidths or feature maps: with the RBF kernel it
+        keeps rising with the bandwidth, so ``GridSearchCV`` on it picks the widest kernel. For such
+        searches pass ``scoring=kppca.metrics.reconstruction_scorer`` (held-out input-space error).
 
         Parameters
         ----------

@@ -167,27 +167,13 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
 def dask_stats(
     X: Any, feature_map: Any, *, dtype: torch.dtype, device: torch.device, center: bool
 ) -> ScatterStats:
-    """Statistics of ``phi(X)`` for a 2-D Dask array ``X``, computed blockwise on Dask's current scheduler.
+    """Statistics of ``phi(X)`` for a 2-D Dask array ``X`` (whole rows per block, as :func:`dask_rows` returns it).
 
-    Each row-block is mapped through the (fitted) ``feature_map`` and reduced to
-    :class:`ScatterStats` by a task; the per-block statistics are merged pairwise
-    in a balanced tree of tasks. ``dask.compute`` uses whatever scheduler is
-    active: the local threads by default, or a ``dask.distributed`` cluster when a
-    ``Client`` exists. Only the (d, d) statistics travel between tasks.
-
-    Parameters
-    ----------
-    X : dask.array.Array of shape (N, D)
-        Whole rows per block, as :func:`dask_rows` returns it.
-    feature_map : FeatureMap
-        Fitted; it is sent to the workers (pickled when they are processes).
-    dtype, device
-        Where and in which precision the features are computed (the model's).
-    center : bool
-
-    Returns
-    -------
-    ScatterStats
+    Each row-block is mapped through the fitted ``feature_map`` (pickled to the workers when they are
+    processes), in the model's ``dtype`` and on its ``device``, and reduced to :class:`ScatterStats` by a
+    task; the per-block statistics are merged pairwise in a balanced tree of tasks on Dask's current
+    scheduler (the local threads by default, or a ``dask.distributed`` cluster when a ``Client`` exists).
+    Only the (d, d) statistics travel between tasks.
     """
     import dask
 
@@ -201,7 +187,9 @@ def dask_stats(
     return stats.to(device)
 
 
-def dask_map_sample(X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, Any]:
+def dask_map_sample(
+    X: Any, feature_map: Any, y: Any, *, dtype: torch.dtype, device: torch.device
+) -> tuple[torch.Tensor, Any]:
     """The rows an unfitted ``feature_map`` is fitted on when ``X`` is a Dask array, and their labels.
 
     A map that chooses landmarks (it has ``pool_size``, as ``Nystroem``) gets a uniform

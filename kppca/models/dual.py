@@ -55,8 +55,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         "partial" computes only the top ``q`` eigenpairs (Lanczos); "dense" the
         whole spectrum; where Lanczos cannot serve (a fraction, "mle", ``sigma2``
         alone, ``q > N - 2``) the dense solver runs and ``eigen_solver_`` says so.
-        "auto" uses "partial" for integer ``q <= N/10`` when ``N > 1000``. Eigenvectors follow a deterministic sign convention (largest
-        entry positive).
+        "auto" uses "partial" for integer ``q <= N/10`` when ``N > 1000``. Eigenvectors
+        follow a deterministic sign convention (largest entry positive).
     random_state : int, Generator or None
         Seeds the Lanczos start vector.
     dtype : {"float64", "float32"}, torch/numpy float dtype or None, default None
@@ -151,7 +151,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
 
         ``y`` (optional): class labels, one per row, are kept only for class-conditional
         sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
-        ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously fitted model is left unchanged.
+        ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously
+        fitted model is left unchanged.
         """
         X, _ = self._validate_fit_input(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
