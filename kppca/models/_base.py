@@ -30,9 +30,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     ``_subspace_coordinates(X)`` along all ``r`` directions spanning ``H_E`` (M, r);
     everything expressed through the eigenvalues (``sigma2``, the latent posterior, the
     likelihood on ``H_E``) lives here, once. Subclasses wrap ``fit`` with
-    :func:`~kppca._param_validation.fit_context`: parameters are checked
-    against ``_parameter_constraints`` first, and a ``fit`` that raises leaves
-    the estimator exactly as it was.
+    :func:`~kppca._param_validation.fit_context`.
     """
 
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
@@ -56,9 +54,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
     }
 
-    #: The attribute holding the :class:`~kppca._cache.LazyCache` of values derived from the
-    #: fitted state (factors, full eigendecomposition, Gram matrix): dropped by a refit, pickled
-    #: empty, never written to model files.
+    #: The :class:`~kppca._cache.LazyCache` of factors, the full eigendecomposition and the Gram matrix.
     _cache_attribute = "_cache_"
 
     #: ``sigma2_`` is set last in fit: its presence means fitted (see ``KernelEstimator``).
