@@ -28,7 +28,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 from .._param_validation import check_sequence, validate_parameter_constraints
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_input_tensor, as_tensor, to_output
 
 
 #: Largest explicit feature dimension a kernel forms to count the rank of a Gram matrix exactly
@@ -142,12 +142,9 @@ class Kernel(BaseEstimator):
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
         """``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted); numpy (or scipy.sparse) in, numpy out."""
         self._check_params()
-        # scipy.sparse input is densified (a kernel matrix is dense whatever X is); results equal the dense X's.
-        X, Y = (Z.toarray() if scipy.sparse.issparse(Z) else Z for Z in (X, Y))
-        numpy_out = is_numpy_like(X)
-        dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
-        device = X.device if isinstance(X, torch.Tensor) else None
-        Xt = as_tensor(X, "X", dtype=dtype, device=device)
+        Xt, numpy_out = as_input_tensor(X)
+        # scipy.sparse Y is densified as X is (a kernel matrix is dense whatever the inputs).
+        Y = Y.toarray() if scipy.sparse.issparse(Y) else Y
         Yt = Xt if Y is None else as_tensor(Y, "Y", dtype=Xt.dtype, device=Xt.device)
         if Yt.shape[1] != Xt.shape[1]:
             raise ValueError(f"X has {Xt.shape[1]} features but Y has {Yt.shape[1]}; they must match.")
@@ -160,20 +157,16 @@ class Kernel(BaseEstimator):
 
     def __add__(self, other: Any) -> Kernel:
         """``k1 + k2``: the :class:`SumKernel` (nested sums are flattened)."""
-        if not isinstance(other, Kernel):
-            return NotImplemented
-        parts = [*(self.kernels if type(self) is SumKernel else [self]), *(other.kernels if type(other) is SumKernel else [other])]
-        return SumKernel(parts)
+        return self._combined(other, SumKernel)
 
     def __mul__(self, other: Any) -> Kernel:
         """``k1 * k2``: the elementwise :class:`ProductKernel` (flattened)."""
+        return self._combined(other, ProductKernel)
+
+    def _combined(self, other: Any, composite: type[_Composite]) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
-        parts = [
-            *(self.kernels if type(self) is ProductKernel else [self]),
-            *(other.kernels if type(other) is ProductKernel else [other]),
-        ]
-        return ProductKernel(parts)
+        return composite([part for k in (self, other) for part in (k.kernels if type(k) is composite else [k])])
 
 
 class CallableKernel(Kernel):
