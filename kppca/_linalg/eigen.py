@@ -129,7 +129,7 @@ def eigh_top(
     blas = contextlib.nullcontext()
     if symmetric.reads_one_triangle(A):
         op = symmetric.symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
-        if symmetric.one_thread_suffices(A):
+        if A.numel() * A.element_size() <= symmetric.ONE_THREAD_BYTES:
             blas = blas_threads(1)  # no OpenBLAS worker woken, so none left spinning after the fit
     elif A.device.type == "cpu":
         op = A.numpy()  # shares memory; ARPACK only reads it
