@@ -1,19 +1,9 @@
 """One object for the centered training Gram matrix ``K_c = M K M`` and everything derived from it.
 
-Kernel estimators need, from the training set only: the matrix ``K_c`` (built in one
-``N x N`` buffer), its magnitude before centering (the rounding level of every entry),
-the centering statistics (for new points), the rank ``r`` of ``K_c`` and the rounding
-tolerance below which an eigenvalue is zero, its spectrum (dense or top ``k``), and on
-demand a full eigendecomposition, a Cholesky factor or a square root. A
-:class:`CenteredGram` owns all of these as typed, lazily computed attributes, so a
-model holds one object (cached, rebuilt bitwise from ``X`` after loading) instead of
-keyed entries that its mixins reach into.
-
-Memory: one ``N x N`` buffer. It holds ``K_c`` until :meth:`CenteredGram.cholesky` is
-called, which factors the raw ``K`` in that same buffer (the memory budget of a fit plus a
-sample admits no second ``N x N`` matrix); :attr:`CenteredGram.has_matrix` says which it
-holds, and :meth:`CenteredGram.raw_rows` reads training Gram rows from ``K_c`` while it is
-held, else evaluates the kernel. Nothing is notified: whoever needs ``K_c`` asks this object.
+A model holds one :class:`CenteredGram` (rebuilt bitwise from ``X`` after loading) and asks it for
+``K_c``, its rank, tolerance, spectrum and factors. Memory: one ``N x N`` buffer, since the memory
+budget of a fit plus a sample admits no second ``N x N`` matrix (:meth:`CenteredGram.cholesky`
+factors the raw ``K`` in that same buffer).
 """
 
 from __future__ import annotations
