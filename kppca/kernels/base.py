@@ -241,11 +241,6 @@ class _Composite(Kernel):
             return self
         return type(self)([k.resolve(X) for k in self.kernels])
 
-    def _parts(self, X: torch.Tensor, Y: torch.Tensor) -> list[torch.Tensor]:
-        self._check_params()
-        # Keep the ``Y is X`` identity: stationary kernels make the Gram diagonal exact with it.
-        return [k.gram(X, X if Y is X else Y) for k in self.kernels]
-
     @property
     def strictly_positive_definite(self) -> bool:
         return self._how.definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
@@ -259,7 +254,9 @@ class _Composite(Kernel):
         raise NotImplementedError
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
+        self._check_params()
+        # Y passed as it is: with ``Y is X``, stationary kernels make the Gram diagonal exact.
+        parts = [k.gram(X, Y) for k in self.kernels]
         out = parts[0].clone()
         for P in parts[1:]:
             self._how.combine(out, P, out=out)

@@ -67,23 +67,6 @@ class CenteredGram:
         How error messages name the raw matrix (the spectrum's say "centered <what>") and what
         they advise.
 
-    Attributes (all lazy)
-    ---------------------
-    matrix : Tensor of shape (N, N)
-        ``K_c``.
-    centerer : KernelCenterer
-        Column means ``K 1 / N`` and grand mean of the raw ``K`` (kept after :meth:`release`).
-    scale : float
-        ``max |K_ij|`` before centering: the absolute rounding level of every entry of ``K_c``.
-    structural_rank : int or None
-        The rank decided by the kernel's structure (:mod:`kppca.kernels.rank`, from ``X``
-        alone, before any ``N x N`` matrix exists); None for a kernel without structure.
-    rank : int
-        The rank ``r`` used: :attr:`structural_rank`, else the count of :meth:`spectrum`.
-    tolerance : float
-        The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by
-        :meth:`spectrum` from its top eigenvalue: ``N eps max(lam_1, 4 scale)``.
-
     Examples
     --------
     >>> import torch
@@ -143,7 +126,7 @@ class CenteredGram:
 
     @property
     def structural_rank(self) -> int | None:
-        """Rank from the kernel's structure (from ``X`` only), or None; computed once."""
+        """Rank from the kernel's structure (:mod:`kppca.kernels.rank`, from ``X`` only), or None; computed once."""
         if self._structural_rank is _UNSET:
             self._structural_rank = structural_rank(self.kernel, self.X, self.center)
         return self._structural_rank
@@ -188,7 +171,7 @@ class CenteredGram:
 
     @property
     def scale(self) -> float:
-        """``max |K_ij|`` of the raw Gram matrix."""
+        """``max |K_ij|`` of the raw Gram matrix: the absolute rounding level of every entry of ``K_c``."""
         if self._scale is None:
             self._lower()
         return self._scale
@@ -260,7 +243,8 @@ class CenteredGram:
 
     @property
     def tolerance(self) -> float:
-        """The rounding level of ``K_c``, fixed by :meth:`spectrum` (or by ``eigen_max``)."""
+        """The rounding level ``N eps max(lam_1, 4 scale)`` of ``K_c`` (eigenvalues below it are zero), fixed by
+        :meth:`spectrum` (or by ``eigen_max``)."""
         if self._tolerance_value is None:
             if self._eigen_max is None:
                 raise RuntimeError("the rounding tolerance is fixed by spectrum(); call it first.")
