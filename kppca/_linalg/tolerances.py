@@ -150,12 +150,8 @@ def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float
     values : Tensor of shape (k,)
         Eigenvalues, descending, computed in float64 from features centered *before*
         the product.
-    size : int
-        Number of samples ``N``.
-    raw_scale : float
-        ``max_i |phi_i|^2`` of the uncentered features.
-    trace : float
-        ``sum_i |phi_i - m|^2``.
+    size, raw_scale, trace
+        As for :func:`scatter_rounding_scale`.
     max_rank : int
         Structural bound, ``min(d, N - center)``.
 

@@ -7,11 +7,6 @@ search over ``kernel__bandwidth`` do what they say. Hyper-parameters are
 validated when the kernel is used (:meth:`Kernel._check_params`), not when it is
 built, because ``set_params`` bypasses ``__init__``.
 
-A kernel may hold a parameter resolved from the training data (``RBF(bandwidth="median")``,
-the default of the stationary kernels): :meth:`Kernel.resolve` returns the kernel with
-numbers in its place, and an estimator calls it on its training data in ``fit``.
-Evaluating an unresolved kernel raises a ``ValueError`` saying so.
-
 The kernel algebra (``k1 + k2``, ``k1 * k2``: :class:`SumKernel`, :class:`ProductKernel`)
 lives here with the operators that build it, so no module of ``kppca.kernels`` imports
 one that imports it back.

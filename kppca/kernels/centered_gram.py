@@ -219,23 +219,20 @@ class CenteredGram:
         -------
         Spectrum
         """
+        max_rank = self.n_samples - int(self.center)
         # The build and the Lanczos iteration in one compute section (see kppca._linalg.threads).
         with compute_threads(self._threads):
-            return self._spectrum(solver, k, random_state)
-
-    def _spectrum(self, solver: str, k: int | None, random_state: np.random.Generator | None) -> Spectrum:
-        N = self.n_samples
-        max_rank = N - int(self.center)
-        if getattr(self.kernel, "strictly_positive_definite", False):
-            # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
-            self.structural_rank
-        # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the
-        # lower triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
-        K_c = self._lower()
-        if not (solver == "partial" and isinstance(self.structural_rank, int) and symmetric.reads_one_triangle(K_c)):
-            K_c = self.matrix
-        spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
-                              rank=self.structural_rank, scale=self.scale, random_state=random_state)
+            if getattr(self.kernel, "strictly_positive_definite", False):
+                # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
+                self.structural_rank
+            # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the lower
+            # triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
+            K_c = self._lower()
+            if not (solver == "partial" and isinstance(self.structural_rank, int)
+                    and symmetric.reads_one_triangle(K_c)):
+                K_c = self.matrix
+            spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
+                                  rank=self.structural_rank, scale=self.scale, random_state=random_state)
         if solver == "dense":
             self._eigen = (spec.values, spec.vectors)
         self._rank, self._tolerance_value = spec.rank, spec.tolerance
@@ -382,7 +379,7 @@ class CenteredGram:
             return self.centerer.transform(self.raw_vectors(X_new))
 
     def raw_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
-        """``k(X_new, X)`` (M, N), the training set's share of the kernel evaluation done once (:meth:`Kernel.against`)."""
+        """``k(X_new, X)`` (M, N), the training set's share of the work done once (:meth:`Kernel.against`)."""
         if self._to_training is None:
             self._to_training = self.kernel.against(self.X)
         return self._to_training(X_new)
