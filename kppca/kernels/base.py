@@ -200,7 +200,6 @@ class CallableKernel(Kernel):
         return f"CallableKernel({getattr(self.fn, '__name__', repr(self.fn))})"
 
 
-
 class _Combination(NamedTuple):
     """How a composite kernel combines its parts."""
 

@@ -13,7 +13,6 @@ from itertools import combinations_with_replacement
 
 import torch
 
-
 from .._param_validation import Integral, Interval, Real, check_scalar
 from .base import MAX_EXPLICIT_FEATURES, Kernel
 
