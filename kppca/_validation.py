@@ -148,6 +148,18 @@ def as_tensor(
     return T
 
 
+def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
+    """``X`` (n, D) for an evaluation (``kernel(X, Y)``, ``feature_map.transform(X)``), and whether to return numpy.
+
+    scipy.sparse input is densified (the results equal the dense ``X``'s); a floating tensor
+    keeps its dtype and a tensor its device; otherwise as :func:`as_tensor`.
+    """
+    X = X.toarray() if scipy.sparse.issparse(X) else X
+    dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
+    device = X.device if isinstance(X, torch.Tensor) else None
+    return as_tensor(X, "X", dtype=dtype, device=device), is_numpy_like(X)
+
+
 def feature_names(X: ArrayLike) -> np.ndarray | None:
     """Column names of a DataFrame-like ``X`` when they are all strings, else None (as scikit-learn)."""
     columns = getattr(X, "columns", None)

@@ -11,29 +11,15 @@
 * :mod:`.conditioning`: a lower estimate of the smallest eigenvalue from a Cholesky factor;
 * :mod:`.threads`: the threads of kppca's compute sections (caller's limits, free cores).
 
-Every name is re-exported here: ``from kppca._linalg import X`` works for all of them.
+The names other modules use are re-exported here (``from kppca._linalg import X``).
 """
 
-from .blocks import BLOCK_BYTES, BLOCK_FRACTION, MIN_BLOCK_ROWS, block_rows, map_row_blocks
+from .blocks import block_rows, map_row_blocks
 from .conditioning import smallest_eigenvalue_bound
-from .eigen import (
-    PARTIAL_MIN_SIZE,
-    PARTIAL_SIZE_PER_PAIR,
-    eigh_descending,
-    eigh_top,
-    flip_signs,
-    orthonormalize_columns,
-    prefer_partial,
-)
-from .factorizations import (
-    cholesky_in_place,
-    cholesky_or_none,
-    cholesky_solve,
-    numerical_rank_by_cholesky,
-    pivoted_cholesky,
-)
+from .eigen import eigh_descending, eigh_top, flip_signs, orthonormalize_columns, prefer_partial
+from .factorizations import cholesky_in_place, cholesky_or_none, cholesky_solve, pivoted_cholesky
 from .scatter import centered_rows, centered_scatter
-from .spectra import Spectrum, float64_trace, full_spectrum, partial_spectrum, solve_spectrum
+from .spectra import Spectrum, full_spectrum, partial_spectrum, solve_spectrum
 from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,
@@ -48,13 +34,8 @@ from .tolerances import (
 )
 
 __all__ = [
-    "BLOCK_BYTES",
-    "BLOCK_FRACTION",
-    "MIN_BLOCK_ROWS",
     "block_rows",
     "map_row_blocks",
-    "PARTIAL_MIN_SIZE",
-    "PARTIAL_SIZE_PER_PAIR",
     "prefer_partial",
     "eigh_descending",
     "eigh_top",
@@ -63,12 +44,10 @@ __all__ = [
     "cholesky_in_place",
     "cholesky_or_none",
     "cholesky_solve",
-    "numerical_rank_by_cholesky",
     "pivoted_cholesky",
     "centered_rows",
     "centered_scatter",
     "Spectrum",
-    "float64_trace",
     "full_spectrum",
     "partial_spectrum",
     "solve_spectrum",

@@ -21,11 +21,9 @@ BLOCK_FRACTION = 32
 def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
     """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
 
-    ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the
-    memory of a block does not grow with ``M``, and to at most ``n_columns / BLOCK_FRACTION`` rows
-    (but at least :data:`MIN_BLOCK_ROWS`), so that next to an ``n_columns x n_columns``
-    matrix (a Gram matrix against ``N`` training points) a block and its temporaries
-    stay a small fraction of it.
+    ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the memory of a
+    block does not grow with ``M``, and to at most ``n_columns / BLOCK_FRACTION`` rows (but at
+    least :data:`MIN_BLOCK_ROWS`; see those constants for why).
     """
     if batch_size is not None:
         return int(batch_size)

@@ -31,20 +31,7 @@ PARTIAL_SIZE_PER_PAIR = 10
 
 def prefer_partial(size: int, k: int) -> bool:
     """The one dense-or-Lanczos policy: True when the top ``k`` eigenpairs of a symmetric matrix of order
-    ``size`` should come from Lanczos (:func:`eigh_top`) rather than a dense ``eigh``.
-
-    Parameters
-    ----------
-    size : int
-        Order ``n`` of the matrix.
-    k : int
-        Number of eigenpairs needed.
-
-    Returns
-    -------
-    bool
-        ``size > PARTIAL_MIN_SIZE and 1 <= k <= size // PARTIAL_SIZE_PER_PAIR``.
-    """
+    ``size`` should come from Lanczos (:func:`eigh_top`) rather than a dense ``eigh`` (see the constants above)."""
     return size > PARTIAL_MIN_SIZE and 1 <= k <= size // PARTIAL_SIZE_PER_PAIR
 
 def flip_signs(vectors: torch.Tensor) -> torch.Tensor:
@@ -129,7 +116,7 @@ def eigh_top(
     blas = contextlib.nullcontext()
     if symmetric.reads_one_triangle(A):
         op = symmetric.symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
-        if symmetric.one_thread_suffices(A):
+        if A.numel() * A.element_size() <= symmetric.ONE_THREAD_BYTES:
             blas = blas_threads(1)  # no OpenBLAS worker woken, so none left spinning after the fit
     elif A.device.type == "cpu":
         op = A.numpy()  # shares memory; ARPACK only reads it

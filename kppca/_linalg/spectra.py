@@ -88,8 +88,6 @@ def full_spectrum(
         counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``. Either way
         ``values`` keeps only eigenvalues above ``tol`` (at most ``rank`` of them).
 
-    ``G`` is refused as not PSD only when an eigenvalue is below ``-tol``.
-
     Raises
     ------
     ValueError

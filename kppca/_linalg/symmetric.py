@@ -9,7 +9,7 @@ Why ``symv`` and why scipy's BLAS:
   threads spinning while the other computes (slower Lanczos iterations on few cores).
   Matrix-vector products in the same BLAS as ARPACK avoid that.
 
-Why one thread for a small matrix (:func:`one_thread_suffices`): after the last call, OpenBLAS's
+Why one thread for a matrix of at most :data:`ONE_THREAD_BYTES`: after the last call, OpenBLAS's
 worker threads keep spinning for a while (a fixed number of cycles, whatever the size of the work),
 taking a core from whatever runs next: the transform after a fit, the next fit of a grid search,
 another process. For a small matrix the iteration is short and cache-resident, and a second thread
@@ -26,9 +26,9 @@ import torch
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = ["ONE_THREAD_BYTES", "one_thread_suffices", "reads_one_triangle", "supports", "symmetric_operator"]
+__all__ = ["ONE_THREAD_BYTES", "reads_one_triangle", "supports", "symmetric_operator"]
 
-#: A matrix of at most this many bytes goes through Lanczos on one BLAS thread.
+#: A matrix of at most this many bytes goes through Lanczos on one BLAS thread (see the module docstring).
 ONE_THREAD_BYTES = 64 * 2**20
 
 _PREFIX = {torch.float32: "s", torch.float64: "d"}
@@ -69,8 +69,3 @@ def symmetric_operator(A: torch.Tensor) -> LinearOperator:
         return symv(1.0, A_f, np.ravel(x), lower=0)
 
     return LinearOperator((n, n), matvec=matvec, dtype=A_f.dtype)
-
-
-def one_thread_suffices(A: torch.Tensor) -> bool:
-    """True when the Lanczos iteration on ``A`` should run on one BLAS thread (see the module docstring)."""
-    return A.numel() * A.element_size() <= ONE_THREAD_BYTES

@@ -106,8 +106,6 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
       entry. The error matrix is structured (the errors of the means ``m_i`` repeat along
       rows and columns, a rank-one pattern), so its 2-norm reaches the bound
       ``||E||_2 <= N max |E_ij|`` rather than the ``sqrt(N)`` of independent errors.
-      Measured on linear kernels with offsets 1e1..1e4 (D = 2..64, N = 10..200):
-      ``|lam_min| <= 1.5 N eps scale``.
 
     Data far from the origin (an offset of 1e4 in a linear kernel) make ``scale`` many
     orders of magnitude above ``eigen_max``; a tolerance relative to ``eigen_max`` only
@@ -152,12 +150,8 @@ def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float
     values : Tensor of shape (k,)
         Eigenvalues, descending, computed in float64 from features centered *before*
         the product.
-    size : int
-        Number of samples ``N``.
-    raw_scale : float
-        ``max_i |phi_i|^2`` of the uncentered features.
-    trace : float
-        ``sum_i |phi_i - m|^2``.
+    size, raw_scale, trace
+        As for :func:`scatter_rounding_scale`.
     max_rank : int
         Structural bound, ``min(d, N - center)``.
 

@@ -9,7 +9,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 from .._param_validation import Integral, Interval
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_input_tensor, as_tensor, to_output
 from ..kernels.base import Kernel
 
 
@@ -58,10 +58,7 @@ class FeatureMap(BaseEstimator):
         """Map ``X`` (n, D) to features (n, d); numpy in, numpy out."""
         if not hasattr(self, "n_features_in_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X) first.")
-        X = X.toarray() if scipy.sparse.issparse(X) else X  # sparse: densified, same map as the dense X
-        numpy_out = is_numpy_like(X)
-        dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
-        Xt = as_tensor(X, "X", dtype=dtype, device=X.device if isinstance(X, torch.Tensor) else None)
+        Xt, numpy_out = as_input_tensor(X)
         if Xt.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {Xt.shape[1]} features, but {type(self).__name__} was fitted with {self.n_features_in_}."

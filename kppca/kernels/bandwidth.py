@@ -5,20 +5,10 @@ A fixed default width ignores the data's scale (``RBF(1.0)`` on pixel data in
 ``gamma="scale"`` at fit, the stationary kernels accept a *rule* instead of a
 number; an estimator resolves it on its training data with
 :meth:`kppca.kernels.Kernel.resolve`, which returns a new kernel with a numeric
-width (recorded in the estimator's fitted ``kernel_``). The rules:
-
-``"scale"`` (the default of :class:`~kppca.kernels.RBF`)
-    scikit-learn's ``gamma = 1 / (D Var(X))``, i.e. ``bandwidth = sqrt(D Var(X) / 2)``
-    (``Var`` over all entries);
-``"median"`` (the default of :class:`~kppca.kernels.Laplacian`)
-    the median distance between distinct training points (Euclidean for the RBF
-    kernel, L1 for the Laplacian kernel), on at most 2,000 evenly spaced rows (so it
-    is deterministic and costs at most 2,000^2 / 2 distances).
-
-On Gaussian data the median distance is about ``sqrt(2 D Var)``, twice the "scale"
-width. The defaults were chosen on held-out error: for the RBF kernel "scale" (lower
-error on digits, two moons and a regression); for the Laplacian kernel the median L1
-distance, which sits in the flat optimum of the error against the width.
+width (recorded in the estimator's fitted ``kernel_``). The rules are ``"scale"``
+(:func:`scale_bandwidth`) and ``"median"`` (:func:`median_heuristic_bandwidth`, on at most
+2,000 evenly spaced rows, so it is deterministic and cheap); see :class:`~kppca.kernels.RBF`
+and :class:`~kppca.kernels.Laplacian` for their defaults.
 
 Both are computed in a scaled form (the data divided by a power of two), so data near
 the over- or underflow limits of the dtype give the same width as moderate data.

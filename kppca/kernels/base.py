@@ -7,11 +7,6 @@ search over ``kernel__bandwidth`` do what they say. Hyper-parameters are
 validated when the kernel is used (:meth:`Kernel._check_params`), not when it is
 built, because ``set_params`` bypasses ``__init__``.
 
-A kernel may hold a parameter resolved from the training data (``RBF(bandwidth="median")``,
-the default of the stationary kernels): :meth:`Kernel.resolve` returns the kernel with
-numbers in its place, and an estimator calls it on its training data in ``fit``.
-Evaluating an unresolved kernel raises a ``ValueError`` saying so.
-
 The kernel algebra (``k1 + k2``, ``k1 * k2``: :class:`SumKernel`, :class:`ProductKernel`)
 lives here with the operators that build it, so no module of ``kppca.kernels`` imports
 one that imports it back.
@@ -28,7 +23,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 from .._param_validation import check_sequence, validate_parameter_constraints
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_input_tensor, as_tensor, to_output
 
 
 #: Largest explicit feature dimension a kernel forms to count the rank of a Gram matrix exactly
@@ -142,12 +137,9 @@ class Kernel(BaseEstimator):
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
         """``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted); numpy (or scipy.sparse) in, numpy out."""
         self._check_params()
-        # scipy.sparse input is densified (a kernel matrix is dense whatever X is); results equal the dense X's.
-        X, Y = (Z.toarray() if scipy.sparse.issparse(Z) else Z for Z in (X, Y))
-        numpy_out = is_numpy_like(X)
-        dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
-        device = X.device if isinstance(X, torch.Tensor) else None
-        Xt = as_tensor(X, "X", dtype=dtype, device=device)
+        Xt, numpy_out = as_input_tensor(X)
+        # scipy.sparse Y is densified as X is (a kernel matrix is dense whatever the inputs).
+        Y = Y.toarray() if scipy.sparse.issparse(Y) else Y
         Yt = Xt if Y is None else as_tensor(Y, "Y", dtype=Xt.dtype, device=Xt.device)
         if Yt.shape[1] != Xt.shape[1]:
             raise ValueError(f"X has {Xt.shape[1]} features but Y has {Yt.shape[1]}; they must match.")
@@ -160,20 +152,16 @@ class Kernel(BaseEstimator):
 
     def __add__(self, other: Any) -> Kernel:
         """``k1 + k2``: the :class:`SumKernel` (nested sums are flattened)."""
-        if not isinstance(other, Kernel):
-            return NotImplemented
-        parts = [*(self.kernels if type(self) is SumKernel else [self]), *(other.kernels if type(other) is SumKernel else [other])]
-        return SumKernel(parts)
+        return self._combined(other, SumKernel)
 
     def __mul__(self, other: Any) -> Kernel:
         """``k1 * k2``: the elementwise :class:`ProductKernel` (flattened)."""
+        return self._combined(other, ProductKernel)
+
+    def _combined(self, other: Any, composite: type[_Composite]) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
-        parts = [
-            *(self.kernels if type(self) is ProductKernel else [self]),
-            *(other.kernels if type(other) is ProductKernel else [other]),
-        ]
-        return ProductKernel(parts)
+        return composite([part for k in (self, other) for part in (k.kernels if type(k) is composite else [k])])
 
 
 class CallableKernel(Kernel):
@@ -212,7 +200,6 @@ class CallableKernel(Kernel):
         return f"CallableKernel({getattr(self.fn, '__name__', repr(self.fn))})"
 
 
-
 class _Combination(NamedTuple):
     """How a composite kernel combines its parts."""
 
@@ -248,11 +235,6 @@ class _Composite(Kernel):
             return self
         return type(self)([k.resolve(X) for k in self.kernels])
 
-    def _parts(self, X: torch.Tensor, Y: torch.Tensor) -> list[torch.Tensor]:
-        self._check_params()
-        # Keep the ``Y is X`` identity: stationary kernels make the Gram diagonal exact with it.
-        return [k.gram(X, X if Y is X else Y) for k in self.kernels]
-
     @property
     def strictly_positive_definite(self) -> bool:
         return self._how.definite_if(getattr(k, "strictly_positive_definite", False) for k in self.kernels)
@@ -266,7 +248,9 @@ class _Composite(Kernel):
         raise NotImplementedError
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        parts = self._parts(X, Y)
+        self._check_params()
+        # Y passed as it is: with ``Y is X``, stationary kernels make the Gram diagonal exact.
+        parts = [k.gram(X, Y) for k in self.kernels]
         out = parts[0].clone()
         for P in parts[1:]:
             self._how.combine(out, P, out=out)

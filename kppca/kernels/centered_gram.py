@@ -1,19 +1,9 @@
 """One object for the centered training Gram matrix ``K_c = M K M`` and everything derived from it.
 
-Kernel estimators need, from the training set only: the matrix ``K_c`` (built in one
-``N x N`` buffer), its magnitude before centering (the rounding level of every entry),
-the centering statistics (for new points), the rank ``r`` of ``K_c`` and the rounding
-tolerance below which an eigenvalue is zero, its spectrum (dense or top ``k``), and on
-demand a full eigendecomposition, a Cholesky factor or a square root. A
-:class:`CenteredGram` owns all of these as typed, lazily computed attributes, so a
-model holds one object (cached, rebuilt bitwise from ``X`` after loading) instead of
-keyed entries that its mixins reach into.
-
-Memory: one ``N x N`` buffer. It holds ``K_c`` until :meth:`CenteredGram.cholesky` is
-called, which factors the raw ``K`` in that same buffer (the memory budget of a fit plus a
-sample admits no second ``N x N`` matrix); :attr:`CenteredGram.has_matrix` says which it
-holds, and :meth:`CenteredGram.raw_rows` reads training Gram rows from ``K_c`` while it is
-held, else evaluates the kernel. Nothing is notified: whoever needs ``K_c`` asks this object.
+A model holds one :class:`CenteredGram` (rebuilt bitwise from ``X`` after loading) and asks it for
+``K_c``, its rank, tolerance, spectrum and factors. Memory: one ``N x N`` buffer, since the memory
+budget of a fit plus a sample admits no second ``N x N`` matrix (:meth:`CenteredGram.cholesky`
+factors the raw ``K`` in that same buffer).
 """
 
 from __future__ import annotations
@@ -77,23 +67,6 @@ class CenteredGram:
         How error messages name the raw matrix (the spectrum's say "centered <what>") and what
         they advise.
 
-    Attributes (all lazy)
-    ---------------------
-    matrix : Tensor of shape (N, N)
-        ``K_c``.
-    centerer : KernelCenterer
-        Column means ``K 1 / N`` and grand mean of the raw ``K`` (kept after :meth:`release`).
-    scale : float
-        ``max |K_ij|`` before centering: the absolute rounding level of every entry of ``K_c``.
-    structural_rank : int or None
-        The rank decided by the kernel's structure (:mod:`kppca.kernels.rank`, from ``X``
-        alone, before any ``N x N`` matrix exists); None for a kernel without structure.
-    rank : int
-        The rank ``r`` used: :attr:`structural_rank`, else the count of :meth:`spectrum`.
-    tolerance : float
-        The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by
-        :meth:`spectrum` from its top eigenvalue: ``N eps max(lam_1, 4 scale)``.
-
     Examples
     --------
     >>> import torch
@@ -153,7 +126,7 @@ class CenteredGram:
 
     @property
     def structural_rank(self) -> int | None:
-        """Rank from the kernel's structure (from ``X`` only), or None; computed once."""
+        """Rank from the kernel's structure (:mod:`kppca.kernels.rank`, from ``X`` only), or None; computed once."""
         if self._structural_rank is _UNSET:
             self._structural_rank = structural_rank(self.kernel, self.X, self.center)
         return self._structural_rank
@@ -198,7 +171,7 @@ class CenteredGram:
 
     @property
     def scale(self) -> float:
-        """``max |K_ij|`` of the raw Gram matrix."""
+        """``max |K_ij|`` of the raw Gram matrix: the absolute rounding level of every entry of ``K_c``."""
         if self._scale is None:
             self._lower()
         return self._scale
@@ -246,23 +219,20 @@ class CenteredGram:
         -------
         Spectrum
         """
+        max_rank = self.n_samples - int(self.center)
         # The build and the Lanczos iteration in one compute section (see kppca._linalg.threads).
         with compute_threads(self._threads):
-            return self._spectrum(solver, k, random_state)
-
-    def _spectrum(self, solver: str, k: int | None, random_state: np.random.Generator | None) -> Spectrum:
-        N = self.n_samples
-        max_rank = N - int(self.center)
-        if getattr(self.kernel, "strictly_positive_definite", False):
-            # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
-            self.structural_rank
-        # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the
-        # lower triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
-        K_c = self._lower()
-        if not (solver == "partial" and isinstance(self.structural_rank, int) and symmetric.reads_one_triangle(K_c)):
-            K_c = self.matrix
-        spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
-                              rank=self.structural_rank, scale=self.scale, random_state=random_state)
+            if getattr(self.kernel, "strictly_positive_definite", False):
+                # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
+                self.structural_rank
+            # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the lower
+            # triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
+            K_c = self._lower()
+            if not (solver == "partial" and isinstance(self.structural_rank, int)
+                    and symmetric.reads_one_triangle(K_c)):
+                K_c = self.matrix
+            spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
+                                  rank=self.structural_rank, scale=self.scale, random_state=random_state)
         if solver == "dense":
             self._eigen = (spec.values, spec.vectors)
         self._rank, self._tolerance_value = spec.rank, spec.tolerance
@@ -270,7 +240,8 @@ class CenteredGram:
 
     @property
     def tolerance(self) -> float:
-        """The rounding level of ``K_c``, fixed by :meth:`spectrum` (or by ``eigen_max``)."""
+        """The rounding level ``N eps max(lam_1, 4 scale)`` of ``K_c`` (eigenvalues below it are zero), fixed by
+        :meth:`spectrum` (or by ``eigen_max``)."""
         if self._tolerance_value is None:
             if self._eigen_max is None:
                 raise RuntimeError("the rounding tolerance is fixed by spectrum(); call it first.")
@@ -408,7 +379,7 @@ class CenteredGram:
             return self.centerer.transform(self.raw_vectors(X_new))
 
     def raw_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
-        """``k(X_new, X)`` (M, N), the training set's share of the kernel evaluation done once (:meth:`Kernel.against`)."""
+        """``k(X_new, X)`` (M, N), the training set's share of the work done once (:meth:`Kernel.against`)."""
         if self._to_training is None:
             self._to_training = self.kernel.against(self.X)
         return self._to_training(X_new)

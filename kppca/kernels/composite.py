@@ -1,10 +1,4 @@
-"""Kernels on column subsets; with the sums of :mod:`kppca.kernels.base`, the multi-view kernel.
-
-The multi-view kernel matrix ``K = sum_v K_v`` on the concatenated views is a
-:class:`~kppca.kernels.base.SumKernel` of kernels that each read their own columns.
-``SumKernel`` and ``ProductKernel`` are defined in :mod:`kppca.kernels.base`, next to the
-``+`` and ``*`` operators that build them, and re-exported here.
-"""
+"""Kernels on column subsets; with the sums of :mod:`kppca.kernels.base`, the multi-view kernel."""
 
 from __future__ import annotations
 

@@ -96,10 +96,8 @@ class SquaredDistancesTo:
 
     ``self(X)`` returns what ``scaled_squared_distances(X, Y)`` returns, bitwise: the mean ``c`` of
     ``Y``, the centered ``Y - c``, its squared row norms and its largest entries are computed here
-    instead of on every call (for a fitted model's training set they would otherwise be recomputed
-    for every block of every ``transform``: as many passes over ``Y`` as the product itself takes
-    over a narrow block). Rows whose scale needs the exact power-of-two rescaling go through
-    :func:`scaled_squared_distances`. Holds one centered copy of ``Y``.
+    instead of on every call (see :meth:`~kppca.kernels.Kernel.against`). Rows whose scale needs the
+    exact power-of-two rescaling go through :func:`scaled_squared_distances`. Holds one centered copy of ``Y``.
 
     Parameters
     ----------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import torch
 
@@ -37,10 +38,8 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
     ``batch_size x N`` values (by default about 128 MiB, see
     :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
     stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel's blocks are
-    written in place (one torch matrix product straight into the buffer gives the exponent, then
-    two in-place passes over cache-sized tiles, see :class:`_RBFFill`): no block temporary at all,
-    and a few dozen large operations in all (a parallel region per small operation costs a
-    spinning thread on shared cores). All of it runs in torch's thread pool: alternating with
+    written in place (see :func:`_rbf_filler`): no block temporary at all, and a few dozen large
+    operations in all (a parallel region per small operation costs a spinning thread on shared cores). All of it runs in torch's thread pool: alternating with
     another library's pool would leave one pool's threads spinning while the other works.
 
     A :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong)
@@ -128,31 +127,18 @@ def mirror_lower_(K: torch.Tensor, *, batch_size: int | None = None) -> torch.Te
 _TILE_ROWS = 256
 
 
-class _RBFFill:
-    """Fills the RBF Gram matrix in place: one augmented product, then two in-place passes over tiles.
+def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tensor], None] | None:
+    """``fill(i, j, out)``, writing ``out = K[i:j, :j]`` of the RBF kernel on ``X`` in place; None where its exponent
+    is not representable.
 
     With ``Z = sqrt(2 gamma) (X - c)`` (``c`` the mean of ``X``, for translation invariance as in
     :func:`~kppca.kernels.squared_distances`) and ``s_i = |z_i|^2 / 2``,
     ``-gamma |x_i - x_j|^2 = z_i . z_j - s_i - s_j``: the product of the rows ``[z_i, -s_i, 1]`` and
     ``[z_j, 1, -s_j]``, so one BLAS call gives the exponent (no element-wise pass subtracts the
-    norms); clipped at 0 (rounding), then ``exp``. The entries agree with ``kernel.gram`` to the
-    rounding of the expansion (``~ (D + 2) eps`` relative to the squared norms); the caller sets
-    the diagonal to exactly 1.
+    norms); clipped at 0 (rounding), then ``exp``, in two in-place passes over tiles. The entries agree
+    with ``kernel.gram`` to the rounding of the expansion (``~ (D + 2) eps`` relative to the squared
+    norms); the caller sets the diagonal to exactly 1.
     """
-
-    def __init__(self, rows: torch.Tensor, cols: torch.Tensor) -> None:
-        self.rows, self.cols = rows, cols
-
-    def __call__(self, i: int, j: int, out: torch.Tensor) -> None:
-        """``out = K[i:j, :j]`` (a row-strided view of the buffer, written by the BLAS directly)."""
-        # beta = 0: the buffer's previous contents are not read (torch.empty garbage, NaN included).
-        out.addmm_(self.rows[i:j], self.cols[:j].T, beta=0.0)
-        for t in range(0, out.shape[0], _TILE_ROWS):
-            out[t : t + _TILE_ROWS].clamp_(max=0.0).exp_()
-
-
-def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
-    """The in-place RBF fill for ``X``, or None where its exponent is not representable."""
     gamma = kernel.gamma  # validates the bandwidth
     if not (0.0 < gamma < math.inf):
         return None  # a width beyond the float range: kernel.gram forms the exponent stably (its limits)
@@ -167,7 +153,15 @@ def _rbf_filler(kernel: RBF, X: torch.Tensor) -> _RBFFill | None:
     half_sq = (Z * Z).sum(1).mul_(0.5)
     rows[:, D], rows[:, D + 1] = -half_sq, 1.0
     cols[:, :D], cols[:, D], cols[:, D + 1] = Z, 1.0, -half_sq
-    return _RBFFill(rows, cols)
+
+    def fill(i: int, j: int, out: torch.Tensor) -> None:
+        # out: a row-strided view of the buffer, written by the BLAS directly. beta = 0: the buffer's
+        # previous contents are not read (torch.empty garbage, NaN included).
+        out.addmm_(rows[i:j], cols[:j].T, beta=0.0)
+        for t in range(0, out.shape[0], _TILE_ROWS):
+            out[t : t + _TILE_ROWS].clamp_(max=0.0).exp_()
+
+    return fill
 
 
 def _check_symmetric(K: torch.Tensor, rows: int) -> None:

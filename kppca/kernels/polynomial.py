@@ -13,11 +13,10 @@ from itertools import combinations_with_replacement
 
 import torch
 
-
 from .._param_validation import Integral, Interval, Real, check_scalar
 from .base import MAX_EXPLICIT_FEATURES, Kernel
 
-__all__ = ["Polynomial", "check_polynomial_params", "monomial_map", "apply_monomial_map", "n_monomials"]
+__all__ = ["Polynomial", "check_polynomial_params", "monomial_map", "apply_monomial_map"]
 
 _LOG_FLOAT64_MAX = math.log(torch.finfo(torch.float64).max)
 
@@ -39,11 +38,6 @@ def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
             f"or degree (coef0 <= {math.exp(_LOG_FLOAT64_MAX / degree):.3g} for degree={degree})."
         )
     return degree, float(coef0)
-
-
-def n_monomials(n_features: int, degree: int, coef0: float) -> int:
-    """Dimension of the exact map: ``C(D + degree, degree)``, or ``C(D + degree - 1, degree)`` when ``coef0 = 0``."""
-    return math.comb(n_features + degree, degree) if coef0 > 0 else math.comb(n_features + degree - 1, degree)
 
 
 def monomial_map(n_features: int, degree: object, coef0: object) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -114,7 +108,9 @@ class Polynomial(Kernel):
         satisfy polynomial relations).
         """
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
-        if n_monomials(X.shape[1], degree, coef0) > MAX_EXPLICIT_FEATURES:
+        D = X.shape[1]
+        n_out = math.comb(D + degree, degree) if coef0 > 0 else math.comb(D + degree - 1, degree)  # no constant at 0
+        if n_out > MAX_EXPLICIT_FEATURES:
             return None
         return apply_monomial_map(X, *monomial_map(X.shape[1], degree, coef0))
 

@@ -1,10 +1,7 @@
 """The standard kernels: linear, RBF (Gaussian) and Laplacian (the polynomial kernel: :mod:`.polynomial`).
 
-The stationary kernels take a width ``bandwidth``: a positive finite number, or a rule
-(``"scale"``, the RBF default; ``"median"``, the Laplacian default) resolved from the training data by :meth:`Kernel.resolve`
-(see :mod:`kppca.kernels.bandwidth`). Every positive finite width works: distances and
-the exponent are formed in a scaled form (:mod:`kppca.kernels.distances`), so widths
-far below or above the data's scale give the kernel's limits, not an overflow.
+The stationary kernels take a width ``bandwidth``, a number or a rule resolved from the training data
+(:mod:`kppca.kernels.bandwidth`); every positive finite width works (:mod:`kppca.kernels.distances`).
 """
 
 from __future__ import annotations
