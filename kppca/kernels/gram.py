@@ -39,8 +39,9 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
     :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
     stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel's blocks are
     written in place (see :func:`_rbf_filler`): no block temporary at all, and a few dozen large
-    operations in all (a parallel region per small operation costs a spinning thread on shared cores). All of it runs in torch's thread pool: alternating with
-    another library's pool would leave one pool's threads spinning while the other works.
+    operations in all (a parallel region per small operation costs a spinning thread on shared
+    cores). All of it runs in torch's thread pool: alternating with another library's pool would
+    leave one pool's threads spinning while the other works.
 
     A :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong)
     is evaluated on full row blocks instead, and checked for symmetry: a kernel must
