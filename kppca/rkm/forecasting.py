@@ -179,6 +179,19 @@ class NARForecaster(KernelEstimator):
     ):
         self._store_params(locals())
 
+    def _two_view_model(self) -> MultiViewKPCA:
+        """The unfitted two-view model (windows, next values) of these parameters."""
+        specs = [self.kernel_x, self.kernel_y]
+        common = dict(
+            form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
+            stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
+            random_state=self.random_state, dtype=self.dtype, device=self.device,
+        )
+        if any(isinstance(k, FeatureMap) for k in specs) and all(k is None or isinstance(k, FeatureMap) for k in specs):
+            return MultiViewKPCA(self.n_components, feature_maps=specs, **common)
+        # Kernels (a FeatureMap among them is fitted on its view by MultiViewKPCA).
+        return MultiViewKPCA(self.n_components, kernels=specs, **common)
+
     @fit_context
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
@@ -203,17 +216,7 @@ class NARForecaster(KernelEstimator):
             self.mean_, self.scale_ = 0.0, 1.0
         Z = (S - self.mean_) / self.scale_
         X, target = lag_windows(Z, p)
-        specs = [self.kernel_x, self.kernel_y]
-        common = dict(
-            form=self.form, solver=self.solver, rotate=self.rotate, rescale=self.rescale, center=True,
-            stiefel_method=self.stiefel_method, max_iter=self.max_iter, tol=self.tol, progress=self.progress,
-            random_state=self.random_state, dtype=self.dtype, device=self.device,
-        )
-        if any(isinstance(k, FeatureMap) for k in specs) and all(k is None or isinstance(k, FeatureMap) for k in specs):
-            model = MultiViewKPCA(self.n_components, feature_maps=specs, **common)
-        else:  # kernels (a FeatureMap among them is fitted on its view by MultiViewKPCA)
-            model = MultiViewKPCA(self.n_components, kernels=specs, **common)
-        self.model_ = model.fit([X, target[:, None]])
+        self.model_ = self._two_view_model().fit([X, target[:, None]])
         self.form_ = self.model_.form_
         self.last_window_ = S[:, S.shape[1] - p - 1 :].clone()
         self.n_lags_ = p
