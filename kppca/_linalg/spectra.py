@@ -18,9 +18,8 @@ __all__ = ["INDEFINITE_ADVICE", "Spectrum", "float64_trace", "full_spectrum", "p
 #: Why an indefinite kernel is refused, and what to do (scikit-learn's KernelPCA fits one when its top
 #: eigenvalues are positive; a probabilistic model cannot: K_c is its covariance in feature space).
 INDEFINITE_ADVICE = (
-    " A probabilistic model needs a PSD kernel: an indefinite Gram matrix is the covariance of no feature "
-    "vectors, so its likelihood, noise and samples are undefined. Use a PSD kernel, or make the matrix PSD "
-    "(clip its negative eigenvalues to zero, or add |smallest eigenvalue| to its diagonal) before fitting."
+    " An indefinite Gram matrix is the covariance of no feature vectors: use a valid (PSD) kernel, or clip "
+    "the matrix's negative eigenvalues to zero before fitting."
 )
 
 @dataclass
@@ -106,9 +105,8 @@ def full_spectrum(
     if float(values[-1]) < -tol:
         raise ValueError(
             f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
-            f"largest {float(values[0]):.3g}, rounding level {tol:.3g}); check that the kernel is a valid (PSD) kernel."
-            + INDEFINITE_ADVICE
-            + precision_advice(G.dtype, "rounded kernel values can make a valid kernel's matrix indefinite")
+            f"largest {float(values[0]):.3g}, rounding level {tol:.3g})." + INDEFINITE_ADVICE
+            + precision_advice(G.dtype, "rounding can make a valid kernel's matrix indefinite")
         )
     resolved = int((values > tol).sum())
     if max_rank is not None:
@@ -148,8 +146,7 @@ def partial_spectrum(
     zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
     if trace < -zero_tol:
         raise ValueError(
-            f"the {what} is not positive semi-definite (negative trace {trace:.3g}); check that the kernel is "
-            "a valid (PSD) kernel." + INDEFINITE_ADVICE
+            f"the {what} is not positive semi-definite (negative trace {trace:.3g})." + INDEFINITE_ADVICE
         )
     if trace <= zero_tol:
         raise ValueError(
@@ -162,8 +159,8 @@ def partial_spectrum(
     tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
     if trace < float(values.sum()) - tol:
         raise ValueError(
-            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues); "
-            "check that the kernel is a valid (PSD) kernel." + INDEFINITE_ADVICE
+            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues)."
+            + INDEFINITE_ADVICE
         )
     r = rank(tol) if callable(rank) else int(rank)
     return Spectrum(values, vectors, trace, r, False, tol)
