@@ -49,24 +49,10 @@ def full_spectrum(
 ) -> Spectrum:
     """Dense eigendecomposition, numerical rank and PSD check of a symmetric ``G`` (n, n).
 
-    Parameters
-    ----------
-    what : str
-        Name of ``G`` in error messages.
-    max_rank : int, optional
-        A structural bound on the rank (``N - 1`` for a centered Gram matrix).
-    scale : float
-        Magnitude before centering (``max |K_ij|`` or ``max_i |phi_i|^2``), for :func:`rank_tolerance`.
-    size : int, optional
-        Number of terms summed into each entry (default ``n``).
-    rank : int, optional
-        The structural rank; without it, the count of eigenvalues above ``tol``. Only eigenvalues
-        above ``tol`` are kept, at most ``rank``.
-
-    Raises
-    ------
-    ValueError
-        If ``G`` is not PSD (an eigenvalue below ``-tol``) or LAPACK's ``eigh`` does not converge.
+    ``what`` names ``G`` in messages; ``max_rank``: a structural bound (``N - 1`` centered); ``scale``
+    (the magnitude before centering) and ``size`` (terms per entry, default ``n``) set :func:`rank_tolerance`;
+    ``rank``: the structural rank, else the count above ``tol``. At most ``rank`` eigenvalues above ``tol``
+    are kept. ValueError when ``G`` is not PSD or LAPACK's ``eigh`` does not converge.
     """
     try:
         values, vectors = eigh_descending(G)

@@ -101,7 +101,6 @@ class CenteredGram:
         self._threads: int | None = None
         self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
 
-    # ------------------------------------------------------------------ basic facts
     @property
     def n_samples(self) -> int:
         """``N``."""
@@ -187,7 +186,6 @@ class CenteredGram:
         """``rank_tolerance(eigen_max, N, dtype, scale)``: eigenvalues of ``K_c`` below it are zero."""
         return rank_tolerance(float(eigen_max), self.n_samples, self.dtype, self.scale)
 
-    # ------------------------------------------------------------------ spectrum
     def spectrum(
         self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None
     ) -> Spectrum:
@@ -263,7 +261,6 @@ class CenteredGram:
         """Whether the buffer holds ``K_c`` now (else reading :attr:`matrix` costs a build)."""
         return self._matrix is not None
 
-    # ------------------------------------------------------------------ factors
     def cholesky(self) -> tuple[str, torch.Tensor]:
         """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
 
@@ -346,7 +343,6 @@ class CenteredGram:
         """True when ``range(K_c)`` is known to be ``1^perp`` (centered) or everything: a raw Cholesky factor exists."""
         return route == "cholesky" and self.cholesky()[0] == "raw"
 
-    # ------------------------------------------------------------------ new points
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
         with compute_threads(self._threads):
@@ -366,7 +362,6 @@ class CenteredGram:
             rows = block_rows(self.batch_size, self.n_samples, self.dtype)
             return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
-    # ------------------------------------------------------------------ memory
     def raw_rows(self, start: int, stop: int) -> torch.Tensor:
         """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix (builds no ``N x N`` matrix).
 

@@ -69,13 +69,12 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
         _check_symmetric(K, rows)
         return K, matrix_scale(K)
     if fill is not None and batch_size is None:
-        # Written in place, a block costs no memory: fewer, larger products run closer to peak speed,
-        # while 16 blocks of the triangle compute only 1 / 16 more products than the triangle itself.
+        # Written in place, a block costs no memory: 16 large blocks run closer to peak speed and
+        # compute only 1 / 16 more products than the triangle.
         rows = max(rows, -(-N // 16))
     diagonal = kernel.diag(X)
-    # The RBF fill's entries are exp of a non-positive (clipped) exponent, so in [0, 1]: the largest is
-    # on the diagonal (1), and no pass over K is needed. NaN is impossible there: the exponent is a
-    # product of finite rows whose squares _rbf_filler checked against overflow.
+    # The RBF fill's entries are in [0, 1], never NaN (finite rows, checked squares): the diagonal's 1 is
+    # the largest, so no pass over K is needed.
     scales = [matrix_scale(diagonal)]
     for i in range(0, N, rows):
         j = min(i + rows, N)

@@ -24,10 +24,8 @@ def count_distinct_rows(X: torch.Tensor) -> int:
         return int(X.shape[0])
     if X.device.type != "cpu":
         return int(torch.unique(X, dim=0).shape[0])
-    # Adding 0.0 turns -0.0 into +0.0, the one pair of equal values with different bits (X is finite),
-    # so rows are equal exactly when their bits are. A wrap-around integer sum of each row's bits is
-    # the same for equal rows whatever the order of summation: only rows sharing that sum (rare)
-    # are compared, by their bytes. Linear in N D; a lexicographic sort of the rows is not.
+    # After + 0.0 (-0.0 becomes +0.0) finite rows are equal exactly when their bits are. Only rows sharing
+    # a wrap-around integer sum of their bits (rare) are compared by their bytes: linear in N D, unlike a sort.
     rows = (X + 0.0).numpy()
     bits = rows.view(np.dtype(f"u{rows.itemsize}"))
     sums = np.add.reduce(bits, axis=1, dtype=np.uint64)
