@@ -1,7 +1,7 @@
 """Kernel widths: validation, and the widths ``bandwidth="median"`` / ``"scale"`` resolved from the data.
 
 A fixed default width ignores the data's scale (``RBF(1.0)`` on pixels in ``[0, 255]`` gives a nearly
-diagonal Gram matrix), so, as scikit-learn's ``gamma="scale"``, a rule is resolved at fit
+diagonal Gram matrix), so, like scikit-learn's ``gamma="scale"``, a width may be a rule resolved at fit
 (:meth:`kppca.kernels.Kernel.resolve`). Both rules work on data scaled by a power of two, so data near
 the dtype's limits give the same width as moderate data.
 """
