@@ -12,19 +12,13 @@ __all__ = ["BLOCK_BYTES", "BLOCK_FRACTION", "MIN_BLOCK_ROWS", "block_rows", "map
 BLOCK_BYTES = 128 * 2**20
 #: Fewest rows of a default block (small problems are done in one or a few calls).
 MIN_BLOCK_ROWS = 128
-#: A default block has at most ``n_columns / BLOCK_FRACTION`` rows: next to an ``N x N`` Gram
-#: matrix, a block and the two or three temporaries of its kernel evaluation (distances, a sort)
-#: stay within about 10 % of it (the memory targets of the dual model: 1.2-1.3 ``N^2`` values).
+#: A default block has at most ``n_columns / BLOCK_FRACTION`` rows: with the temporaries of its kernel
+#: evaluation it stays within about 10 % of an ``N x N`` Gram matrix (the dual model's memory targets).
 BLOCK_FRACTION = 32
 
 
 def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> int:
-    """Rows per block of an ``(M, n_columns)`` computation done in row blocks.
-
-    ``batch_size`` (an int) wins; None sizes blocks to :data:`BLOCK_BYTES`, so the memory of a
-    block does not grow with ``M``, and to at most ``n_columns / BLOCK_FRACTION`` rows (but at
-    least :data:`MIN_BLOCK_ROWS`; see those constants for why).
-    """
+    """Rows per block of an ``(M, n_columns)`` computation: ``batch_size``, or sized by the constants above."""
     if batch_size is not None:
         return int(batch_size)
     itemsize = torch.tensor([], dtype=dtype).element_size()
@@ -33,11 +27,7 @@ def block_rows(batch_size: int | None, n_columns: int, dtype: torch.dtype) -> in
 
 
 def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, rows: int) -> torch.Tensor:
-    """``fn`` applied to row blocks of ``X`` (``rows`` at a time), results stacked along rows.
-
-    ``fn`` maps ``(m, ...)`` to ``(m, ...)``; an empty ``X`` gives ``fn(X)`` (an empty result
-    of the right width).
-    """
+    """``fn`` (``(m, ...) -> (m, ...)``) applied to row blocks of ``X``, ``rows`` at a time, results stacked."""
     if X.shape[0] <= rows:
         return fn(X)
     return torch.cat([fn(X[i : i + rows]) for i in range(0, X.shape[0], rows)])

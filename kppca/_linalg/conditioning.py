@@ -9,21 +9,10 @@ __all__ = ["smallest_eigenvalue_bound"]
 
 
 def smallest_eigenvalue_bound(L: torch.Tensor) -> float:
-    """An estimate from below of ``lam_min(A)`` for ``A = L L^T``, in ``O(n^2)`` (LAPACK ``?pocon``).
+    """A lower estimate ``1 / ||A^{-1}||_1`` of ``lam_min(A)``, ``A = L L^T`` (``L`` (n, n) lower, CPU), in ``O(n^2)``.
 
-    ``lam_min(A) = 1 / ||A^{-1}||_2 >= 1 / ||A^{-1}||_1`` (``||B||_2 <= ||B||_1`` for a symmetric
-    ``B``); LAPACK's estimator (Hager, Higham) gives ``||A^{-1}||_1`` from a few triangular
-    solves with ``L``, usually exactly and in practice within a small factor from below, so callers
-    keep a safety factor when comparing the result with a threshold.
-
-    Parameters
-    ----------
-    L : Tensor of shape (n, n), lower triangular, float32 or float64 on the CPU
-
-    Returns
-    -------
-    float
-        ``1 / estimate(||A^{-1}||_1)``; 0.0 when ``A`` is numerically singular.
+    LAPACK's ``?pocon`` estimates the norm, at worst a small factor low, so callers keep a safety factor;
+    0.0 when ``A`` is numerically singular.
     """
     if L.shape[0] == 0:
         return float("inf")

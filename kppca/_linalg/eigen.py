@@ -21,30 +21,18 @@ __all__ = [
     "eigh_top",
 ]
 
-#: Below this order the dense ``eigh`` is used whenever the caller lets :func:`prefer_partial`
-#: choose: it is fast there (well under a second) and gives the whole spectrum for free.
+#: Below this order :func:`prefer_partial` chooses the dense ``eigh``: fast there, and it gives the whole spectrum.
 PARTIAL_MIN_SIZE = 1000
-#: Lanczos pays off for a few eigenpairs only: its cost ``O(n^2 k)`` per sweep, with restarts,
-#: approaches the dense ``O(n^3)`` when ``k`` is a sizeable fraction of ``n``: at most ``n / 10``.
+#: Lanczos (``O(n^2 k)`` per sweep, with restarts) pays off for at most ``n / 10`` eigenpairs.
 PARTIAL_SIZE_PER_PAIR = 10
 
 
 def prefer_partial(size: int, k: int) -> bool:
-    """The one dense-or-Lanczos policy: True when the top ``k`` eigenpairs of a symmetric matrix of order
-    ``size`` should come from Lanczos (:func:`eigh_top`) rather than a dense ``eigh`` (see the constants above)."""
+    """The dense-or-Lanczos policy: True when the top ``k`` eigenpairs of order ``size`` should come from Lanczos."""
     return size > PARTIAL_MIN_SIZE and 1 <= k <= size // PARTIAL_SIZE_PER_PAIR
 
 def flip_signs(vectors: torch.Tensor) -> torch.Tensor:
-    """Deterministic sign convention: the largest-magnitude entry of each column is positive.
-
-    Parameters
-    ----------
-    vectors : Tensor of shape (n, k)
-
-    Returns
-    -------
-    Tensor of shape (n, k), the columns multiplied by +-1.
-    """
+    """``vectors`` (n, k) with each column's largest-magnitude entry made positive (deterministic signs)."""
     if vectors.shape[1] == 0:
         return vectors
     idx = vectors.abs().argmax(0)
@@ -54,22 +42,10 @@ def flip_signs(vectors: torch.Tensor) -> torch.Tensor:
 
 
 def orthonormalize_columns(V: torch.Tensor) -> torch.Tensor:
-    """The orthonormal ``Q`` of ``V = Q R`` with ``diag(R) > 0``: ``V``'s columns made exactly orthonormal.
+    """The orthonormal ``Q`` (d, r) of ``V = Q R`` with ``diag(R) > 0``, for ``V`` (d, r) of full column rank.
 
-    ``V = Phi_c^T E diag(lam)^{-1/2}`` (principal directions from the Gram matrix) is
-    orthonormal in exact arithmetic, but an eigenvector error ``~ eps lam_1 / gap`` is
-    amplified by ``1 / sqrt(lam_p)`` for small ``lam_p``, so those columns lose
-    orthogonality (1e-3 seen). A basis used for projections and densities must be
-    orthonormal; since ``R`` is triangular, column ``p`` of ``Q`` only mixes columns
-    ``1..p`` of ``V``, and the accurate leading directions are unchanged to rounding.
-
-    Parameters
-    ----------
-    V : Tensor of shape (d, r), ``r <= d``, full column rank
-
-    Returns
-    -------
-    Tensor of shape (d, r)
+    Directions ``Phi_c^T E diag(lam)^{-1/2}`` from the Gram matrix lose orthogonality for small ``lam_p``
+    (1e-3 seen); ``R`` is triangular, so the accurate leading columns are unchanged to rounding.
     """
     Q, R = torch.linalg.qr(V)
     signs = torch.sign(R.diagonal())
@@ -78,13 +54,7 @@ def orthonormalize_columns(V: torch.Tensor) -> torch.Tensor:
 
 
 def eigh_descending(A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Full eigendecomposition of a symmetric matrix, eigenvalues in descending order.
-
-    Returns
-    -------
-    values : Tensor of shape (n,)
-    vectors : Tensor of shape (n, n), columns with the :func:`flip_signs` convention.
-    """
+    """Eigenvalues (n,) descending and eigenvectors (n, n) (:func:`flip_signs`) of a symmetric matrix."""
     values, vectors = torch.linalg.eigh(A)
     return values.flip(0), flip_signs(vectors.flip(1))
 
@@ -92,22 +62,10 @@ def eigh_descending(A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def eigh_top(
     A: torch.Tensor, k: int, *, random_state: np.random.Generator | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Top ``k`` eigenpairs of a symmetric PSD matrix by Lanczos iteration (ARPACK).
+    """Top ``k`` (``1 <= k < n``) eigenpairs of a symmetric PSD ``A`` (n, n) by Lanczos (ARPACK): (k,), (n, k).
 
-    On the CPU only the lower triangle of ``A`` is read (:func:`~kppca._linalg.symmetric.symmetric_operator`),
-    on one BLAS thread for a small ``A`` (see :mod:`kppca._linalg.symmetric` for why).
-
-    Parameters
-    ----------
-    A : Tensor of shape (n, n)
-    k : int, ``1 <= k < n``
-    random_state : numpy Generator, optional
-        Draws the starting vector, so results are reproducible.
-
-    Returns
-    -------
-    values : Tensor of shape (k,), descending
-    vectors : Tensor of shape (n, k), with the :func:`flip_signs` convention.
+    Descending, with :func:`flip_signs`; ``random_state`` draws the start vector. On the CPU only the lower
+    triangle is read (:mod:`kppca._linalg.symmetric`).
     """
     n = A.shape[0]
     rng = np.random.default_rng(0) if random_state is None else random_state

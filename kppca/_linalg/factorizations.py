@@ -8,35 +8,14 @@ import torch
 
 from .tolerances import rank_tolerance, rounding_tolerance
 
-__all__ = [
-    "pivoted_cholesky",
-    "cholesky_in_place",
-    "cholesky_solve",
-    "cholesky_or_none",
-    "numerical_rank_by_cholesky",
-]
+__all__ = ["pivoted_cholesky", "cholesky_in_place", "cholesky_solve", "cholesky_or_none"]
 
 def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
-    """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD matrix of numerical rank ``r``.
+    """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD ``A`` (n, n) of numerical rank ``r`` (LAPACK ``?pstrf``, CPU).
 
-    Uses LAPACK's pivoted Cholesky (``?pstrf``), which stops at the numerical
-    rank instead of failing on singular matrices, so it works for the
-    always-singular centered Gram matrix. Runs on the CPU.
-
-    Parameters
-    ----------
-    A : Tensor of shape (n, n), symmetric PSD
-    atol : float, optional
-        Stop when every remaining pivot is below ``atol`` (default
-        ``n * eps * max(diag(A))``). Pass :func:`rank_tolerance` of the largest
-        eigenvalue to count against the same threshold as an eigendecomposition.
-    overwrite : bool, default False
-        Factor a contiguous CPU ``A`` in its own memory (``A`` is then consumed): the
-        peak is ``A`` plus the ``n x r`` result, instead of three ``n x n`` arrays.
-
-    Returns
-    -------
-    Tensor of shape (n, r) on ``A``'s device.
+    It stops at the numerical rank instead of failing, so it serves the always-singular centered
+    Gram matrix. ``atol``: the pivot threshold (default ``n eps max(diag(A))``); ``overwrite``:
+    factor a contiguous CPU ``A`` in its own memory (consumed), with no ``n x n`` copies.
     """
     n = A.shape[0]
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
@@ -63,24 +42,12 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
 
 
 def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
-    """Lower Cholesky factor of a symmetric PD matrix, written over ``A``; None when it is not PD.
+    """Lower Cholesky factor ``L`` (n, n) of a contiguous symmetric PD ``A``, written over ``A``; None when not PD.
 
-    LAPACK and cuSOLVER work on column-major matrices: a row-major symmetric ``A`` is
-    its own column-major transpose ``A.mT``, so factoring ``A.mT`` as ``U^T U`` with
-    ``out=`` that same view runs in ``A``'s memory (no second ``n x n`` matrix) and
-    leaves ``L = U^T`` in the lower triangle of ``A``. Only the lower triangle of ``A`` is read
-    (the upper one may hold anything). ``A`` is consumed either way.
-    Pivots are not checked against a tolerance: a factorisation that completes
-    reproduces ``A`` to its backward error.
-
-    Parameters
-    ----------
-    A : Tensor of shape (n, n), contiguous, symmetric
-
-    Returns
-    -------
-    Tensor of shape (n, n) or None
-        ``L`` (lower triangular, ``L L^T = A``), normally sharing ``A``'s memory.
+    A row-major symmetric ``A`` is its own column-major transpose, so factoring the view ``A.mT``
+    in place needs no second ``n x n`` matrix; only the lower triangle of ``A`` is read, and ``A`` is
+    consumed either way. Pivots are not checked: a factorisation that completes reproduces ``A``
+    to its backward error.
     """
     view = A.mT
     info = torch.empty((), dtype=torch.int32, device=A.device)
@@ -91,20 +58,18 @@ def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
 
 
 def cholesky_solve(L: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A^{-1} B`` from the lower Cholesky factor ``L`` of ``A`` (n, n), ``B`` (n, k).
+    """``A^{-1} B`` (n, k) from the lower Cholesky factor ``L`` of ``A`` (n, n).
 
-    Two triangular solves: unlike ``torch.cholesky_solve``, which copies a row-major
-    factor into LAPACK's layout, they read ``L`` where it is (no second ``n x n`` matrix).
+    Two triangular solves read ``L`` where it is (``torch.cholesky_solve`` copies it to LAPACK's layout).
     """
     return torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, B, upper=False), upper=True)
 
 
 def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor | None:
-    """Lower Cholesky factor of ``A`` when it is numerically positive definite, else None.
+    """Lower Cholesky factor of ``A`` when it is numerically PD (every pivot ``L_ii^2`` above ``atol``), else None.
 
-    A factorisation can succeed with pivots ``L_ii^2`` at rounding level, which
-    hides a numerically singular matrix: pivots must exceed ``atol`` (default
-    ``n * eps * max pivot``). Fails fast (``O(n k^2)`` for a failure at step ``k``).
+    A factorisation can succeed with pivots at rounding level, hiding a singular matrix;
+    ``atol`` defaults to ``n eps max pivot``.
     """
     L, info = torch.linalg.cholesky_ex(A)
     if int(info) != 0:
@@ -113,14 +78,3 @@ def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor
     if atol is None:
         atol = rank_tolerance(float(pivots.max()), A.shape[0], A.dtype)
     return L if bool(pivots.min() > atol) else None
-
-
-def numerical_rank_by_cholesky(A: torch.Tensor, max_rank: int, atol: float | None = None) -> int:
-    """Numerical rank of a PSD matrix without an eigendecomposition (capped at ``max_rank``).
-
-    A plain Cholesky (``n^3/3``) certifies full rank; otherwise the pivoted
-    Cholesky stops at the numerical rank (``O(n r^2)``). ``atol`` as in :func:`pivoted_cholesky`.
-    """
-    if A.shape[0] <= max_rank and cholesky_or_none(A, atol) is not None:
-        return A.shape[0]
-    return min(pivoted_cholesky(A, atol).shape[1], max_rank)

@@ -9,18 +9,10 @@ from .blocks import block_rows
 __all__ = ["centered_scatter", "centered_rows"]
 
 def centered_scatter(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """float64 statistics of the rows of ``Phi`` (n >= 1, d), by row blocks of bounded memory.
+    """``(mean (d,), scatter (d, d), max_sq_norm)`` of the rows of ``Phi`` (n >= 1, d) in float64, by row blocks.
 
-    Returns
-    -------
-    mean : Tensor of shape (d,)
-        The row mean (zeros when ``center`` is False).
-    scatter : Tensor of shape (d, d)
-        ``sum_i (phi_i - mean)(phi_i - mean)^T``, centered *before* the product.
-    max_sq_norm : float
-        ``max_i |phi_i|^2`` of the uncentered rows.
-
-    No float64 copy of a float32 ``Phi`` is made: each block is converted on its own.
+    ``scatter = sum_i (phi_i - mean)(phi_i - mean)^T``, centered before the product (``mean`` is zero
+    when not ``center``); ``max_sq_norm``: ``max_i |phi_i|^2`` uncentered. Blocks are converted one by one.
     """
     f64 = torch.float64
     n, d = Phi.shape
@@ -37,13 +29,8 @@ def centered_scatter(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, tor
 
 
 def centered_rows(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """``(C, mean, max_sq_norm)``: the rows of ``Phi`` (n, d) centered in float64, for ``d > n``.
-
-    One float64 copy the size of ``Phi`` (the ``n x n`` Gram matrix ``C C^T`` then
-    carries the spectrum); ``mean`` and ``max_sq_norm`` as in :func:`centered_scatter`.
-    """
-    # copy=True: ``Phi`` may be the model's own inputs (the linear kernel's features are X itself),
-    # and ``.to`` returns the same tensor when it is float64 already; it is centered in place below.
+    """``(C, mean, max_sq_norm)``: the rows of ``Phi`` (n, d) centered in a float64 copy ``C``, for ``d > n``."""
+    # copy=True: Phi may be the model's own inputs (a float64 X for the linear kernel), centered in place below.
     P = Phi.to(torch.float64, copy=True)
     max_sq = float((P * P).sum(1).max()) if P.shape[0] else 0.0
     mean = P.mean(0) if center else P.new_zeros(P.shape[1])

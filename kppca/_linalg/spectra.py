@@ -9,14 +9,13 @@ import numpy as np
 import torch
 
 from .eigen import eigh_descending, eigh_top
-from .factorizations import numerical_rank_by_cholesky
+from .factorizations import cholesky_or_none, pivoted_cholesky
 from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
-__all__ = ["INDEFINITE_ADVICE", "Spectrum", "float64_trace", "full_spectrum", "partial_spectrum", "solve_spectrum"]
+__all__ = ["INDEFINITE_ADVICE", "Spectrum", "full_spectrum", "partial_spectrum", "solve_spectrum"]
 
-#: Why an indefinite kernel is refused, and what to do (scikit-learn's KernelPCA fits one when its top
-#: eigenvalues are positive; a probabilistic model cannot: K_c is its covariance in feature space).
+#: Why an indefinite kernel is refused (scikit-learn's KernelPCA fits one; K_c is a covariance here), and what to do.
 INDEFINITE_ADVICE = (
     " An indefinite Gram matrix is the covariance of no feature vectors: use a valid (PSD) kernel, or clip "
     "the matrix's negative eigenvalues to zero before fitting."
@@ -26,22 +25,9 @@ INDEFINITE_ADVICE = (
 class Spectrum:
     """Eigen-information of the PSD matrix ``G`` (n, n).
 
-    Attributes
-    ----------
-    values : Tensor of shape (k,)
-        Top eigenvalues, descending (all ``r`` non-zero ones when ``complete``).
-    vectors : Tensor of shape (n, k)
-        Matching orthonormal eigenvectors.
-    trace : float
-        Accumulated in float64 whatever the dtype of ``G``.
-    rank : int
-        The rank ``r`` the model uses: a structural value when one was given, else
-        the numerical count. ``values`` may hold fewer than ``rank`` entries when
-        some of the ``r`` eigenvalues are below the rounding level.
-    complete : bool
-        True when ``values`` holds every eigenvalue above the rounding level.
-    tolerance : float
-        The rounding level ``tol`` of :func:`rank_tolerance` for ``G``.
+    ``values`` (k,) descending and ``vectors`` (n, k): the top eigenpairs (every one above the rounding
+    level ``tolerance`` when ``complete``); ``trace`` summed in float64; ``rank``: the structural rank
+    when one was given, else the numerical count (``values`` may hold fewer entries).
     """
 
     values: torch.Tensor
@@ -50,11 +36,6 @@ class Spectrum:
     rank: int
     complete: bool
     tolerance: float = 0.0
-
-
-def float64_trace(G: torch.Tensor) -> float:
-    """``trace(G)`` summed in float64 (the diagonal of a float32 matrix loses nothing more)."""
-    return float(G.diagonal().sum(dtype=torch.float64))
 
 
 def full_spectrum(
@@ -66,32 +47,12 @@ def full_spectrum(
     size: int | None = None,
     rank: int | None = None,
 ) -> Spectrum:
-    """Dense eigendecomposition, numerical rank and PSD check of ``G``.
+    """Dense eigendecomposition, numerical rank and PSD check of a symmetric ``G`` (n, n).
 
-    Parameters
-    ----------
-    G : Tensor of shape (n, n), symmetric
-    what : str
-        Name of ``G`` in error messages.
-    max_rank : int, optional
-        A structural bound on the rank (``N - 1`` for a centered Gram matrix, whose
-        null vector ``1`` is known exactly).
-    scale : float, default 0.0
-        Magnitude of the matrix before centering (``max |K_ij|`` of the raw Gram
-        matrix, or ``max_i |phi_i|^2``): centering leaves an absolute rounding error
-        of that size in every entry (see :func:`~kppca._linalg.rank_tolerance`).
-    size : int, optional
-        Number of terms summed into each entry (default ``n``; ``N`` for a scatter matrix).
-    rank : int, optional
-        The rank decided by structure (:mod:`kppca.kernels.rank`). Without it the rank
-        counts eigenvalues above ``tol = size * eps * max(lam_1, scale)``. Either way
-        ``values`` keeps only eigenvalues above ``tol`` (at most ``rank`` of them).
-
-    Raises
-    ------
-    ValueError
-        If ``G`` has an eigenvalue below ``-tol`` (not positive semi-definite), or LAPACK's
-        eigensolver does not converge on it.
+    ``what`` names ``G`` in messages; ``max_rank``: a structural bound (``N - 1`` centered); ``scale``
+    (the magnitude before centering) and ``size`` (terms per entry, default ``n``) set :func:`rank_tolerance`;
+    ``rank``: the structural rank, else the count above ``tol``. At most ``rank`` eigenvalues above ``tol``
+    are kept. ValueError when ``G`` is not PSD or LAPACK's ``eigh`` does not converge.
     """
     try:
         values, vectors = eigh_descending(G)
@@ -114,7 +75,8 @@ def full_spectrum(
     if rank is None:
         rank = resolved
     resolved = min(resolved, rank)
-    return Spectrum(values[:resolved], vectors[:, :resolved], float64_trace(G), rank, True, tol)
+    trace = float(G.diagonal().sum(dtype=torch.float64))
+    return Spectrum(values[:resolved], vectors[:, :resolved], trace, rank, True, tol)
 
 
 def partial_spectrum(
@@ -127,22 +89,14 @@ def partial_spectrum(
     scale: float = 0.0,
     size: int | None = None,
 ) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos, the float64 trace, and the rank.
+    """Top-``k`` eigenpairs by Lanczos, the float64 trace, and the rank; ValueError when ``G`` is zero or not PSD.
 
-    ``rank`` is the structural rank (an int), or a callable ``rank(tol)`` that counts it
-    against the eigenvalue tolerance ``tol`` (the numerical fallback).
-
-    ``scale`` and ``size`` as in :func:`full_spectrum`; ``tol = size * eps * max(lam_1, scale)``.
-
-    Raises
-    ------
-    ValueError
-        When ``G`` is numerically zero (rank 0), or not PSD.
+    ``rank``: the structural rank, or a callable ``rank(tol)`` counting it numerically; ``scale`` and
+    ``size`` as in :func:`full_spectrum`.
     """
-    trace = float64_trace(G)
+    trace = float(G.diagonal().sum(dtype=torch.float64))
     n_terms = size or G.shape[0]
-    # G is PSD, so trace(G) bounds every eigenvalue: a trace at rounding level means rank 0.
-    # Checked before Lanczos, which fails obscurely on a zero operator ("starting vector is zero").
+    # trace(G) bounds every eigenvalue of a PSD G: checked before Lanczos, which fails obscurely on zero.
     zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
     if trace < -zero_tol:
         raise ValueError(
@@ -178,22 +132,10 @@ def solve_spectrum(
     size: int | None = None,
     random_state: np.random.Generator | None = None,
 ) -> Spectrum:
-    """The one entry into the spectrum of a PSD matrix ``G`` (n, n): every estimator's solve comes here.
+    """The one entry into the spectrum of a PSD ``G`` (n, n): :func:`full_spectrum` or, for "partial", the top ``k``.
 
-    Parameters
-    ----------
-    solver : {"dense", "partial"}
-        "dense": :func:`full_spectrum`; "partial": the top ``k`` by Lanczos (:func:`partial_spectrum`).
-    k : int, required for "partial"
-    what, scale, size
-        As for :func:`full_spectrum` (messages, rounding level).
-    max_rank : int, optional
-        Structural bound on the rank (``n - 1`` for a centered Gram matrix).
-    rank : int, callable or None
-        The rank decided by structure (an int), or a callable ``rank(tol)`` counting it; None counts it
-        numerically (the eigenvalues when dense, a pivoted Cholesky of ``G`` when partial).
-    random_state : numpy Generator, optional
-        The Lanczos start vector (seed 0 when None).
+    ``rank``: structural (an int), a callable ``rank(tol)``, or None (counted from the eigenvalues when
+    dense, by Cholesky pivots when partial); ``random_state`` draws the Lanczos start (seed 0 when None).
     """
     if solver == "dense":
         fixed = None if rank is None or callable(rank) else int(rank)
@@ -201,8 +143,10 @@ def solve_spectrum(
     if rank is None:
         bound = G.shape[0] if max_rank is None else max_rank
 
-        def rank(tol: float) -> int:  # no structure: pivots of a pivoted Cholesky of G, O(n r^2)
-            return numerical_rank_by_cholesky(G, bound, tol)
+        def rank(tol: float) -> int:  # full when a plain Cholesky succeeds, else pivots of a pivoted one, O(n r^2)
+            if G.shape[0] <= bound and cholesky_or_none(G, tol) is not None:
+                return G.shape[0]
+            return min(pivoted_cholesky(G, tol).shape[1], bound)
 
     rng = np.random.default_rng(0) if random_state is None else random_state
     return partial_spectrum(G, int(k), rank=rank, random_state=rng, what=what, scale=scale, size=size)

@@ -1,25 +1,11 @@
 """How many threads kppca's own parallel sections use: the caller's limits, and the cores free now.
 
-The dual fit alternates torch operations (OpenMP) with BLAS calls (torch's MKL, scipy's OpenBLAS
-under ARPACK). Each parallel region's threads spin-wait for the next one; on cores shared with
-other work (a busy workstation, a CI runner, grid-search workers, notebook kernels) a spinning
-thread takes a core from a thread that has work, and a fit with two threads ran several times
-slower than with one. A :func:`compute_threads` section therefore runs with
-
-``min(torch's threads, the BLAS libraries' limits, the cores of this process, the cores not busy
-with other processes right now)``
-
-threads (at least one), applied to torch and to numpy's/scipy's BLAS for its duration and
-restored after. Every limit a caller can set is honoured without environment variables:
-``torch.set_num_threads``; :mod:`threadpoolctl`'s limits (on BLAS or OpenMP); joblib's and
-scikit-learn's worker limits (loky workers start with one thread per worker's share of the
-cores). Threads never multiply: torch and the BLAS run one after the other, each with at most
-that many threads.
-
-The rounding of some results (LAPACK's ``eigh``, ``symv`` in Lanczos, reductions) depends on the
-thread count, so two fits on shared cores can differ in their last bits. For bitwise repeatable
-runs, fix the count: ``torch.set_num_threads(1)``, or run the work inside ``compute_threads(n)``
-(sections opened inside it, in any Python thread, keep ``n``).
+A fit alternates torch (OpenMP) with BLAS calls; their idle threads spin-wait, and on shared cores a
+spinning thread takes a core from one with work (a two-thread fit ran several times slower than one).
+So a :func:`compute_threads` section runs torch and the BLAS with ``min(torch's threads, the BLAS
+limits, this process's cores, the cores not busy now)`` threads, restored after. The rounding of some
+results depends on the thread count: for bitwise repeatable runs fix it (``torch.set_num_threads(1)``
+or ``compute_threads(n)``).
 """
 
 from __future__ import annotations
@@ -35,8 +21,7 @@ import torch
 __all__ = ["available_threads", "blas_threads", "compute_threads", "section_threads"]
 
 _state = threading.local()
-# The process-wide part of the sections active now (any Python thread): their count, torch's thread
-# count before the first of them, and the BLAS limiter to undo after the last.
+# The sections active now (any Python thread): their count, torch's threads before the first, the BLAS limiter.
 _global_lock = threading.Lock()
 _active = 0
 _active_threads = 1
@@ -62,8 +47,7 @@ def _blas_controller():
 
 
 def _limit_blas(n: int) -> Any:
-    """The loaded BLAS libraries limited to ``n`` threads: threadpoolctl's limiter to undo it, or None where no
-    BLAS can be controlled (nothing to limit)."""
+    """Limit the loaded BLAS libraries to ``n`` threads; threadpoolctl's limiter to undo it, or None."""
     try:
         return _blas_controller().limit(limits=n)
     except Exception:
@@ -88,12 +72,7 @@ def _process_cores() -> int:
 
 
 def _busy_cores() -> int:
-    """Threads of other processes running now (Linux: ``/proc/loadavg``), 0 where unknown.
-
-    ``/proc/loadavg``'s fourth field counts the runnable threads of the whole machine at this
-    instant (not an average, so this process's own recent work does not count against it); the
-    runnable threads of this process are subtracted.
-    """
+    """Runnable threads of other processes at this instant (``/proc/loadavg`` less our own), 0 where unknown."""
     try:
         with open("/proc/loadavg") as f:
             running = int(f.read().split()[3].split("/")[0])
@@ -111,22 +90,14 @@ def _busy_cores() -> int:
 
 
 def available_threads() -> int:
-    """Threads a compute section may use now: the caller's limits and the cores not busy elsewhere.
-
-    Returns
-    -------
-    int
-        ``min(torch.get_num_threads(), BLAS limits, cores of this process, cores - busy)``, at least 1.
-    """
+    """``min(torch.get_num_threads(), BLAS limits, cores of this process, cores - busy)``, at least 1."""
     n = min(torch.get_num_threads(), _process_cores())
     blas = _blas_limit()
     if blas is not None:
         n = min(n, blas)
     if n > 1 and _process_cores() == (os.cpu_count() or 0):
-        # The machine-wide count of running threads says how busy *our* cores are only when this
-        # process may run on all of them (not in a cpuset of a larger machine).
-        # Two looks 1 ms apart, the smaller count: a thread that happened to run at one instant does
-        # not take a core away, a core busy at both is busy.
+        # The machine-wide count says how busy our cores are only when we may run on all of them.
+        # Two looks 1 ms apart, the smaller count: a core busy at both instants is busy.
         busy = _busy_cores()
         if busy:
             time.sleep(1e-3)
@@ -142,11 +113,10 @@ def section_threads() -> int | None:
 
 @contextlib.contextmanager
 def compute_threads(threads: int | None = None) -> Iterator[int]:
-    """Run a compute section with :func:`available_threads` threads (or ``threads``) in torch and the BLAS.
+    """Run a section with :func:`available_threads` (or ``threads``) threads in torch and the BLAS; yields the count.
 
-    Nested sections keep the outer section's count. Thread counts are process-wide settings: sections
-    running at the same time in several Python threads share the first one's count, and the last to
-    finish restores torch's thread count and the BLAS limits. Yields the thread count in use.
+    Nested sections keep the outer count; concurrent sections (several Python threads) share the first
+    one's count, and the last to finish restores the settings.
     """
     global _active, _active_threads, _saved_threads, _limiter
     outer = section_threads()
@@ -182,9 +152,7 @@ def compute_threads(threads: int | None = None) -> Iterator[int]:
 def blas_threads(n: int) -> Iterator[None]:
     """numpy's and scipy's BLAS on ``n`` threads for the block, restored after; torch's threads untouched.
 
-    The limit is process-wide: blocks running at the same time in several Python threads share the
-    first one's limit, and the last to finish restores what was there before the first (restoring in
-    the order blocks end would leave a later block's limit in place).
+    Concurrent blocks share the first one's limit; the last to finish restores what was there before.
     """
     global _blas_blocks, _blas_block_limiter
     with _global_lock:

@@ -1,9 +1,7 @@
 """Kernels (batched, torch-native) and the centering of Gram matrices.
 
-All kernels map ``(X (n, D), Y (m, D)) -> (n, m)``; they accept numpy arrays or
-tensors and compute in float64 by default. The stationary kernels default to a width
-resolved from the training data (``bandwidth="scale"``/``"median"``): estimators call
-:meth:`Kernel.resolve` in ``fit``; see :mod:`kppca.kernels.bandwidth`.
+All kernels map ``(X (n, D), Y (m, D)) -> (n, m)`` on numpy arrays or tensors (float64 by default). The stationary
+kernels default to a width resolved from the training data, by :meth:`Kernel.resolve` in the estimators' ``fit``.
 """
 
 from .bandwidth import BANDWIDTH_RULES, median_heuristic_bandwidth, resolve_bandwidth

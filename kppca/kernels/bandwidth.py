@@ -1,17 +1,9 @@
-"""Kernel widths: validation, and the data-derived widths ``bandwidth="median"`` / ``"scale"``.
+"""Kernel widths: validation, and the widths ``bandwidth="median"`` / ``"scale"`` resolved from the data.
 
-A fixed default width ignores the data's scale (``RBF(1.0)`` on pixel data in
-``[0, 255]`` is a nearly diagonal Gram matrix). As scikit-learn resolves
-``gamma="scale"`` at fit, the stationary kernels accept a *rule* instead of a
-number; an estimator resolves it on its training data with
-:meth:`kppca.kernels.Kernel.resolve`, which returns a new kernel with a numeric
-width (recorded in the estimator's fitted ``kernel_``). The rules are ``"scale"``
-(:func:`scale_bandwidth`) and ``"median"`` (:func:`median_heuristic_bandwidth`, on at most
-2,000 evenly spaced rows, so it is deterministic and cheap); see :class:`~kppca.kernels.RBF`
-and :class:`~kppca.kernels.Laplacian` for their defaults.
-
-Both are computed in a scaled form (the data divided by a power of two), so data near
-the over- or underflow limits of the dtype give the same width as moderate data.
+A fixed default width ignores the data's scale (``RBF(1.0)`` on pixels in ``[0, 255]`` gives a nearly
+diagonal Gram matrix), so, like scikit-learn's ``gamma="scale"``, a width may be a rule resolved at fit
+(:meth:`kppca.kernels.Kernel.resolve`). Both rules work on data scaled by a power of two, so data near
+the dtype's limits give the same width as moderate data.
 """
 
 from __future__ import annotations
@@ -29,17 +21,14 @@ __all__ = ["BANDWIDTH_RULES", "check_bandwidth", "median_heuristic_bandwidth", "
 #: The width rules resolved from data, per metric ("l2" for RBF, "l1" for Laplacian).
 BANDWIDTH_RULES: dict[str, tuple[str, ...]] = {"l2": ("median", "scale"), "l1": ("median",)}
 
-# The median heuristic looks at most this many points (evenly spaced rows) to stay cheap.
+# The median heuristic looks at most this many evenly spaced rows (cheap and deterministic).
 _MEDIAN_MAX_POINTS = 2000
 
 
 def check_bandwidth(bandwidth: object, metric: str = "l2") -> float | str:
-    """Validate a ``bandwidth`` argument: a positive finite real, or a rule name of :data:`BANDWIDTH_RULES`.
+    """The validated ``bandwidth``: a positive finite float, or a rule name of :data:`BANDWIDTH_RULES` (lower case).
 
-    Returns the float, or the rule name (lower case). Every positive finite float is
-    usable: the kernels compute in a scaled form, so extreme widths give the
-    kernel's limits (an identity Gram matrix for a width far below the distances
-    between points, all ones far above them) instead of an overflow.
+    Every positive finite width is usable: extreme ones give the kernel's limits, not an overflow.
     """
     rules = BANDWIDTH_RULES[metric]
     if isinstance(bandwidth, str):
@@ -59,7 +48,7 @@ def median_heuristic_bandwidth(Z: torch.Tensor, metric: str = "l2") -> float:
     ----------
     Z : Tensor of shape (N, p)
         Uses at most 2,000 evenly spaced rows (deterministic).
-    metric : {"l2", "l1"}
+    metric : {"l2", "l1"}, default "l2"
         Euclidean (RBF kernel) or L1 (Laplacian kernel) distance.
 
     Returns
@@ -87,10 +76,7 @@ def median_heuristic_bandwidth(Z: torch.Tensor, metric: str = "l2") -> float:
 
 
 def scale_bandwidth(Z: torch.Tensor) -> float:
-    """scikit-learn's ``gamma="scale"`` as an RBF width: ``sqrt(D Var(Z) / 2)`` (``Var`` over all entries).
-
-    Raises ``ValueError`` when ``Z`` is constant.
-    """
+    """scikit-learn's ``gamma="scale"`` as an RBF width: ``sqrt(D Var(Z) / 2)`` (``Var`` over all entries)."""
     Z64 = Z.to(torch.float64)
     scale = power_of_two_scale(Z64.abs().amax() if Z64.numel() else Z64.new_zeros(()))
     var = float((Z64 / scale).var(unbiased=False)) if Z64.numel() else 0.0
@@ -103,8 +89,7 @@ def scale_bandwidth(Z: torch.Tensor) -> float:
 def resolve_bandwidth(bandwidth: float | str, X: ArrayLike, metric: str = "l2") -> float:
     """The numeric width for ``bandwidth`` on the training data ``X`` (n, D): a number is returned as is.
 
-    Raises ``ValueError`` when the rule has no answer on ``X`` (constant data) or gives
-    a width that is not a positive finite float.
+    Raises ``ValueError`` when the rule has no answer on ``X`` (constant data) or no positive finite width.
     """
     rule = check_bandwidth(bandwidth, metric)
     if not isinstance(rule, str):

@@ -1,15 +1,8 @@
-"""Kernel interface: a batched, torch-native ``k(X, Y)``.
+"""Kernel interface: a batched, torch-native ``k(X, Y)``, and the kernel algebra ``k1 + k2``, ``k1 * k2``.
 
-Kernels are scikit-learn estimators (:class:`sklearn.base.BaseEstimator`):
-``__init__`` only stores its arguments, so ``get_params``/``set_params``/``clone``
-work and ``DualPPCA(kernel=RBF()).set_params(kernel__bandwidth=2.0)`` or a grid
-search over ``kernel__bandwidth`` do what they say. Hyper-parameters are
-validated when the kernel is used (:meth:`Kernel._check_params`), not when it is
-built, because ``set_params`` bypasses ``__init__``.
-
-The kernel algebra (``k1 + k2``, ``k1 * k2``: :class:`SumKernel`, :class:`ProductKernel`)
-lives here with the operators that build it, so no module of ``kppca.kernels`` imports
-one that imports it back.
+Kernels are scikit-learn estimators whose ``__init__`` only stores its arguments (so ``set_params``
+and grid searches over ``kernel__bandwidth`` work); hyper-parameters are therefore validated on use.
+The composite kernels live here with the operators that build them, so no import goes in a circle.
 """
 
 from __future__ import annotations
@@ -26,8 +19,7 @@ from .._param_validation import check_sequence, validate_parameter_constraints
 from .._validation import ArrayLike, as_input_tensor, as_tensor, to_output
 
 
-#: Largest explicit feature dimension a kernel forms to count the rank of a Gram matrix exactly
-#: (``explicit_features``); beyond it the rank is counted numerically.
+#: Largest explicit feature dimension formed to count the rank of a Gram matrix exactly; beyond it, numerically.
 MAX_EXPLICIT_FEATURES = 4096
 
 
@@ -39,32 +31,26 @@ class Kernel(BaseEstimator):
     same type as ``X``.
     """
 
-    #: True when the Gram matrix of *distinct* points is always positive definite (RBF,
-    #: Laplacian): the rank of a centered Gram matrix is then known without a numerical test
-    #: (see :func:`kppca.kernels.rank.structural_rank`).
+    #: True when the Gram matrix of distinct points is always positive definite (RBF, Laplacian): its
+    #: rank is then known without a numerical test (:func:`kppca.kernels.rank.structural_rank`).
     strictly_positive_definite: bool = False
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         """The feature vectors ``phi(x)`` (n, d) when the kernel has a cheap explicit finite map, else None.
 
-        The rank of a Gram matrix is then the rank of these vectors, which is decided
-        accurately from the ``d x d`` scatter instead of from the Gram matrix.
+        The rank of a Gram matrix is then decided accurately from their ``d x d`` scatter.
         """
         return None
 
-    #: What each hyper-parameter may be, in the package's one vocabulary (:mod:`kppca._param_validation`),
-    #: with optional advice per parameter; checked on use by :meth:`_check_params`.
+    #: What each hyper-parameter may be (:mod:`kppca._param_validation`), with optional advice per parameter.
     _parameter_constraints: dict[str, list[Any]] = {}
     _parameter_hints: dict[str, str] = {}
 
     def _check_params(self) -> None:
-        """Validate the hyper-parameters against ``_parameter_constraints``; raise naming the bad one.
+        """Validate the hyper-parameters against ``_parameter_constraints`` on every use; raise naming the bad one.
 
-        Called by :meth:`gram`, :meth:`__call__` and :meth:`diag` of every kernel
-        (the parameters may have changed through ``set_params`` since ``__init__``).
-        A parameter still to be resolved from data (a rule such as ``"median"``) is valid
-        here; evaluating the kernel then raises (see :meth:`resolve`). Subclasses extend it
-        only for what a constraint cannot say (a relation between parameters, parts' own checks).
+        A rule still to be resolved from data is valid here; subclasses extend the check only for what a
+        constraint cannot say (a relation between parameters, parts' own checks).
         """
         if self._parameter_constraints:
             validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
@@ -86,9 +72,8 @@ class Kernel(BaseEstimator):
         Returns
         -------
         Kernel
-            ``self`` when nothing is to be resolved, else a new kernel of the same class
-            with numbers in place of the rules (``RBF("median").resolve(X)`` is
-            ``RBF(<median distance of X>)``); ``self`` is never modified.
+            ``self`` when nothing is to be resolved, else a new kernel with numbers in place of the
+            rules (``RBF("median").resolve(X)`` is ``RBF(<median distance of X>)``).
         """
         self._check_params()
         return self
@@ -110,21 +95,17 @@ class Kernel(BaseEstimator):
         raise NotImplementedError
 
     def against(self, Y: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
-        """``X -> gram(X, Y)`` for a ``Y`` (m, D) that many calls share (a fitted model's training set).
+        """``X -> gram(X, Y)`` (bitwise) for a ``Y`` (m, D) that many calls share (a fitted model's training set).
 
-        Equal to :meth:`gram` bitwise; a kernel whose evaluation has a share that depends on ``Y``
-        alone (the RBF kernel's centered ``Y`` and its norms) computes it once here, so a
-        ``transform`` in row blocks does not redo it per block. The caller keeps the result as a
-        cache of its fitted state (it is never saved), and calls it only while ``Y`` is unchanged.
+        A kernel computes its share that depends on ``Y`` alone once here (the RBF kernel's centered ``Y``
+        and norms), not per row block; valid while ``Y`` is unchanged.
         """
         return lambda X: self.gram(X, Y)
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
         """``k(x_i, x_i)`` for every row, shape (n,).
 
-        The generic version takes the diagonals of small diagonal blocks, so it
-        costs ``O(n * block)`` kernel evaluations; subclasses override it when a
-        closed form exists.
+        Generically the diagonals of small diagonal blocks; subclasses override it with closed forms.
         """
         self._check_params()
         block = 512
@@ -167,12 +148,9 @@ class Kernel(BaseEstimator):
 class CallableKernel(Kernel):
     """Wrap a user function ``fn(X, Y) -> (n, m)`` as a :class:`Kernel`.
 
-    The function receives torch tensors and may return a tensor or a numpy
-    array. Positive semi-definiteness is not assumed: the models check the
-    spectrum of the Gram matrix and raise if it is not PSD. ``fn`` is the
-    (only) scikit-learn parameter. A model with a callable kernel cannot be
-    saved with its kernel (code is never stored in model files): see
-    :meth:`kppca.DualPPCA.save`.
+    ``fn`` receives torch tensors and may return a tensor or a numpy array. It is not assumed PSD: the
+    models check the spectrum and raise. A model with a callable kernel cannot be saved with its
+    kernel (code is never stored in model files; see :meth:`kppca.DualPPCA.save`).
 
     Parameters
     ----------
@@ -210,11 +188,7 @@ class _Combination(NamedTuple):
 
 
 class _Composite(Kernel):
-    """A kernel built from a list of kernels (the parts are resolved and checked together).
-
-    A subclass says how the parts combine (``_how``, a :class:`_Combination`) and how their
-    explicit feature maps join (``_join_features``).
-    """
+    """A kernel built from a list of kernels; subclasses set ``_how`` and ``_join_features``."""
 
     _how: _Combination
 
@@ -265,9 +239,7 @@ class _Composite(Kernel):
 
 
 class SumKernel(_Composite):
-    """``k(x, y) = sum_j k_j(x, y)``; build it with ``k1 + k2``.
-
-    A sum of PSD kernels is PSD (its feature map is the concatenation of the maps).
+    """``k(x, y) = sum_j k_j(x, y)``, PSD; build it with ``k1 + k2``.
 
     Parameters
     ----------
@@ -278,15 +250,12 @@ class SumKernel(_Composite):
     _how = _Combination("+", any, torch.add, torch.sum)
 
     def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
-        # The feature map of a sum is the concatenation of the maps (a dimension count alone would
-        # overstate the rank of k + k).
+        # The concatenated maps (a dimension count alone would overstate the rank of k + k).
         return torch.cat(parts, dim=1)
 
 
 class ProductKernel(_Composite):
-    """``k(x, y) = prod_j k_j(x, y)`` (elementwise); build it with ``k1 * k2``.
-
-    PSD by the Schur product theorem (the feature map is the tensor product of the maps).
+    """``k(x, y) = prod_j k_j(x, y)`` (elementwise, PSD by the Schur product theorem); build it with ``k1 * k2``.
 
     Parameters
     ----------
@@ -297,8 +266,7 @@ class ProductKernel(_Composite):
     _how = _Combination("*", all, torch.mul, torch.prod)
 
     def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
-        # The feature map of a product is the tensor (row-wise Kronecker) product of the maps,
-        # used while it stays small; beyond that the rank is counted numerically.
+        # The row-wise Kronecker product of the maps, while it stays small.
         if math.prod(P.shape[1] for P in parts) > MAX_EXPLICIT_FEATURES:
             return None
         out = parts[0]

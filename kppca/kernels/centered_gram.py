@@ -1,9 +1,6 @@
 """One object for the centered training Gram matrix ``K_c = M K M`` and everything derived from it.
 
-A model holds one :class:`CenteredGram` (rebuilt bitwise from ``X`` after loading) and asks it for
-``K_c``, its rank, tolerance, spectrum and factors. Memory: one ``N x N`` buffer, since the memory
-budget of a fit plus a sample admits no second ``N x N`` matrix (:meth:`CenteredGram.cholesky`
-factors the raw ``K`` in that same buffer).
+It holds one ``N x N`` buffer: the memory budget of a fit plus a sample admits no second one.
 """
 
 from __future__ import annotations
@@ -41,12 +38,8 @@ _ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) o
 class CenteredGram:
     """The centered Gram matrix ``K_c`` of ``kernel`` on ``X`` (N, N), its spectrum, factors and centering.
 
-    Nothing is computed at construction; the ``N x N`` matrix is built on first use
-    (:attr:`matrix`, :meth:`spectrum`, ...) in row blocks into one buffer (the kernel's
-    lower triangle, centered in place; the upper triangle is copied from it on the first use of
-    :attr:`matrix`, since a partial spectrum reads the lower one only). A matrix consumed by
-    :meth:`cholesky` (which factors ``K`` in its memory) or dropped by :meth:`release` is
-    rebuilt by the same operations, so bitwise equal, when it is needed again.
+    The matrix is built on first use, in row blocks into one buffer; consumed by :meth:`cholesky` or
+    dropped by :meth:`release`, it is rebuilt bitwise equal when needed again.
 
     Parameters
     ----------
@@ -58,14 +51,12 @@ class CenteredGram:
     batch_size : int or None, default None
         Rows per block (see :func:`kppca._linalg.block_rows`).
     centerer : KernelCenterer, optional
-        Statistics fitted earlier (a model's ``centerer_``): kernel vectors of new points are
-        then centered without building the matrix.
+        Statistics fitted earlier (a model's ``centerer_``): new points are then centered without the matrix.
     rank, eigen_max : int and float, optional
-        A fitted model's rank ``r`` and top eigenvalue ``lam_1``: they fix :attr:`rank` and
-        :attr:`tolerance` without calling :meth:`spectrum` (a model rebuilt from its file).
+        A fitted model's rank and top eigenvalue: they fix :attr:`rank` and :attr:`tolerance` without
+        :meth:`spectrum`.
     what, advice : str
-        How error messages name the raw matrix (the spectrum's say "centered <what>") and what
-        they advise.
+        How error messages name the raw matrix and what they advise.
 
     Examples
     --------
@@ -110,7 +101,6 @@ class CenteredGram:
         self._threads: int | None = None
         self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
 
-    # ------------------------------------------------------------------ basic facts
     @property
     def n_samples(self) -> int:
         """``N``."""
@@ -126,7 +116,7 @@ class CenteredGram:
 
     @property
     def structural_rank(self) -> int | None:
-        """Rank from the kernel's structure (:mod:`kppca.kernels.rank`, from ``X`` only), or None; computed once."""
+        """Rank from the kernel's structure (:mod:`kppca.kernels.rank`), or None; computed once."""
         if self._structural_rank is _UNSET:
             self._structural_rank = structural_rank(self.kernel, self.X, self.center)
         return self._structural_rank
@@ -151,11 +141,9 @@ class CenteredGram:
         return K
 
     def _lower(self) -> torch.Tensor:
-        """The buffer with at least the lower triangle of ``K_c`` (diagonal included) written; built on first use.
+        """The buffer with at least the lower triangle of ``K_c`` written; built on first use.
 
-        On the CPU the partial spectrum reads one triangle (BLAS ``symv``), so a fit leaves the
-        upper one to the first reader of :attr:`matrix`: the copy is a pass over the whole buffer.
-        Elsewhere (CUDA) the build makes the whole matrix at once.
+        On the CPU the partial spectrum reads one triangle, so the upper one waits for :attr:`matrix`.
         """
         if self._matrix is None:
             self._lower_only = symmetric.supports(self.X)
@@ -177,15 +165,13 @@ class CenteredGram:
         return self._scale
 
     def _build(self, lower: bool) -> torch.Tensor:
-        # One compute section (threads fitted to the caller's limits and the free cores); a rebuild
-        # uses the first build's count, so the products, hence the matrix, are bitwise the same.
+        # A rebuild uses the first build's thread count, so the matrix is bitwise the same.
         with compute_threads(self._threads) as threads:
             self._threads = threads
             K, scale = lower_gram_matrix(self.kernel, self.X, batch_size=self.batch_size)
             if not lower:
                 mirror_lower_(K, batch_size=self.batch_size)
-            # Magnitude before centering: it sets the rounding level of K_c (rank tolerance) and bounds
-            # every later product; non-finite or overflow-prone Gram matrices stop here.
+            # The magnitude before centering sets K_c's rounding level; non-finite or overflow-prone K stop here.
             scale = check_gram_scale(scale, self.n_samples, K.dtype, what=self.what, advice=self.advice)
             centerer = KernelCenterer(self.center)
             centerer.fit_center_(K, lower=lower)
@@ -200,7 +186,6 @@ class CenteredGram:
         """``rank_tolerance(eigen_max, N, dtype, scale)``: eigenvalues of ``K_c`` below it are zero."""
         return rank_tolerance(float(eigen_max), self.n_samples, self.dtype, self.scale)
 
-    # ------------------------------------------------------------------ spectrum
     def spectrum(
         self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None
     ) -> Spectrum:
@@ -209,8 +194,7 @@ class CenteredGram:
         Parameters
         ----------
         solver : {"dense", "partial"}
-            "dense": full ``eigh`` (its resolved eigenpairs are kept as :meth:`eigh`);
-            "partial": the top ``k`` by Lanczos, ``O(N^2 k)`` per sweep.
+            "dense": full ``eigh`` (kept as :meth:`eigh`); "partial": the top ``k`` by Lanczos.
         k : int, required for "partial"
         random_state : numpy Generator, optional
             The Lanczos start vector.
@@ -220,13 +204,12 @@ class CenteredGram:
         Spectrum
         """
         max_rank = self.n_samples - int(self.center)
-        # The build and the Lanczos iteration in one compute section (see kppca._linalg.threads).
         with compute_threads(self._threads):
             if getattr(self.kernel, "strictly_positive_definite", False):
                 # Distinct rows of X, counted before the N x N buffer exists (the sort copies X).
                 self.structural_rank
-            # First: the build's scale check refuses non-finite data with a clear message. Lanczos reads the lower
-            # triangle only where eigh_top multiplies by symv (the same test); all else gets the whole matrix.
+            # First the build (its scale check refuses non-finite data). Lanczos reads the lower triangle only
+            # where eigh_top multiplies by symv; all else gets the whole matrix.
             K_c = self._lower()
             if not (solver == "partial" and isinstance(self.structural_rank, int)
                     and symmetric.reads_one_triangle(K_c)):
@@ -240,8 +223,7 @@ class CenteredGram:
 
     @property
     def tolerance(self) -> float:
-        """The rounding level ``N eps max(lam_1, 4 scale)`` of ``K_c`` (eigenvalues below it are zero), fixed by
-        :meth:`spectrum` (or by ``eigen_max``)."""
+        """The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by :meth:`spectrum` or ``eigen_max``."""
         if self._tolerance_value is None:
             if self._eigen_max is None:
                 raise RuntimeError("the rounding tolerance is fixed by spectrum(); call it first.")
@@ -276,22 +258,16 @@ class CenteredGram:
 
     @property
     def has_matrix(self) -> bool:
-        """Whether the buffer holds ``K_c`` now (False before the first build, after :meth:`cholesky`
-        or :meth:`release`): reading :attr:`matrix` then costs a build."""
+        """Whether the buffer holds ``K_c`` now (else reading :attr:`matrix` costs a build)."""
         return self._matrix is not None
 
-    # ------------------------------------------------------------------ factors
     def cholesky(self) -> tuple[str, torch.Tensor]:
         """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
 
-        ``("raw", L)`` with ``L = chol(K)`` (N, N) of the *raw* Gram matrix, computed **in
-        the memory of** ``K_c`` (restored to ``K`` from the centering statistics), so one
-        ``N x N`` matrix stays alive and :attr:`has_matrix` becomes False (callers that need
-        ``K_c``'s rows read them first, or get kernel evaluations from :meth:`raw_rows`);
-        ``M L`` is a square root of ``K_c`` and ``K^{-1}`` gives dual coefficients. When ``K`` is
-        numerically singular, ``("centered", L_c)`` with ``L_c`` (N, r') a pivoted Cholesky factor
-        of ``K_c`` (at most :attr:`rank` columns).
-        The route depends on ``K`` only, so it is the same for a rebuilt matrix.
+        ``("raw", L)`` with ``L = chol(K)`` (N, N) of the *raw* Gram matrix, computed **in the memory of**
+        ``K_c`` (so :attr:`has_matrix` becomes False); ``M L`` is a square root of ``K_c``. When ``K`` is
+        numerically singular, ``("centered", L_c)``: a pivoted Cholesky factor (N, r') of ``K_c``,
+        ``r' <=`` :attr:`rank`.
         """
         if self._factor is None:
             self._factor = self._compute_cholesky()
@@ -303,8 +279,7 @@ class CenteredGram:
         self._matrix = None  # consumed: the factor takes its memory
         K = centerer.restore_(K_c, lower=True)  # K = K_c + 1 m^T + m 1^T - g, in place
         del K_c
-        # A factorisation that completes reproduces K to its backward error (N eps |K|), whatever
-        # the size of its pivots: the factor serves sampling and solves, not rank decisions.
+        # A completed factorisation reproduces K to its backward error: it serves sampling and solves, not ranks.
         L = cholesky_in_place(K)
         if L is not None:
             return "raw", L
@@ -348,11 +323,8 @@ class CenteredGram:
     def solve(self, k_c: torch.Tensor, route: str) -> torch.Tensor:
         """Dual coefficients ``alpha`` (M, N) with ``K_c alpha = k_c`` for rows ``k_c`` (M, N) in ``range(K_c)``.
 
-        ``route="cholesky"`` with a raw factor (``K`` positive definite): ``alpha = K^{-1} (k_c + t 1)``
-        with ``t = -1^T K^{-1} k_c / 1^T K^{-1} 1`` solves ``M K M alpha = k_c`` (two triangular
-        solves, no other ``N x N`` matrix). Otherwise the pseudo-inverse on the resolved eigenpairs
-        (:meth:`eigh`). Centered: the solution orthogonal to ``1`` (the null vector of ``K_c``).
-        The route is the caller's (fixed by its fit), so results never depend on what was cached.
+        With a raw Cholesky factor, ``alpha = K^{-1} (k_c + t 1)`` with ``t`` making ``1^T alpha = 0``; else
+        the pseudo-inverse on :meth:`eigh`. Centered, the solution is orthogonal to ``1``.
         """
         if route == "cholesky":
             kind, L = self.cholesky()
@@ -368,11 +340,9 @@ class CenteredGram:
         return ((k_c @ vectors) / values) @ vectors.T
 
     def range_is_complement_of_ones(self, route: str) -> bool:
-        """True when ``range(K_c)`` is known to be ``1^perp`` (centered) or everything: a raw Cholesky factor
-        exists (``K`` positive definite), so projecting on ``range(K_c)`` is centering the rows."""
+        """True when ``range(K_c)`` is known to be ``1^perp`` (centered) or everything: a raw Cholesky factor exists."""
         return route == "cholesky" and self.cholesky()[0] == "raw"
 
-    # ------------------------------------------------------------------ new points
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""
         with compute_threads(self._threads):
@@ -385,23 +355,17 @@ class CenteredGram:
         return self._to_training(X_new)
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X_new) @ basis`` (M, k) in row blocks, so an (M, N) block never exists whole.
-
-        When ``X_new`` is the training set and the matrix is alive, its rows are used
-        (no kernel evaluation, as in ``fit_transform``).
-        """
+        """``k_c(X_new) @ basis`` (M, k) in row blocks; the training set uses the matrix's rows while it is alive."""
         with compute_threads(self._threads):
             if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
                 return self.matrix @ basis
             rows = block_rows(self.batch_size, self.n_samples, self.dtype)
             return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
-    # ------------------------------------------------------------------ memory
     def raw_rows(self, start: int, stop: int) -> torch.Tensor:
         """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix (builds no ``N x N`` matrix).
 
-        Un-centered from ``K_c`` while the buffer holds it (``O((stop - start) N)``), else
-        kernel evaluations (``O((stop - start) N D)``); equal up to the rounding of centering.
+        Un-centered from ``K_c`` while the buffer holds it, else kernel evaluations (equal to rounding).
         """
         if self._matrix is None:
             return self.raw_vectors(self.X[start:stop])

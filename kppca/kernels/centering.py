@@ -1,11 +1,4 @@
-"""Centering of Gram matrices and kernel vectors in feature space.
-
-With ``M = I - 11^T/N`` the centered Gram matrix is ``K_c = M K M`` and the
-centered kernel vector of a point is ``k_c(x) = Phi_c^T (phi(x) - m)``. Both only
-need the column means of the training Gram matrix and its grand mean, which
-:class:`KernelCenterer` stores after ``fit``; with ``center=False`` (the
-uncentered model, ``mu = 0``) everything passes through unchanged.
-"""
+"""Centering of Gram matrices and kernel vectors in feature space, from the training column means."""
 
 from __future__ import annotations
 
@@ -17,7 +10,7 @@ from ..io.specs import OPTIONAL, TensorSpec
 
 
 class KernelCenterer:
-    """Center training Gram matrices and test kernel blocks.
+    """Center training Gram matrices (``K_c = M K M``, ``M = I - 11^T/N``) and test kernel blocks.
 
     Parameters
     ----------
@@ -32,8 +25,7 @@ class KernelCenterer:
         ``1^T K 1 / N^2``.
     """
 
-    #: The fitted state a model file may hold (checked at save and load, :mod:`kppca.io.specs`);
-    #: absent in an unused centerer (the primal views of MultiViewKPCA).
+    #: The fitted state a model file may hold (:mod:`kppca.io.specs`); absent in an unused centerer.
     _fitted_constraints = {"column_means_": [TensorSpec(shape=("n",)), OPTIONAL],
                            "grand_mean_": [TensorSpec(shape=()), OPTIONAL]}
 
@@ -48,10 +40,8 @@ class KernelCenterer:
         K : Tensor of shape (N, N), symmetric
             A Gram matrix owned by the caller (never a user's array).
         lower : bool, default False
-            Read and center the lower triangle only (diagonal included): the strict upper
-            triangle may hold anything and is left for the caller to fill
-            (:func:`~kppca.kernels.gram.mirror_lower_`; the correction is symmetric, so the
-            mirrored matrix is the centered symmetric one bitwise).
+            Read and center the lower triangle only (diagonal included), for the caller to mirror
+            (:func:`~kppca.kernels.gram.mirror_lower_`): the result is the same bitwise.
 
         Returns
         -------
@@ -89,9 +79,7 @@ class KernelCenterer:
     def _correct_(self, K: torch.Tensor, apply_: Callable, lower: bool) -> None:
         """``apply_(K_ij, (m_i + m_j) - g)`` in place, by tiles of rows (columns up to the tile's end when ``lower``).
 
-        K symmetric: row means equal column means. Tiles small enough for the CPU cache (one sweep
-        over K's memory instead of three) and large enough to be few operations (each a parallel
-        region); the correction is symmetric bitwise (m_i + m_j = m_j + m_i), so a symmetric K stays so.
+        Tiles fit the CPU cache (one sweep over K); the correction is symmetric bitwise, so K stays symmetric.
         """
         cm, g, N = self.column_means_, self.grand_mean_, K.shape[0]
         tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
@@ -121,8 +109,6 @@ class KernelCenterer:
     def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
         """Invert :meth:`transform` given the (usually unknown) row means ``s = 1^T k / N``.
 
-        ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1`` (spec, "Pre-image").
-
         Parameters
         ----------
         K_c : Tensor of shape (M, N)
@@ -143,12 +129,12 @@ class KernelCenterer:
 
 
 def _column_sums(K: torch.Tensor) -> torch.Tensor:
-    """``K.sum(0)`` accumulated in float64 (no float64 copy of a float32 ``K``: it is converted by row blocks)."""
+    """``K.sum(0)`` accumulated in float64 (a float32 ``K`` converted by row blocks, not copied)."""
     if K.dtype == torch.float64:
         return K.sum(0)  # one reduction over K (a few parallel regions, not one per block)
     sums = torch.zeros(K.shape[1], dtype=torch.float64, device=K.device)
-    # float64 blocks of 1 MiB: with 16 MiB blocks the fit's peak memory grew by up to half of
-    # K's (N = 4,000 float32, tests/test_scale.py): the allocator keeps the freed blocks mapped
+    # float64 blocks of 1 MiB: with 16 MiB blocks the allocator kept enough mapped to grow the fit's
+    # peak memory by up to half of K's (tests/test_scale.py)
     rows = max(1, (1 << 17) // max(1, K.shape[1]))
     for i in range(0, K.shape[0], rows):
         sums += K[i : i + rows].sum(0, dtype=torch.float64)
@@ -156,15 +142,10 @@ def _column_sums(K: torch.Tensor) -> torch.Tensor:
 
 
 def _lower_row_sums(K: torch.Tensor) -> torch.Tensor:
-    """Row sums of the symmetric matrix whose lower triangle (diagonal included) ``K`` holds, in float64.
+    """Row sums (N,) in float64 of the symmetric matrix whose lower triangle (diagonal included) ``K`` holds.
 
-    Row ``a`` sums its own entries left of the diagonal and the entries below it in column ``a``: each
-    tile of rows adds its row sums (left of its diagonal square, and that square's lower triangle) and
-    its column sums (to the earlier rows, and within the square below its diagonal). Tiles of about
-    16 MiB (1 MiB in float32, whose tiles are converted to float64) keep the reductions few and large.
-    Not BLAS ``symv`` (one read instead of two): its sequential sums of ``N`` terms err by up to
-    ``N eps``, and the error of the means enters ``K_c`` as a rank-two term, which made the matrix of
-    nearly constant data indefinite (``tests/test_robustness_sweep.py``).
+    Each tile of rows adds its row sums and its column sums. Not BLAS ``symv``: its sequential sums err
+    by up to ``N eps``, which made the centered matrix of nearly constant data indefinite.
     """
     N = K.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=K.device)

@@ -15,8 +15,7 @@ __all__ = ["ColumnKernel"]
 class ColumnKernel(Kernel):
     """A kernel on a subset of the input columns: ``k(x, y) = base(x[columns], y[columns])``.
 
-    With views stacked side by side (``X = [X_1 ... X_V]``), the multi-view kernel is
-    ``ColumnKernel(k_1, cols_1) + ... + ColumnKernel(k_V, cols_V)``.
+    With views side by side, the multi-view kernel is ``ColumnKernel(k_1, cols_1) + ... + ColumnKernel(k_V, cols_V)``.
 
     Parameters
     ----------

@@ -1,21 +1,9 @@
 """Pairwise distances in a scaled, cancellation-free form, and ``exp(-distance / width)`` without overflow.
 
-Three numerical hazards of the textbook formulas, each handled here once for every
-stationary kernel:
-
-* **cancellation**: the expansion ``|x|^2 + |y|^2 - 2 x.y`` of a squared distance
-  loses ``~ D eps (|x|^2 + |y|^2)``; the data are centered first (on the mean of
-  ``Y``), and the entries where the expansion has cancelled more than half of its
-  significant digits (``d < sqrt(eps) (|x|^2 + |y|_max^2)``: near and identical
-  rows) are recomputed as ``sum (x - y)^2``, so identical rows have distance
-  exactly 0 whether ``Y`` is ``X`` or an equal copy;
-* **over/underflow of the data**: when squares of the (centered) data would
-  overflow or fall into the subnormal range, the data are divided by a power of
-  two ``s`` (exact) and the distances returned in units of ``s``;
-* **over/underflow of the width**: ``1 / (2 bandwidth^2)`` is not representable
-  for ``bandwidth = 1e-300`` or ``1e300``; the exponent is then formed in float64
-  step by step, so the kernel takes its limits (0 off the diagonal, 1 for equal
-  points; all ones) instead of dividing by zero.
+The three hazards of the textbook formulas, handled once for every stationary kernel: cancellation of
+the expansion ``|x|^2 + |y|^2 - 2 x.y`` (centered data; cancelled entries recomputed, so identical rows
+give exactly 0), over/underflow of the data's squares (scaled by an exact power of two), and a width
+whose ``1 / (2 bandwidth^2)`` is not representable (the exponent formed step by step in float64).
 """
 
 from __future__ import annotations
@@ -33,8 +21,7 @@ __all__ = [
 
 
 def power_of_two_scale(m: torch.Tensor | float) -> float:
-    """The power of two ``s`` with ``m / s`` in ``[0.5, 1)`` (``[1, 2)`` above ``2^1023``); 1.0 for ``m = 0`` or a
-    non-finite ``m``."""
+    """The power of two ``s`` with ``m / s`` in ``[0.5, 1)`` (``[1, 2)`` above ``2^1023``); 1.0 for 0 or non-finite."""
     m = float(m)
     if not (m > 0 and math.isfinite(m)):
         return 1.0
@@ -52,23 +39,10 @@ def _needs_scaling(m: float, dtype: torch.dtype, n_terms: int, power: int) -> bo
 
 
 def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, float]:
-    """Pairwise squared Euclidean distances in units of a power of two: ``(D / s^2, s)``.
+    """Squared Euclidean distances (n, m) of ``X`` (n, D), ``Y`` (m, D) in units of a power of two: ``(D / s^2, s)``.
 
-    ``s = 1`` unless the squares of the centered data would over- or underflow the
-    dtype, so for ordinary data ``D`` itself comes back (no extra pass).
-
-    Parameters
-    ----------
-    X : Tensor of shape (n, D)
-    Y : Tensor of shape (m, D)
-        Pass ``X`` itself for a self-distance matrix (the diagonal is then set to 0 at once).
-
-    Returns
-    -------
-    D : Tensor of shape (n, m)
-        Non-negative; exactly 0 for identical rows.
-    s : float
-        A power of two; the distances are ``D * s^2``.
+    ``s = 1`` unless the squares of the centered data would over- or underflow; exactly 0 for identical
+    rows. Pass ``Y is X`` for a self-distance matrix (the diagonal is set to 0 at once).
     """
     same = Y is X
     raw = max(matrix_scale(X), matrix_scale(Y))
@@ -92,16 +66,10 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
 
 
 class SquaredDistancesTo:
-    """Squared distances from new rows to a fixed ``Y`` (m, D), with ``Y``'s share of the work done once.
+    """``X -> scaled_squared_distances(X, Y)`` (bitwise) for a fixed ``Y`` (m, D), with ``Y``'s share done once.
 
-    ``self(X)`` returns what ``scaled_squared_distances(X, Y)`` returns, bitwise: the mean ``c`` of
-    ``Y``, the centered ``Y - c``, its squared row norms and its largest entries are computed here
-    instead of on every call (see :meth:`~kppca.kernels.Kernel.against`). Rows whose scale needs the
-    exact power-of-two rescaling go through :func:`scaled_squared_distances`. Holds one centered copy of ``Y``.
-
-    Parameters
-    ----------
-    Y : Tensor of shape (m, D)
+    Holds ``Y``'s mean, its centered copy, their squared norms and scale; rows that need rescaling go
+    through :func:`scaled_squared_distances`.
     """
 
     def __init__(self, Y: torch.Tensor):
@@ -113,7 +81,7 @@ class SquaredDistancesTo:
         self._yy = (self._Yc * self._Yc).sum(1)
 
     def __call__(self, X: torch.Tensor) -> tuple[torch.Tensor, float]:
-        """``(D / s^2, s)`` of shape (n, m) for rows ``X`` (n, D), as :func:`scaled_squared_distances`."""
+        """``(D / s^2, s)`` (n, m) for rows ``X`` (n, D)."""
         if _overflows_centering(max(matrix_scale(X), self._raw), self.Y):
             return scaled_squared_distances(X, self.Y)
         Xc = X - self._c
@@ -123,16 +91,17 @@ class SquaredDistancesTo:
 
 
 def _overflows_centering(raw: float, Y: torch.Tensor) -> bool:
-    """True when data of largest magnitude ``raw`` must be scaled down before centering on the mean of ``Y``:
-    the mean's sum of ``m`` rows reaches ``m raw`` and a centered value ``2 raw``."""
+    """True when data of largest magnitude ``raw`` must be scaled down before centering on the mean of ``Y``."""
     return math.isfinite(raw) and raw > torch.finfo(Y.dtype).max / (4 * max(Y.shape[0], 1))
 
 
 def _expanded(
     Xc: torch.Tensor, Yc: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, yy: torch.Tensor | None, same: bool
 ) -> torch.Tensor:
-    """``|xc|^2 + |yc|^2 - 2 xc.yc`` (n, m) from centered (and scaled) rows, cancelled entries recomputed from
-    the rows ``X``, ``Y`` as given, clipped at 0. ``yy``: squared norms of ``Yc`` (None when ``same``)."""
+    """``|xc|^2 + |yc|^2 - 2 xc.yc`` (n, m), cancelled entries recomputed from ``X``, ``Y``, clipped at 0.
+
+    ``Xc``, ``Yc``: the centered (and scaled) rows; ``yy``: squared norms of ``Yc`` (None when ``same``).
+    """
     xx = (Xc * Xc).sum(1)
     yy = xx if same else yy
     # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
@@ -147,16 +116,14 @@ def _recompute_cancelled(
 ) -> None:
     """Replace, in place, the entries of ``D`` where the expansion cancelled by direct differences.
 
-    The differences are taken between the rows as given (not centered: rounding the
-    centered rows would cost ``eps |x - c|``, a large part of a small ``|x - y|``), so a
-    recomputed entry is accurate to ``(D + 2) eps`` relative and identical rows give 0.
+    Differences of the rows as given, not centered (whose rounding ``eps |x - c|`` may be most of a small
+    ``|x - y|``): identical rows give 0.
     """
     if same:
         D.diagonal().zero_()
-    # The expansion's rounding error is ~ (D + 2) eps (|x|^2 + |y|^2); below sqrt(eps) (|x|^2 + max |y|^2)
-    # it may have lost half the digits or more. A row-wise threshold (the max over y) keeps the test one
-    # broadcast comparison (no (n, m) temporary of floats); it only flags a few more pairs to recompute.
-    # For a self-distance matrix one scalar threshold flags (i, j) and (j, i) together.
+    # Below sqrt(eps) (|x|^2 + max |y|^2) the expansion may have lost half the digits. The row-wise
+    # threshold (max over y) is one broadcast comparison; for a self-distance matrix one scalar flags
+    # (i, j) and (j, i) together.
     eps = torch.finfo(D.dtype).eps
     if same:
         mask = D < 2.0 * math.sqrt(eps) * xx.max()
@@ -177,13 +144,9 @@ def _recompute_cancelled(
 def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """Pairwise squared Euclidean distances, shape (n, m), translation invariant to rounding.
 
-    The expansion ``|x - c|^2 + |y - c|^2 - 2 (x - c).(y - c)`` with ``c`` the mean of
-    ``Y`` (one matrix product, the dominant cost); entries where it cancelled are
-    recomputed directly, so identical rows give exactly 0 (``k(x, x) = 1`` for the RBF
-    kernel at any scale) whether or not ``Y is X``. ``c`` depends on ``Y`` only, so
-    row blocks of ``X`` (against the same ``Y``) give the same numbers as one call.
-    Distances beyond the dtype's range are ``inf``: use :func:`scaled_squared_distances`
-    to keep them finite.
+    One matrix product of the rows centered on the mean of ``Y``, entries where it cancelled recomputed
+    directly: identical rows give exactly 0, and row blocks of ``X`` give the same numbers as one call.
+    Distances beyond the dtype's range are ``inf``.
 
     Parameters
     ----------
@@ -199,12 +162,7 @@ def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
 
 
 def pairwise_distances(X: torch.Tensor, Y: torch.Tensor, metric: str = "l2") -> tuple[torch.Tensor, float]:
-    """Euclidean (``"l2"``) or L1 (``"l1"``) distances in units of a power of two: ``(d / s, s)``.
-
-    The L1 distance sums ``|x_i - y_i|`` directly (``torch.cdist(p=1)``): no
-    cancellation, identical rows give 0; the data are scaled only when the sum
-    would overflow or underflow.
-    """
+    """Euclidean (``"l2"``) or L1 (``"l1"``, summed directly) distances: ``(d / s, s)``, ``s`` a power of two."""
     if metric == "l2":
         D, s = scaled_squared_distances(X, Y)
         return D.sqrt_(), s
@@ -227,19 +185,12 @@ def _ldexp(x: float, e: int) -> float:
 
 
 def exp_neg_scaled(d: torch.Tensor, s: float, bandwidth: float, power: int) -> torch.Tensor:
-    """``exp(-(d s / bandwidth)^power / power)`` elementwise, in place when possible, for ``power`` 1 or 2.
+    """The kernel ``exp(-(dist / bandwidth)^power / power)``, in place when possible, for ``power`` 1 or 2.
 
-    RBF: ``d`` squared distances in units of ``s^2`` and ``power = 2`` (the argument is
-    ``d s^2 / (2 bandwidth^2)``); Laplacian: L1 distances in units of ``s``, ``power = 1``.
-
-    The width is split as ``bandwidth = m 2^e`` (``m`` in ``[0.5, 1)``) so the factor is
-    formed without over- or underflow and with the same rounding as the textbook
-    ``1 / (2 bandwidth^2)`` (resp. ``/ bandwidth``) up to an exact power of two: scaling
-    the data and the width by the same power of two leaves the kernel bitwise unchanged.
-    When the factor is a normal number of the dtype this is one multiplication
-    (division); otherwise the argument is formed in float64 one factor ``s / bandwidth``
-    at a time, so it overflows to ``+inf`` (kernel 0) only where the true value is huge
-    and is 0 (kernel 1) for ``d = 0``: the kernel's limits at extreme widths.
+    RBF: ``d`` squared distances in units of ``s^2``, ``power = 2``; Laplacian: L1 distances in units of
+    ``s``, ``power = 1``. With ``bandwidth = m 2^e`` the factor has the textbook rounding up to an exact power
+    of two (scaling data and width alike changes nothing); when it is not a normal number the argument is
+    formed in float64, one factor ``s / bandwidth`` at a time, so extreme widths give the kernel's limits.
     """
     info = torch.finfo(d.dtype)
     m, e = math.frexp(bandwidth)

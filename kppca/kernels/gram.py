@@ -19,10 +19,6 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
     """``K = [k(x_i, x_j)]`` (N, N), exactly symmetric, with no ``N x N`` temporary.
 
     :func:`lower_gram_matrix` (the same parameters), then :func:`mirror_lower_`.
-
-    Returns
-    -------
-    Tensor of shape (N, N), on ``X``'s device and dtype.
     """
     K, _ = lower_gram_matrix(kernel, X, batch_size=batch_size)
     return mirror_lower_(K)
@@ -31,34 +27,23 @@ def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = Non
 def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = None) -> tuple[torch.Tensor, float]:
     """The lower triangle of ``K = [k(x_i, x_j)]`` (N, N) and ``max |K_ij|``, with no ``N x N`` temporary.
 
-    Row block ``b`` is evaluated against the points up to its end only (the lower
-    triangle); the strict upper triangle is left unwritten (:func:`mirror_lower_` fills
-    it), since the Lanczos iteration and the centering read one triangle. The kernel is evaluated on
-    about ``N^2 / 2`` pairs and the memory beyond the result is one block of
-    ``batch_size x N`` values (by default about 128 MiB, see
-    :func:`kppca._linalg.block_rows`). The diagonal is ``kernel.diag(X)``, exact for
-    stationary kernels (``k(x, x) = 1`` for the RBF kernel). The RBF kernel's blocks are
-    written in place (see :func:`_rbf_filler`): no block temporary at all, and a few dozen large
-    operations in all (a parallel region per small operation costs a spinning thread on shared
-    cores). All of it runs in torch's thread pool: alternating with another library's pool would
-    leave one pool's threads spinning while the other works.
-
-    A :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong)
-    is evaluated on full row blocks instead, and checked for symmetry: a kernel must
-    satisfy ``k(x, y) = k(y, x)``.
+    Each row block is evaluated against the points up to its end only (about ``N^2 / 2`` pairs), since
+    the Lanczos iteration and the centering read one triangle; the diagonal is ``kernel.diag(X)``. The
+    RBF kernel's blocks are written in place, in a few large operations. A
+    :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong) is evaluated on full
+    row blocks instead and checked for symmetry.
 
     Parameters
     ----------
     kernel : Kernel
     X : Tensor of shape (N, D)
     batch_size : int, optional
-        Rows per block.
+        Rows per block (by default blocks of about 128 MiB).
 
     Returns
     -------
     K : Tensor of shape (N, N), on ``X``'s device and dtype
-        Its lower triangle (diagonal included) holds the kernel values; the strict upper
-        triangle is unspecified (it may be anything, NaN included).
+        Its lower triangle (diagonal included) holds the kernel values; the strict upper one is unspecified.
     scale : float
         ``max |K_ij|`` (NaN when an entry is not finite).
 
@@ -84,13 +69,12 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
         _check_symmetric(K, rows)
         return K, matrix_scale(K)
     if fill is not None and batch_size is None:
-        # Written in place, a block costs no memory: fewer, larger products run closer to peak speed,
-        # while 16 blocks of the triangle compute only 1 / 16 more products than the triangle itself.
+        # Written in place, a block costs no memory: 16 large blocks run closer to peak speed and
+        # compute only 1 / 16 more products than the triangle.
         rows = max(rows, -(-N // 16))
     diagonal = kernel.diag(X)
-    # The RBF fill's entries are exp of a non-positive (clipped) exponent, so in [0, 1]: the largest is
-    # on the diagonal (1), and no pass over K is needed. NaN is impossible there: the exponent is a
-    # product of finite rows whose squares _rbf_filler checked against overflow.
+    # The RBF fill's entries are in [0, 1], never NaN (finite rows, checked squares): the diagonal's 1 is
+    # the largest, so no pass over K is needed.
     scales = [matrix_scale(diagonal)]
     for i in range(0, N, rows):
         j = min(i + rows, N)
@@ -107,11 +91,7 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
 
 
 def mirror_lower_(K: torch.Tensor, *, batch_size: int | None = None) -> torch.Tensor:
-    """Copy the lower triangle of ``K`` (N, N) into its strict upper triangle, **in place**: ``K`` exactly symmetric.
-
-    Column blocks of the upper triangle are written from row blocks of the lower one; the
-    diagonal blocks from their own lower triangles. Returns ``K``.
-    """
+    """Copy the lower triangle of ``K`` (N, N) into its strict upper triangle **in place**, by blocks; returns ``K``."""
     N = K.shape[0]
     rows = block_rows(batch_size, N, K.dtype)
     for i in range(0, N, rows):
@@ -122,23 +102,16 @@ def mirror_lower_(K: torch.Tensor, *, batch_size: int | None = None) -> torch.Te
     return K
 
 
-#: Rows of a block whose exponential is taken at once: the two passes (clip, exp) over a tile find it
-#: still in the outer CPU cache for moderate ``N``, and a block takes a few operations, not one
-#: parallel region per handful of rows.
+#: Rows whose exponential is taken at once: the second pass (clip, exp) finds the tile still in the CPU cache.
 _TILE_ROWS = 256
 
 
 def _rbf_filler(kernel: RBF, X: torch.Tensor) -> Callable[[int, int, torch.Tensor], None] | None:
-    """``fill(i, j, out)``, writing ``out = K[i:j, :j]`` of the RBF kernel on ``X`` in place; None where its exponent
-    is not representable.
+    """``fill(i, j, out)`` writing ``out = K[i:j, :j]`` of the RBF kernel on ``X`` in place; None where unsafe.
 
-    With ``Z = sqrt(2 gamma) (X - c)`` (``c`` the mean of ``X``, for translation invariance as in
-    :func:`~kppca.kernels.squared_distances`) and ``s_i = |z_i|^2 / 2``,
-    ``-gamma |x_i - x_j|^2 = z_i . z_j - s_i - s_j``: the product of the rows ``[z_i, -s_i, 1]`` and
-    ``[z_j, 1, -s_j]``, so one BLAS call gives the exponent (no element-wise pass subtracts the
-    norms); clipped at 0 (rounding), then ``exp``, in two in-place passes over tiles. The entries agree
-    with ``kernel.gram`` to the rounding of the expansion (``~ (D + 2) eps`` relative to the squared
-    norms); the caller sets the diagonal to exactly 1.
+    With ``Z = sqrt(2 gamma) (X - mean)`` and ``s_i = |z_i|^2 / 2``, the exponent ``z_i . z_j - s_i - s_j``
+    is one BLAS product of the rows ``[z_i, -s_i, 1]`` and ``[z_j, 1, -s_j]``, then clipped at 0 and
+    exponentiated in place; it agrees with ``kernel.gram`` to the rounding of the expansion.
     """
     gamma = kernel.gamma  # validates the bandwidth
     if not (0.0 < gamma < math.inf):

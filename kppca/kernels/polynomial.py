@@ -1,9 +1,7 @@
-"""The polynomial kernel and its exact finite feature map (the monomials), in one place.
+"""The polynomial kernel and its exact finite feature map (the monomials).
 
-:class:`kppca.features.PolynomialFeatures` (the primal model's map) and
-:meth:`Polynomial.explicit_features` (the exact rank of a polynomial Gram matrix)
-both use :func:`monomial_map`, so the check of ``degree``/``coef0`` and the map live
-next to each other and :mod:`kppca.features` only imports :mod:`kppca.kernels`.
+The map serves both :class:`kppca.features.PolynomialFeatures` and the exact rank of a polynomial Gram
+matrix, so it lives here, next to the check of ``degree``/``coef0``.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ MAX_MONOMIALS = 200_000
 def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
     """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``.
 
-    ``coef0^degree`` (the kernel at ``x . y = 0``) must be a finite float64: beyond that
-    every value of the kernel overflows whatever the data, so the parameters are refused.
+    ``coef0^degree`` (the kernel at ``x . y = 0``) must be a finite float64, or every value would overflow.
     """
     degree = int(check_scalar(degree, "degree", [Interval(Integral, 0, None, closed="neither")]))
     coef0 = float(check_scalar(coef0, "coef0 (>= 0: a positive semi-definite kernel)", [Interval(Real, 0, None)]))
@@ -41,20 +38,11 @@ def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
 
 
 def monomial_map(n_features: int, degree: object, coef0: object) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """The exact map of ``(x . y + coef0)^degree`` on ``R^n_features``: ``(index, weights, coef0)``.
+    """The exact map of ``(x . y + coef0)^degree`` on ``R^n_features``: ``(index (d, degree), weights (d,), coef0)``.
 
-    Writing ``x~ = [sqrt(coef0), x]``, the kernel is ``(x~ . y~)^degree``; its expansion
-    gives one feature per multiset ``alpha`` of ``degree`` indices of ``x~``:
-    ``sqrt(multinomial(alpha)) * prod_j x~_{alpha_j}``.
-
-    Returns
-    -------
-    index : Tensor of shape (d, degree), long
-        The multisets (indices into ``x~``).
-    weights : Tensor of shape (d,), float64
-        ``sqrt(multinomial(alpha))``.
-    coef0 : float
-        The validated ``coef0``.
+    With ``x~ = [sqrt(coef0), x]``, one feature per multiset ``alpha`` (a row of ``index``) of ``degree``
+    indices of ``x~``: ``sqrt(multinomial(alpha)) * prod_j x~_{alpha_j}``; ``weights`` (float64) holds
+    the square roots, ``coef0`` is validated.
     """
     degree, coef0 = check_polynomial_params(degree, coef0)
     dim = n_features + 1
@@ -77,19 +65,14 @@ def apply_monomial_map(X: torch.Tensor, index: torch.Tensor, weights: torch.Tens
 
 
 class Polynomial(Kernel):
-    """Polynomial kernel ``k(x, y) = (x . y + coef0)^degree``.
+    """Polynomial kernel ``k(x, y) = (x . y + coef0)^degree``; values beyond the dtype's range are ``inf``.
 
     Parameters
     ----------
     degree : int, default 2
         Positive integer (checked on use).
     coef0 : float, default 1.0
-        Must be non-negative so that the kernel is positive semi-definite.
-
-    Notes
-    -----
-    Raises ``ValueError`` on use when ``coef0**degree`` overflows float64 (every value
-    would). Values that overflow for the given data are ``inf``, as for :class:`Linear`.
+        Non-negative, so that the kernel is PSD; ``coef0**degree`` must not overflow float64 (checked on use).
     """
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):
@@ -100,12 +83,9 @@ class Polynomial(Kernel):
         check_polynomial_params(self.degree, self.coef0)
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
-        """The exact map (:func:`monomial_map`) while it has at most
-        :data:`~kppca.kernels.base.MAX_EXPLICIT_FEATURES` features, else None.
+        """The exact map (:func:`monomial_map`) while it has at most ``MAX_EXPLICIT_FEATURES`` features, else None.
 
-        Its dimension only bounds the rank, which the features give exactly (the
-        constant feature of ``coef0 > 0`` disappears on centering, points on a curve
-        satisfy polynomial relations).
+        Its dimension only bounds the rank; the features give it exactly.
         """
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
         D = X.shape[1]

@@ -1,26 +1,10 @@
 """The rank ``r`` of a centered Gram matrix, decided by the kernel's structure where possible.
 
-``sigma2_ML = (trace(K_c) - sum_{p<=q} lam_p) / (N (r - q))`` needs the rank ``r`` of
-``K_c`` (the dimension of ``H_E = span{phi_i - m}``). Counting eigenvalues above a
-rounding threshold makes ``r`` depend on the dtype and on the eigensolver: the
-threshold ``N eps lam_1`` grows like ``N^2 eps`` and in float32 at large ``N`` it
-swallows most of a smooth kernel's spectrum. The rule used instead (see
-``docs/theory.md``, "The rank r"):
-
-* **strictly positive definite kernels** (RBF, Laplacian): the Gram matrix of
-  distinct points is positive definite, so ``r = n_distinct - 1`` centered
-  (``n_distinct`` uncentered), exactly, whatever the dtype: no numerical test;
-* **explicit finite feature maps** (the linear kernel, a feature map used as a
-  kernel, the polynomial kernel's exact map and sums and products of these, while
-  they have at most :data:`~kppca.kernels.base.MAX_EXPLICIT_FEATURES` features): the
-  rank of the centered features, counted in float64 from the ``d x d`` scatter
-  (centered before the product, so its rounding level is that of the data, not of
-  ``|x|^2``); the primal model uses the same count. A dimension count alone would
-  only bound the rank (centering removes a constant feature; points on a curve
-  satisfy polynomial relations);
-* **anything else** (a user's callable, a polynomial kernel on wide inputs): None --
-  the model falls back on a numerical count (eigenvalues, or a pivoted Cholesky
-  factorisation), in the model's dtype.
+``sigma2_ML`` needs ``r``; counting eigenvalues above a rounding threshold would make it depend on the
+dtype and the eigensolver (in float32 at large ``N`` the threshold swallows most of a smooth kernel's
+spectrum). So a strictly positive definite kernel gives ``r`` from the distinct rows, an explicit finite
+feature map from its centered features in float64, and anything else None (a numerical count in the
+model's dtype); see docs/theory, "The rank r".
 """
 
 from __future__ import annotations
@@ -40,10 +24,8 @@ def count_distinct_rows(X: torch.Tensor) -> int:
         return int(X.shape[0])
     if X.device.type != "cpu":
         return int(torch.unique(X, dim=0).shape[0])
-    # Adding 0.0 turns -0.0 into +0.0, the one pair of equal values with different bits (X is finite),
-    # so rows are equal exactly when their bits are. A wrap-around integer sum of each row's bits is
-    # the same for equal rows whatever the order of summation: only rows sharing that sum (rare)
-    # are compared, by their bytes. Linear in N D; a lexicographic sort of the rows is not.
+    # After + 0.0 (-0.0 becomes +0.0) finite rows are equal exactly when their bits are. Only rows sharing
+    # a wrap-around integer sum of their bits (rare) are compared by their bytes: linear in N D, unlike a sort.
     rows = (X + 0.0).numpy()
     bits = rows.view(np.dtype(f"u{rows.itemsize}"))
     sums = np.add.reduce(bits, axis=1, dtype=np.uint64)
@@ -60,11 +42,8 @@ def count_distinct_rows(X: torch.Tensor) -> int:
 def centered_feature_rank(Phi: torch.Tensor, center: bool) -> int:
     """Numerical rank of the (centered) rows of ``Phi`` (n, d), counted in float64.
 
-    The scatter ``sum_i (phi_i - m)(phi_i - m)^T`` (or, for ``d > n``, the ``n x n``
-    Gram matrix of the centered rows) is accumulated in float64 by row blocks of
-    bounded memory; its eigenvalues are counted against
-    :func:`kppca._linalg.feature_rank`'s threshold. float32 and float64 features of
-    the same data give the same count.
+    From the eigenvalues of the float64 scatter of the centered rows (or their ``n x n`` Gram matrix
+    for ``d > n``), so float32 and float64 features of the same data give the same count.
 
     Parameters
     ----------
@@ -91,7 +70,7 @@ def centered_feature_rank(Phi: torch.Tensor, center: bool) -> int:
 
 
 def structural_rank(kernel: Kernel, X: torch.Tensor, center: bool) -> int | None:
-    """The rank of the (centered) Gram matrix of ``kernel`` on ``X`` by the rule of this module.
+    """The rank of the (centered) Gram matrix of ``kernel`` on ``X`` by the rule of this module, without the matrix.
 
     Parameters
     ----------

@@ -1,8 +1,7 @@
-"""Kernels by name: the ``kernel="rbf"`` strings of the models and the names used in model files.
+"""Kernels by name, for ``kernel="rbf"`` and for model files.
 
-One table, :data:`KERNELS`, serves both :func:`as_kernel` and
-:mod:`kppca.io`; a model file names its kernel class by a key
-of this table (never by an import path), so loading can only build these classes.
+A model file names its kernel class by a key of :data:`KERNELS` (never by an import path), so loading
+can only build these classes.
 """
 
 from __future__ import annotations
@@ -23,10 +22,8 @@ def as_kernel(kernel: Kernel | Callable | str | None) -> Kernel:
     Parameters
     ----------
     kernel : Kernel, callable ``fn(X, Y)``, str or None
-        A :class:`Kernel` is returned as is; a name of :data:`KERNELS`
-        (case-insensitive) gives that kernel with default parameters (``"rbf"`` and
-        ``"laplacian"``: a width to resolve from the data, see :meth:`Kernel.resolve`); None
-        gives :class:`Linear`; any other callable is wrapped in :class:`CallableKernel`.
+        A :class:`Kernel` as is; a name of :data:`KERNELS` (case-insensitive): that kernel with
+        default parameters; None: :class:`Linear`; a callable: wrapped in :class:`CallableKernel`.
 
     Returns
     -------

@@ -1,8 +1,4 @@
-"""The standard kernels: linear, RBF (Gaussian) and Laplacian (the polynomial kernel: :mod:`.polynomial`).
-
-The stationary kernels take a width ``bandwidth``, a number or a rule resolved from the training data
-(:mod:`kppca.kernels.bandwidth`); every positive finite width works (:mod:`kppca.kernels.distances`).
-"""
+"""The standard kernels: linear, RBF (Gaussian) and Laplacian (the polynomial kernel: :mod:`.polynomial`)."""
 
 from __future__ import annotations
 
@@ -26,8 +22,7 @@ __all__ = ["Linear", "RBF", "Laplacian"]
 class Linear(Kernel):
     """``k(x, y) = x . y``; the feature map is the identity.
 
-    Values beyond the dtype's range are ``inf`` (IEEE): the estimators check their Gram
-    matrices and say to rescale X, while an optimiser probing a far point sees ``inf``.
+    Values beyond the dtype's range are ``inf``: the estimators check their Gram matrices and say to rescale X.
     """
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor:
@@ -80,19 +75,15 @@ class _Stationary(Kernel):
 class RBF(_Stationary):
     """Gaussian kernel ``k(x, y) = exp(-||x - y||^2 / (2 bandwidth^2))``.
 
-    Translation invariant to rounding; identical rows give exactly 1 (see
-    :func:`~kppca.kernels.distances.scaled_squared_distances`).
+    Translation invariant to rounding; identical rows give exactly 1.
 
     Parameters
     ----------
     bandwidth : float or {"scale", "median"}, default "scale"
-        The length scale sigma of the paper (not scikit-learn's ``gamma``;
-        ``gamma = 1 / (2 bandwidth^2)``), positive and finite; or a rule resolved
-        from the training data by :meth:`resolve` (``"scale"``: scikit-learn's
-        ``gamma="scale"``, ``bandwidth = sqrt(D Var(X) / 2)``; ``"median"``: the median
-        distance between training points, about twice as wide on Gaussian data).
-        "scale" is the default: it follows the data's scale and had the lower held-out
-        error of the two rules on digits, two moons and a regression. Checked on use.
+        The length scale sigma (scikit-learn's ``gamma = 1 / (2 bandwidth^2)``), positive and finite;
+        or a rule resolved from the training data by :meth:`resolve`: ``"scale"`` (scikit-learn's
+        ``gamma="scale"``, ``sqrt(D Var(X) / 2)``; the lower held-out error of the two in our
+        comparisons) or ``"median"`` (the median distance between training points). Checked on use.
     """
 
     strictly_positive_definite = True  # Gaussian kernels have full-rank Gram matrices on distinct points
@@ -119,15 +110,13 @@ class RBF(_Stationary):
 class Laplacian(_Stationary):
     """Laplacian kernel ``k(x, y) = exp(-||x - y||_1 / bandwidth)`` (L1 distance, as scikit-learn).
 
-    ``torch.cdist(p=1)`` sums ``|x_i - y_i|`` directly (no expansion), so the
-    kernel is translation invariant to rounding.
+    Translation invariant to rounding (the L1 distance is summed directly).
 
     Parameters
     ----------
     bandwidth : float or "median", default "median"
-        Length scale (scikit-learn's ``gamma = 1 / bandwidth``), positive and finite;
-        or ``"median"``, the median L1 distance between training points, resolved by
-        :meth:`resolve`. Checked on use.
+        Length scale (scikit-learn's ``gamma = 1 / bandwidth``), positive and finite; or ``"median"``,
+        the median L1 distance between training points, resolved by :meth:`resolve`. Checked on use.
     """
 
     strictly_positive_definite = True  # exp(-|t|) has a positive Fourier transform (Bochner)
