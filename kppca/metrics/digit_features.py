@@ -168,7 +168,7 @@ def train_digit_features(
 
 
 def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Every layer's input and the logits: ``[h, relu(h W1^T + b1), ..., logits]`` (what ``torch.nn.Linear`` computes)."""
+    """Every layer's input and the logits: ``[h, relu(h W1^T + b1), ..., logits]`` (as ``torch.nn.Linear``)."""
     outputs = [h]
     for i, (w, b) in enumerate(zip(weights, biases)):
         h = torch.addmm(b, h, w.T)
