@@ -1,9 +1,4 @@
-"""The option groups the ``kppca`` commands share, built without importing the library.
-
-The commands build their parsers from here (``commands/*`` import this module, and
-:mod:`kppca.cli.parser` imports the commands: no cycle). Nothing here imports torch:
-``kppca COMMAND --help`` is as fast as ``kppca --help``.
-"""
+"""The option groups the ``kppca`` commands share; importing no torch, ``kppca COMMAND --help`` is immediate."""
 
 from __future__ import annotations
 
