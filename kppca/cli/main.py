@@ -111,8 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     def show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None):
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
-    if args.seed is None:
-        args.seed = DEFAULTS["seed"]
     if args.bandwidth is None and not getattr(args, "model", None):
         args.bandwidth = DEFAULTS["bandwidth"]
 
