@@ -104,8 +104,7 @@ class _FusedAdam:
     ``torch.optim.Adam(fused=True)``, which calls it per parameter).
     """
 
-    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float):
         sizes = [p.numel() for p in params]
         self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.grad = torch.zeros_like(self.flat)
@@ -113,8 +112,8 @@ class _FusedAdam:
         self.grads = [g.view(p.shape) for g, p in zip(self.grad.split(sizes), params)]
         self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
         self.steps = torch.zeros((), dtype=torch.float32)  # the kernel reads the count from a tensor
-        self.options = dict(lr=lr, beta1=betas[0], beta2=betas[1], weight_decay=weight_decay, eps=eps,
-                            amsgrad=False, maximize=False)
+        self.options = dict(lr=lr, beta1=0.9, beta2=0.999, weight_decay=weight_decay, eps=1e-8, amsgrad=False,
+                            maximize=False)
 
     def step(self) -> None:
         self.steps += 1
