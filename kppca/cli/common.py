@@ -1,8 +1,6 @@
 """What the commands of ``kppca`` share: stages with timings, data, model, output checks, and the errors.
 
-Module level imports only the standard library: the parser (:mod:`kppca.cli.options`)
-reads :data:`DEFAULTS` and :data:`PROG` from here before the library is loaded; the
-functions import torch, the models and matplotlib when a command runs.
+Module level imports only the standard library (the parser reads :data:`DEFAULTS` and :data:`PROG`).
 """
 
 from __future__ import annotations
@@ -22,9 +20,8 @@ PROG = "kppca"
 #: confidence, balance, novelty and time constraints.
 DEFAULTS = {"n_train": 2000, "bandwidth": 5.0, "n_components": 30, "seed": 0, "dtype": "float64"}
 
-# Errors a user can fix once the options are accepted (missing files, data that do not fit the
-# settings, numbers out of floating-point range): reported in one line, exit status 1 (no
-# traceback; --debug shows it).
+# Errors a user can fix once the options are accepted (missing files, data that do not fit the settings,
+# numbers out of floating-point range): one line, exit status 1.
 USER_ERRORS = (ValueError, TypeError, OSError, NotImplementedError, LookupError, ArithmeticError)
 
 
@@ -33,10 +30,7 @@ class UserError(Exception):
 
 
 class OptionError(UserError):
-    """An option value the library refuses, found before any work: an argument error (exit status 2).
-
-    The message names the option (``argument --bandwidth: ...``), as argparse's own errors do.
-    """
+    """An option value the library refuses, found before any work: ``argument --bandwidth: ...``, exit status 2."""
 
     def __init__(self, option: str, message: str):
         super().__init__(f"argument {option}: {message}")
@@ -57,8 +51,7 @@ class Stages:
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs.
 
-        Once torch is loaded (every stage but the import), in a compute section (:func:`kppca._linalg.compute_threads`):
-        the fit, the pre-images and the report's judges run on the threads the machine has free, not on spinning ones.
+        Once torch is loaded, in a compute section: on the threads the machine has free, not on spinning ones.
         """
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
@@ -130,8 +123,7 @@ def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
 def build_model(args: argparse.Namespace) -> Any:
     """The unfitted model of the options; a value the library refuses is an :class:`OptionError`.
 
-    Checked before any data is read: the kernel is evaluated once on two points, so a
-    bandwidth whose kernel cannot be computed (``--bandwidth 1e-300``) is an argument error.
+    The kernel is tried on two points before any data is read (``--bandwidth 1e-300`` is an argument error).
     """
     import numpy as np
 
@@ -210,10 +202,9 @@ def image_shape(model: Any) -> tuple[int, int]:
 
 
 def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file argument, checked with the standard library alone (before torch is imported).
+    """``--model`` is a readable file, ``--mnist-dir`` a folder and each ``(path, what)`` of ``outputs`` writable.
 
-    ``--model`` must be a readable file, ``--mnist-dir`` a folder, and each of ``outputs``
-    (``(path, what)``) writable: a typo answers at once, not after the library has loaded.
+    Standard library only: a typo answers at once, not after the library has loaded.
     """
     model = getattr(args, "model", None)
     if model:

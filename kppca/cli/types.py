@@ -1,12 +1,7 @@
 """Argument types of the ``kppca`` command: numbers in a range, digits and names.
 
-Nothing here imports torch or the models: argument errors are reported before the
-library is loaded (``kppca sample --bandwidth -1`` answers in a fraction of a second).
-The ranges are those of the library's own constraints, stated in the same words
-("must be an int in the range [1, inf), got 0"), and the names those the library
-accepts; ``tests/cli/test_cli.py`` checks the ranges against
-:func:`kppca._param_validation.check_scalar` value by value and the names against the
-library's constants.
+Nothing here imports torch, so argument errors answer before the library loads. The ranges and names are the
+library's, in its words ("must be an int in the range [1, inf), got 0"); ``tests/cli/test_cli.py`` checks them.
 """
 
 from __future__ import annotations

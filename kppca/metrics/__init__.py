@@ -1,12 +1,7 @@
-"""Criteria for evaluating and selecting fitted models.
+"""Criteria for evaluating and selecting fitted models, and for judging generated samples.
 
-:func:`reconstruction_error` and its scorers (:func:`make_reconstruction_scorer`,
-:data:`reconstruction_scorer`) measure held-out error in the input space, so they
-compare models across kernels, bandwidths and feature maps, unlike
-``score`` (a log-likelihood on the model's own ``H_E``). For novelty detection
-see the models' ``novelty_score``. For generated samples, :func:`sample_quality`
-(classifier confidence, class balance, novelty, MMD two-sample test, Fréchet
-feature distance: :func:`frechet_distance`, :func:`digit_features`).
+:func:`reconstruction_error` and its scorers measure held-out error in the input space, so they compare
+models across kernels and feature maps, unlike ``score`` (a log-likelihood on the model's own ``H_E``).
 """
 
 from .digit_features import DigitFeatures, digit_features, train_digit_features

@@ -1,21 +1,10 @@
 """A small digit classifier whose hidden layer gives the features of the Fréchet distance.
 
-The Fréchet Inception Distance compares generated and real images in the feature space of
-a network trained on real images. For 28 x 28 digits a multilayer perceptron
-(``D -> 256 -> 64 -> classes``, ReLU) trained for a few seconds on CPU is enough, with no
-download: its 64 hidden units separate the classes and respond to strokes, so blur, noise and
-class mixtures all move the feature distribution. Train it on held-out real digits;
-:func:`digit_features` keeps trained networks in memory, keyed by the data and settings.
-
-Training is deterministic: weights and mini-batch order come from a ``torch.Generator``
-seeded by ``random_state``, and it runs in float32 on one CPU thread whatever
-``torch.get_num_threads()`` says (products of another thread count round differently and
-would move the distances in their third or fourth digit; the features are evaluated on one
-thread too). It is written out rather than run through autograd and ``torch.optim``: the
-backward pass of three linear layers is three pairs of products, the update one call of torch's
-fused Adam kernel on one flat parameter vector, and constructing a ``torch.optim`` optimiser
-imports ``torch._dynamo``, a cost of the order of the training itself. Each gradient comes from
-the operation autograd would call, so the weights are bitwise those of autograd with
+An MLP (``D -> 256 -> 64 -> classes``, ReLU) trains in seconds on CPU with no download, and its hidden
+units respond to strokes, so blur, noise and class mixtures move the features. Training is deterministic:
+a seeded ``torch.Generator``, float32, one CPU thread (another thread count rounds differently). The
+backward pass and the fused Adam step are written out (importing ``torch.optim`` costs as much as the
+training) with the operations autograd calls, so the weights are bitwise those of
 ``torch.optim.Adam(fused=True)`` (``tests/metrics/test_frechet.py`` checks it).
 """
 
@@ -97,10 +86,9 @@ class DigitFeatures:
 
 
 def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """``(weight, bias)`` of each layer, ``weight`` of shape (fan_out, fan_in), drawn from ``gen`` only.
+    """``(weight (fan_out, fan_in), bias)`` of each layer, drawn from ``gen`` only.
 
-    Tensors, not ``torch.nn.Linear`` modules: a module draws its own initial weights from torch's global
-    generator, which would move the caller's random stream.
+    Not ``torch.nn.Linear``: it would draw from torch's global generator, moving the caller's random stream.
     """
     layers = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
@@ -110,16 +98,13 @@ def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Ten
 
 
 class _FusedAdam:
-    """Adam (L2 weight decay added to the gradient) over parameters held as views of one flat vector.
+    """Adam (L2 weight decay) over parameters and gradients held as views of one flat vector each.
 
-    ``params`` and ``grads`` are views of ``flat`` and ``grad``: the backward pass writes each
-    gradient straight into its view, and a step is one call of torch's fused Adam kernel on the
-    whole vector (what ``torch.optim.Adam(fused=True)`` calls per parameter; elementwise, so the
-    same values).
+    A step is one call of torch's fused Adam kernel on the whole vector (elementwise: the values of
+    ``torch.optim.Adam(fused=True)``, which calls it per parameter).
     """
 
-    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float):
         sizes = [p.numel() for p in params]
         self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.grad = torch.zeros_like(self.flat)
@@ -127,8 +112,8 @@ class _FusedAdam:
         self.grads = [g.view(p.shape) for g, p in zip(self.grad.split(sizes), params)]
         self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
         self.steps = torch.zeros((), dtype=torch.float32)  # the kernel reads the count from a tensor
-        self.options = dict(lr=lr, beta1=betas[0], beta2=betas[1], weight_decay=weight_decay, eps=eps,
-                            amsgrad=False, maximize=False)
+        self.options = dict(lr=lr, beta1=0.9, beta2=0.999, weight_decay=weight_decay, eps=1e-8, amsgrad=False,
+                            maximize=False)
 
     def step(self) -> None:
         self.steps += 1
@@ -147,10 +132,9 @@ def train_digit_features(
     weight_decay: float = 1e-4,
     random_state: int = 0,
 ) -> DigitFeatures:
-    """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,).
+    """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,), deterministically.
 
-    Adam with mini-batches and a small weight decay, on one thread; deterministic for a given
-    ``random_state`` (see the module docstring).
+    Mini-batch Adam with a small weight decay, on one thread (see the module docstring).
     """
     Xa = np.asarray(X, dtype=np.float32)
     ya = np.asarray(y)
@@ -183,7 +167,7 @@ def train_digit_features(
 
 
 def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Every layer's input and the logits: ``[h, relu(h W1^T + b1), ..., logits]`` (what ``torch.nn.Linear`` computes)."""
+    """Every layer's input and the logits: ``[h, relu(h W1^T + b1), ..., logits]`` (as ``torch.nn.Linear``)."""
     outputs = [h]
     for i, (w, b) in enumerate(zip(weights, biases)):
         h = torch.addmm(b, h, w.T)
@@ -195,9 +179,7 @@ def _backward(X: torch.Tensor, y: torch.Tensor, weights: list[torch.Tensor], bia
               weight_grads: list[torch.Tensor], bias_grads: list[torch.Tensor], rows: torch.Tensor) -> None:
     """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``.
 
-    Each step calls the operation autograd calls (bitwise the same gradients): the loss's gradient
-    through ``_log_softmax_backward_data`` with ``-1 / B`` at each target, a product's weight gradient
-    as ``g^T h`` and its input gradient as ``g W``, a ReLU's by ``threshold_backward``.
+    Each step calls the operation autograd calls, so the gradients are bitwise the same.
     """
     outputs = _logits(X, weights, biases)
     log_p = torch.log_softmax(outputs.pop(), 1)

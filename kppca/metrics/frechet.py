@@ -1,17 +1,8 @@
 """The Fréchet distance between Gaussian fits of two sets of features (the FID recipe).
 
-For two sets of feature vectors with means ``mu1, mu2`` and covariances ``S1, S2``,
-the Fréchet (2-Wasserstein) distance between the Gaussians ``N(mu1, S1)`` and
-``N(mu2, S2)`` is::
-
-    d^2 = |mu1 - mu2|^2 + Tr(S1) + Tr(S2) - 2 Tr((S1^1/2 S2 S1^1/2)^1/2)
-
-(Dowson & Landau, 1982). ``Tr((S1 S2)^1/2)`` of the FID papers is the same number:
-``S1 S2`` is similar to the symmetric ``S1^1/2 S2 S1^1/2``, whose square root this
-module takes with two symmetric eigendecompositions in float64 (no complex
-``sqrtm`` round-off). With features from the hidden layer of a digit classifier
-(:mod:`kppca.metrics.digit_features`), :func:`frechet_feature_distance` is the
-Fréchet Inception Distance with a network small enough to train offline in seconds.
+``Tr((S1 S2)^1/2)`` of the FID papers is taken as ``Tr((S1^1/2 S2 S1^1/2)^1/2)``, the same number, with
+two symmetric eigendecompositions in float64 (no complex ``sqrtm`` round-off). With the features of
+:mod:`kppca.metrics.digit_features` it is the Fréchet Inception Distance of a network trained offline.
 """
 
 from __future__ import annotations
@@ -49,7 +40,7 @@ def gaussian_statistics(features: ArrayLike) -> tuple[torch.Tensor, torch.Tensor
 
 
 def frechet_distance(mu1: ArrayLike, S1: ArrayLike, mu2: ArrayLike, S2: ArrayLike) -> float:
-    """Fréchet distance ``|mu1 - mu2|^2 + Tr(S1 + S2 - 2 (S1^1/2 S2 S1^1/2)^1/2)`` (see the module docstring).
+    """Fréchet (2-Wasserstein) distance ``|mu1 - mu2|^2 + Tr(S1 + S2 - 2 (S1^1/2 S2 S1^1/2)^1/2)`` of two Gaussians.
 
     Parameters
     ----------

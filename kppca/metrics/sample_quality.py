@@ -1,29 +1,4 @@
-"""How good are generated samples? Class balance, recognisability, novelty and a two-sample test.
-
-:func:`sample_quality` compares generated samples with held-out real ones (the
-``reference``, with its labels):
-
-* a classifier trained on the reference (logistic regression on the raw inputs by
-  default) labels the samples: its mean confidence (max class probability), the
-  class histogram, the *effective number of classes* ``exp(entropy)`` of that
-  histogram (10 for ten balanced classes, 1 when every sample is one class) and the
-  smallest class fraction;
-* novelty versus copying: the mean Euclidean distance from each sample to its
-  nearest training input (``train``), next to the same distance for the reference
-  (real digits the model never saw). A ratio near 0 means copies of training
-  points, near 1 means as novel as real held-out data;
-* a kernel two-sample test between samples and reference: the (biased) squared
-  MMD with a Gaussian kernel at the median-heuristic bandwidth and its permutation
-  p-value (small p: the two sets are distinguishable);
-* fidelity: the Fréchet distance between Gaussian fits of the hidden-layer
-  features of a small network trained on the reference (the FID recipe,
-  :mod:`kppca.metrics.frechet`); with ``train``, the same distance for as many
-  real training digits as samples (``real_frechet``) is the floor a perfect
-  generator would reach (the estimate's bias depends on the number of samples).
-
-With ``train`` given, the same classifier statistics of the (real) training inputs
-are reported as the reference values (``real_*``): the classifier never saw them.
-"""
+"""How good are generated samples? Class balance, recognisability, novelty, a two-sample test and fidelity."""
 
 from __future__ import annotations
 
@@ -114,12 +89,10 @@ class SampleQuality:
 
 
 def _fit_default_classifier(X: ArrayLike, y: ArrayLike) -> Any:
-    """The default classifier (logistic regression, ``C=10``) fitted on ``(X, y)`` on one thread.
+    """The default classifier (logistic regression, ``C=10``) fitted on ``(X, y)``, on one thread, in float64.
 
-    One BLAS and OpenMP thread whatever the caller's limits: another thread count rounds the fit's
-    products differently, and a second thread spin-waits on a busy machine. In float64: L-BFGS stops at
-    its gradient tolerance, and in float32 that point moves with the rounding of the reductions (the
-    samples' confidences moved in their third digit).
+    Another thread count or float32 moves the point where L-BFGS stops (the confidences moved in their third
+    digit), and a second thread spin-waits on a busy machine.
     """
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
@@ -191,7 +164,15 @@ def sample_quality(
     feature_extractor: Any = None,
     random_state: Any = 0,
 ) -> SampleQuality:
-    """Quality report of generated ``samples`` against held-out real data (see the module docstring).
+    """Quality report of generated ``samples`` against held-out real data (the ``reference``).
+
+    A classifier trained on the reference labels the samples: mean confidence (max class probability), class
+    histogram, its :func:`effective_classes` and smallest class fraction. With ``train``: the mean distance from
+    each sample to its nearest training input next to the same for the reference (ratio near 0: copies, near 1:
+    as novel as real data), and the classifier statistics of the training inputs (``real_*``). Then a
+    Gaussian-kernel :func:`mmd_test` (small p: the sets are distinguishable) and the Fréchet distance of
+    :func:`digit_features` features (with ``train``, ``real_frechet`` for as many real training digits is the
+    floor a perfect generator would reach: the estimate's bias depends on the number of samples).
 
     Parameters
     ----------

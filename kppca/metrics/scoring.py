@@ -1,13 +1,9 @@
 """Held-out criteria that compare models *across* kernels, bandwidths and feature maps.
 
-``score`` is a log-density on the model's own ``H_E``, which changes with the kernel, so
-it does not compare kernels. :func:`reconstruction_error` is measured in the input space,
-the same for every model, on points not used for fitting (a held-out point's kernel vector
-vanishes for very narrow kernels, so they cannot copy a neighbour). The way back to the
-inputs is part of what is scored: by default the kernel smoother on *all* raw weights
-(paper eq. 19), so that the kernel alone defines the model and the way back, and the
-error has an interior minimum in the bandwidth; see :ref:`comparing-kernels` for why and
-for the measurements.
+``score`` is a log-density on the model's own ``H_E``, which changes with the kernel. The error in the input
+space of :func:`reconstruction_error` does not; on held-out points very narrow kernels cannot copy a neighbour,
+and the default way back, the kernel smoother on *all* raw weights (paper eq. 19), gives the error an interior
+minimum in the bandwidth (see :ref:`comparing-kernels`).
 """
 
 from __future__ import annotations
@@ -66,13 +62,11 @@ def reconstruction_samples(
 
 
 def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, **preimage_options: Any) -> float:
-    """Mean squared input-space error of the MAP reconstruction of ``X``.
+    """Mean squared input-space error ``mean_j |x_j - inverse_transform(transform(x_j))|^2``.
 
-    ``mean_j |x_j - inverse_transform(transform(x_j))|^2``. Comparable across
-    kernels, bandwidths and feature maps (all errors are in the input space);
-    meaningful on held-out data only (see :ref:`comparing-kernels`). It is not a
-    criterion for ``q`` (more components reconstruct better): choose ``q`` with
-    ``score`` or Minka's evidence for a kernel, then compare kernels at that ``q``.
+    Comparable across kernels, bandwidths and feature maps, on held-out data only (see
+    :ref:`comparing-kernels`). Not a criterion for ``q`` (more components reconstruct better): choose ``q``
+    with ``score`` or Minka's evidence, then compare kernels at that ``q``.
 
     Parameters
     ----------

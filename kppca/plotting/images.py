@@ -96,18 +96,14 @@ def plot_image_grid(
 
     Parameters
     ----------
-    images : array-like or Tensor of shape (n, h * w) or (n, h, w)
-    image_shape : (h, w), optional
-        Default: square images.
-    n_cols : int, optional
-        Images per row (default ``ceil(sqrt(n))``).
+    images, image_shape, n_cols, pad
+        As in :func:`tile_images`.
     ax : matplotlib Axes, optional
         Where to draw; a new figure is made when omitted.
     cmap : str, default "gray"
     vmin, vmax : float, optional
         Colour limits, shared by all images (default: min and max over all images,
         so blurred pre-images keep their contrast).
-    pad : int, default 1
     title : str, optional
 
     Returns

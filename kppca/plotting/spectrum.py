@@ -17,18 +17,14 @@ def plot_spectrum(
     log: bool = True,
     color: str = "C0",
 ) -> Any:
-    """Plot ``lambda_p / N`` against ``p`` with a horizontal line at ``sigma2`` and the cut at ``q``.
+    """Plot the variances ``lambda_p / N`` against ``p``, with the cut at ``q`` and the level ``sigma2``.
 
-    The variance along the ``p``-th principal direction is ``lambda_p / N``; the
-    model keeps the first ``q`` and replaces all the others by their mean,
-    ``sigma2`` (spec, "Maximum likelihood"), shown as the dashed level over the
-    discarded directions.
+    ``sigma2``, the mean of the discarded variances, is drawn dashed over the discarded directions.
 
     Parameters
     ----------
     model : fitted :class:`~kppca.DualPPCA` or :class:`~kppca.PrimalPPCA`
-        Its full spectrum is used (computed once and cached by the model; an
-        ``O(N^3)`` eigendecomposition after a partial fit).
+        Its full spectrum is used (cached by the model; an ``O(N^3)`` eigendecomposition after a partial fit).
     ax : matplotlib Axes, optional
     n_show : int, optional
         Number of eigenvalues shown (default: all ``r`` up to 200, and at least ``3 q``).

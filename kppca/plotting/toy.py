@@ -26,23 +26,20 @@ def plot_toy_generation(
 ) -> Any:
     """Dual PPCA on 2-D data for several ``q`` (paper, Fig. 3): one panel per ``q``.
 
-    Each panel shows the data (black), their MAP reconstruction by the dual PPCA
-    model with ML ``sigma2`` (blue), the kernel PCA reconstruction (``sigma2 -> 0``,
-    same ``q``; red) and ``n_generated`` points sampled from the model (grey), all
-    mapped back with the same pre-image.
+    Each panel shows the data (black), their MAP reconstruction with ML ``sigma2`` (blue), the kernel PCA
+    reconstruction (``sigma2 -> 0``; red) and ``n_generated`` samples (grey), all through the same pre-image.
 
     Parameters
     ----------
     X : array-like of shape (N, 2)
     n_components : sequence of int, default (1, 3, 10)
     bandwidth : float, default 0.5
-        RBF bandwidth sigma in ``exp(-|x - y|^2 / (2 sigma^2))``. The paper says 2, but its
-        explained variances for q = 1, 3, 10 are closer to those of sigma = 0.5 (``gamma =
-        1/(2 sigma^2) = 2``) on two moons; neither reproduces the paper's q = 1 value.
+        RBF bandwidth sigma in ``exp(-|x - y|^2 / (2 sigma^2))``. The paper's explained variances on two moons
+        are closer to those of 0.5 (``gamma = 2``) than of the 2 it states (neither matches its q = 1 value).
     n_generated : int, default 200
     preimage : str, default "smoother"
-        The paper's kernel smoother; ``preimage_options`` default to all weights
-        (``n_neighbors=None``), which makes generated points a Gaussian-like cloud, as in the paper.
+        The paper's kernel smoother; on all weights by default (``n_neighbors=None``): a Gaussian-like cloud of
+        generated points, as in the paper.
     preimage_options : dict, optional
     random_state : int, default 0
     axes : sequence of matplotlib Axes, optional

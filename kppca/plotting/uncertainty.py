@@ -1,10 +1,4 @@
-"""Plots of latent uncertainty: posterior means with credible ellipses, and forest plots.
-
-Both use the closed-form posterior ``h | x ~ N(mean_x, N sigma2 diag(1/lam))``.
-A credible ellipse of mass ``p`` for a 2-d Gaussian ``N(mu, C)`` is the set
-``(h - mu)^T C^{-1} (h - mu) <= chi2_2^{-1}(p)``: its half-axes are
-``sqrt(chi2_2^{-1}(p) * eigenvalue)`` along the eigenvectors of ``C``.
-"""
+"""Plots of latent uncertainty from the closed-form posterior: credible ellipses and forest plots."""
 
 from __future__ import annotations
 
@@ -92,8 +86,7 @@ def plot_latent_uncertainty(
     ax : Axes, optional
         Draw here; default a new figure.
     max_ellipses : int or None, default 200
-        Ellipses for the first ``max_ellipses`` points only (all when None),
-        to keep large plots legible.
+        Ellipses for the first ``max_ellipses`` points only (all when None), to keep large plots legible.
     ellipse_kwargs, scatter_kwargs : dict, optional
         Passed to the patches and to ``Axes.scatter``.
 
@@ -113,14 +106,12 @@ def plot_latent_uncertainty(
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 5))
     n = mean.shape[0] if max_ellipses is None else min(mean.shape[0], int(max_ellipses))
-    ekw = {"facecolor": "none", "edgecolor": "0.4", "linewidth": 0.8, "alpha": 0.7}
-    ekw.update(ellipse_kwargs or {})
+    ekw = {"facecolor": "none", "edgecolor": "0.4", "linewidth": 0.8, "alpha": 0.7, **(ellipse_kwargs or {})}
     ekw.setdefault("label", "credible ellipses")
     patches = [credible_ellipse(mean[k], cov, prob) for k in range(n)]
     collection = PatchCollection(patches, match_original=False, **ekw)
     ax.add_collection(collection)
-    skw = {"s": 12, "zorder": 3}
-    skw.update(scatter_kwargs or {})
+    skw = {"s": 12, "zorder": 3, **(scatter_kwargs or {})}
     ax.scatter(mean[:, 0], mean[:, 1], c=c, **skw)
     ax.set_xlabel(f"$h_{{{i + 1}}}$")
     ax.set_ylabel(f"$h_{{{j + 1}}}$")
@@ -142,6 +133,8 @@ def plot_latent_forest(
 ) -> Axes:
     """Forest plot: posterior mean and HDI of each latent component for selected points.
 
+    ArviZ's forest plot is ``arviz.plot_forest(kppca.inference.to_inference_data(model, X), var_names=["h"])``.
+
     Parameters
     ----------
     model : fitted PrimalPPCA or DualPPCA
@@ -158,13 +151,8 @@ def plot_latent_forest(
     Returns
     -------
     matplotlib.axes.Axes
-        One horizontal line (``LineCollection``) per (point, component) from
-        ``hdi_lower`` to ``hdi_upper``, a marker at the mean; points on the y axis.
-
-    Notes
-    -----
-    For ArviZ's own forest plot use
-    ``arviz.plot_forest(kppca.inference.to_inference_data(model, X), var_names=["h"])``.
+        One horizontal line (``LineCollection``) per (point, component) from ``hdi_lower`` to
+        ``hdi_upper``, a marker at the mean; points on the y axis.
     """
     table = latent_summary(model, X, hdi_prob)
     M = len(table.index.levels[0])

@@ -12,8 +12,7 @@ import pytest
 
 from kppca.cli.commands import COMMANDS
 from kppca.cli.common import Stages
-from kppca.cli.main import _stage_names
-from kppca.cli.parser import build_parser
+from kppca.cli.main import _stage_names, build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -16,9 +16,8 @@ from ..types import LATENTS, digit_class, latent_name, positive_int
 NAME = "sample"
 STAGES = ["load data", "fit model", "generate", "train judge", "report", "write image", "write samples"]
 
-#: Default latent distribution of the command (what the models' default, "auto", picks for a DualPPCA):
-#: the exact prior's digits are much further from real ones by the Fréchet feature distance, and less
-#: balanced.
+#: Default latent distribution (what "auto" picks for a DualPPCA): the exact prior's digits are much further
+#: from real ones by the Fréchet feature distance, and less balanced.
 DEFAULT_LATENT = "mixture"
 
 
@@ -78,10 +77,8 @@ def _save_array(path: str, array: np.ndarray) -> None:
 def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, Any, Any]:
     """The report's judges, trained on the held-out digits: ``(X_ref, y_ref, X_fit, classifier, network)``.
 
-    Both judges train on one thread each, deterministically. Where the stage has two threads, the
-    Fréchet distance's feature network trains in a worker thread, beside the classifier and then beside
-    the report's other measures, and ``network`` is its future; otherwise it is trained (and cached)
-    here and ``network`` is None.
+    With two threads, the feature network trains in a worker thread beside the classifier and the report's
+    other measures, and ``network`` is its future; otherwise it is trained (and cached) here, and None.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -116,10 +113,7 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
 
 
 def _report(args: argparse.Namespace, S: np.ndarray, judge: tuple[Any, Any, Any, Any, Any]) -> None:
-    """Print :func:`~kppca.metrics.sample_quality`'s report, on one thread while the network still trains.
-
-    The measures that need no network (confidence, novelty, MMD) come first, while it finishes on the other core.
-    """
+    """Print :func:`~kppca.metrics.sample_quality`'s report, on one thread while the network still trains."""
     from ..._linalg.threads import blas_threads
     from ...metrics import sample_quality
     from ...metrics.digit_features import _one_thread
