@@ -1,12 +1,9 @@
 """The registry of deep RKM solvers: ``DeepRKM(solver=name)`` looks the name up here.
 
-A solver module registers itself on import with :func:`register_solver`.
-``fit(levels, X, Y, *, params, generator)`` receives the resolved levels, the training
-inputs ``X`` (N, D) and targets ``Y`` (N, p) in the working dtype, the estimator's
-hyper-parameters (``params``, from ``get_params``) and a seeded generator, and returns a
-:class:`DeepFit`. ``check(levels, params)`` raises a ValueError for levels the solver
-cannot handle. A plug-in solver with settings of its own binds them when it registers
-(``register_solver("name", functools.partial(fit, factor=2))``).
+A solver module registers itself on import with :func:`register_solver`. Its ``fit(levels, X, Y, *, params,
+generator)`` gets the resolved levels, ``X`` (N, D) and ``Y`` (N, p) in the working dtype, the estimator's
+``get_params`` and a seeded generator, and returns a :class:`DeepFit`; a plug-in solver binds settings of its
+own when it registers (``functools.partial``).
 """
 
 from __future__ import annotations
