@@ -58,16 +58,13 @@ class DegenerateMultivariateNormal(TorchDistribution):
         Positive standard deviations along ``basis`` (``F F^T = basis diag(basis_scale^2) basis^T``);
         required together with ``basis``.
     support_rtol : float, optional
-        Relative distance from the subspace beyond which a value is off the support (default
-        ``sqrt(eps)`` of the dtype); never below the rounding level ``(n + m) eps`` of sampling.
+        Relative distance from the subspace beyond which a value is off the support (default ``sqrt(eps)``).
     validate_args : bool, optional
         When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
 
     Notes
     -----
-    The support test and the sampler share one basis and one tolerance. A factor not exactly in
-    ``span(basis)`` (a Cholesky factor, or dropped null directions) leaves a leak
-    ``delta = ||(I - U U^T) F||_F``; a residual up to ``LEAK_QUANTILE * delta`` is still on the support,
+    The support test allows for the leak ``||(I - U U^T) F||_F`` of a factor not exactly in ``span(basis)``,
     so ``log_prob`` of the distribution's own samples is finite (see the numerical notes in the docs).
     """
 
@@ -200,7 +197,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         return self.loc + a @ self.scale_factor.T
 
     def support_tolerance(self, dtype: torch.dtype | None = None) -> float:
-        """Relative distance from the subspace beyond which a point is off the support (see ``support_rtol``)."""
+        """``support_rtol``, raised to the rounding level ``(n + m) eps`` of drawing ``loc + F a`` and projecting it."""
         n, m = self.scale_factor.shape
         return max(self.support_rtol, rounding_tolerance(dtype or self.loc.dtype, n + m, 1.0))
 

@@ -1,8 +1,7 @@
 r"""Kullback-Leibler divergences of :class:`DegenerateMultivariateNormal`, registered with torch.
 
-``torch.distributions.kl_divergence(p, q)`` (and Pyro's, the same registry) then works for ``p, q`` both
-degenerate, or one of them a full-rank ``MultivariateNormal``. It is finite only on a common support (equal
-ranks, principal angles and ``loc_p`` within the support tolerance): otherwise one distribution puts mass
+``torch.distributions.kl_divergence(p, q)`` (and Pyro's) then works for ``p, q`` both degenerate, or one of them
+a full-rank ``MultivariateNormal``. It is finite only on a common support; otherwise one distribution puts mass
 where the other has no density, and ``+inf`` is returned, element by element of the batch.
 """
 
@@ -33,8 +32,6 @@ def _same_range(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal
 @register_kl(DegenerateMultivariateNormal, DegenerateMultivariateNormal)
 def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
     """``KL(p || q)`` of two degenerate normals of the same event shape (n,); ``+inf`` where supports differ.
-
-    On the common support it is the closed form in the coordinates of ``q``'s basis, whitened by its scales.
 
     Returns
     -------

@@ -42,8 +42,8 @@ DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0
 class BinaryDeepModel:
     """Fitted state of one deep model (one binary problem, or the shared MLP code).
 
-    ``H`` (N, sum s_j) stacked hidden features with orthonormal columns; ``w`` (s_L, 1) and
-    ``b`` (1,) the LS-SVM head (None for the MLP head); ``history`` the objective per iteration.
+    ``H`` (N, sum s_j) stacked orthonormal hidden features; ``w`` (s_L, 1) and ``b`` (1,) the LS-SVM head (None
+    for the MLP head); ``history`` the objective per iteration.
     """
 
     H: torch.Tensor
@@ -146,12 +146,11 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     n_components : sequence of int or int, default (3, 3)
         ``[s_1, ..., s_L]``, components per KPCA level (L = its length); an int is one level.
     kernel : Kernel, str, callable or None, default "rbf"
-        Input kernel of level 1. "rbf" is ``RBF()``, whose width is resolved on the training
-        inputs (``bandwidth="scale"``, scikit-learn's ``gamma="scale"``; stored in ``kernel_``).
+        Input kernel of level 1. "rbf" is ``RBF()`` with its width resolved on the training inputs
+        (scikit-learn's ``gamma="scale"``; stored in ``kernel_``).
     level_kernel : {"rbf", "linear"} or Kernel, default "rbf"
-        Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" uses the
-        bandwidth ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix
-        with orthonormal columns (fixed during training so the objective stays smooth).
+        Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" has the fixed bandwidth
+        ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix with orthonormal columns.
     head : {"lssvm", "mlp"}, default "lssvm"
     init : {"kpca", "random"}, default "kpca"
         ``"kpca"``: level 1 at its kernel principal components, then the unsupervised deep KPCA first.
@@ -165,14 +164,12 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         Iterations of each of the unsupervised and supervised phases.
     tol : float, default 1e-6
     optimizer : {"pgd", "geoopt"}, default "pgd"
-        Projected gradient with Armijo steps, or geoopt's Riemannian steepest descent with an
-        Armijo line search (both through :func:`kppca.optim.minimize`; the MLP head always
-        uses the projected gradient).
+        Projected gradient with Armijo steps, or geoopt's Riemannian steepest descent with an Armijo line
+        search (:func:`kppca.optim.minimize`); the MLP head always uses the projected gradient.
     hidden_layer_size : int, default 10
         Width of the MLP head's hidden layer.
     smoother_bandwidth : float or None, default None
-        Width of the Gaussian smoother for out-of-sample codes; None chooses it by
-        leave-one-out accuracy over ``smoother_grid``.
+        Width of the Gaussian smoother for out-of-sample codes; None: by leave-one-out accuracy over ``smoother_grid``.
     smoother_grid : sequence of float or None, default None
         Multiples of the median nearest-neighbour distance (default :data:`DEFAULT_SMOOTHER_GRID`).
     random_state : int, Generator or None

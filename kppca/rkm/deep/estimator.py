@@ -38,8 +38,7 @@ def working_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if torch.finfo(dtype).bits < 64 else dtype
 
 
-#: Constraints of the parameters that build the default two-level architecture (shared by the
-#: deep RKMs built from :func:`~kppca.rkm.deep.levels.default_levels`; spread with ``**``).
+#: Constraints of the parameters of :func:`~kppca.rkm.deep.levels.default_levels` (spread with ``**``).
 LEVEL_CONSTRAINTS: dict[str, list[Any]] = {
     "kernel": [Kernel, str, callable, None],
     "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
@@ -61,9 +60,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         or last. ``None``: ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]``
         from the next four parameters (:func:`~kppca.rkm.deep.levels.default_levels`).
     kernel : Kernel, str or callable, default "rbf"
-        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
-        is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
-        scikit-learn's ``gamma="scale"``) and recorded in ``levels_`` and ``kernel_``.
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()`` with its width
+        resolved on the level's training inputs (scikit-learn's ``gamma="scale"``) and recorded in ``levels_``.
     n_components : (int, int) or int, default (1, 1)
         ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
     ridge : float > 0, default 0.01
@@ -71,19 +69,15 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     eta : float > 0, default 1.0
         LS-SVM ``eta1`` when ``levels`` is None.
     eta_levels : (float, float), default (1e-5, 1e-5)
-        ``(eta2, eta3)`` when ``levels`` is None; the paper's synthetic example selects
-        ``1/eta2 = 1/eta3 = 1e5``.
+        ``(eta2, eta3)`` when ``levels`` is None (the paper's synthetic example).
     n_passes : int >= 0, default 10
-        ``solver="levelwise"``: forward-backward passes after the initialisation (0 with
-        the LS-SVM first gives the plain LS-SVM).
+        ``solver="levelwise"``: forward-backward passes after the initialisation.
     solver : str, default "levelwise"
-        A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`):
-        ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
-        level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
+        A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`): ``"levelwise"`` (paper §5.1, all
+        ``N`` points, linear kernels after the first level), ``"primal"`` (§5.2, reduced set, any kernels) or
         ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
     n_prototypes : int >= 1, default 100
-        ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
-        subset of the training points drawn with ``random_state``.
+        ``solver="primal"``: number of prototypes, a random subset of ``min(M, N)`` training points.
     c_stab : float >= 0, default 1.0
         ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
     objective : {"stabilized", "variance", "regression"}, default "stabilized"
@@ -95,13 +89,11 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         ``solver="primal"`` / ``"feedforward"``: L-BFGS iterations (a ConvergenceWarning when they run out).
         None: the solver's own budget (200 for ``"primal"``, 600 for ``"feedforward"``).
     tol : float >= 0, default 1e-10
-        ``solver="primal"``: stop when an iteration lowers the objective by less than
-        ``tol * max(1, |J|)``.
+        ``solver="primal"``: stop when an iteration lowers the objective by less than ``tol * max(1, |J|)``.
     progress : bool, default False
         Show a progress bar for the iterative solvers.
     hidden_units : int or sequence of int, optional
-        ``solver="feedforward"`` (:mod:`~kppca.rkm.deep.feedforward`): hidden units of each level's layer
-        (an int: the same for every level); None: 20 per level.
+        ``solver="feedforward"``: hidden units of each level's layer (an int: every level's); None: 20.
     toeplitz : bool, default False
         ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
     random_state, dtype, device
@@ -110,15 +102,14 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
 
     Notes
     -----
-    Prediction with the LS-SVM first: ``y(x) = (1/eta1) sum_j h1_j k1(x_j, x) + b`` (eq. 4.16, over the
-    prototypes in the primal); with it last: the chain of eqs. 4.9 / 5.4 (:func:`~kppca.rkm.deep.chain.run_chain`).
-    ``solver="levelwise"`` calibrates ``Lam_l`` afterwards (:meth:`Level.calibrate_scale`); with the LS-SVM last
-    its out-of-sample predictions can then be poor (measured), which the primal solver, fitting the chain, avoids.
+    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.chain.run_chain`, eqs. 4.9, 4.16, 5.4).
+    With the LS-SVM last, the level-wise solver's out-of-sample predictions can be poor (its ``Lam_l`` are
+    calibrated afterwards); the primal solver fits the chain itself.
 
     Attributes
     ----------
     levels_ : list of Level
-        The resolved architecture (kernels as :class:`~kppca.kernels.Kernel` copies).
+        The resolved architecture.
     hidden_features_ : list of Tensor
         ``H_l`` per level (``N x s_l`` level-wise; the prototypes' ``M x s_l`` in the primal).
     scales_ : list of Tensor or None

@@ -152,8 +152,7 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     Ys, y_mean, y_scale = standardize_targets(Y)
     J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]), params.get("objective", "stabilized"),
                               float(params.get("c0", 1.0)))
-    # The variance model (2,A) is unbounded below and its fit is where max_iter steps lead from the start:
-    # centred units reach the overflow of Lam within a few dozen steps, so it keeps the start at beta = 0.
+    # The unbounded variance model (2,A) overflows Lam within a few dozen steps from centred units: beta = 0.
     x0 = _initial(layout, X, generator, centred=params.get("objective", "stabilized") != "variance")
     res = minimize(J, x0, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]), tol=float(params["tol"]),
                    progress=bool(params.get("progress", False)), desc="deep RKM (feed-forward)",
@@ -183,8 +182,7 @@ def predict_feedforward(levels: list[Level], state: dict, scales: list, intercep
     return network_forward(weights, intercept, X)[1]
 
 
-#: L-BFGS iterations when ``DeepRKM(max_iter=None)``: the whole network is trained from a random start,
-#: which needs more steps than the reduced-set solver's start from the Nystrom LS-SVM.
+#: L-BFGS iterations when ``DeepRKM(max_iter=None)``: more than the reduced-set solver's, from a random start.
 DEFAULT_MAX_ITER = 600
 
 register_solver("feedforward", fit_feedforward, check=check_feedforward, predict=predict_feedforward,

@@ -56,14 +56,12 @@ class Level:
     eta: float
 
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy); data-derived widths
-        are resolved by :meth:`fit_kernel` once the level's inputs are known."""
+        """A validated copy with a deep copy of its kernel as a :class:`~kppca.kernels.Kernel`."""
         check_scalar(self.eta, f"levels[{index}].eta", [_POS_REAL])
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
-        """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``
-        (:func:`kppca.rkm._gram.resolve_kernel`)."""
+        """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``."""
         return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:
@@ -133,20 +131,17 @@ class Level:
 class LSSVMLevel(Level):
     """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
 
+    Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its objective term
+    ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
+
     Parameters
     ----------
     kernel : Kernel, str or callable, default "rbf"
-        Its kernel: on the inputs when it is the first level, on the previous
-        level's hidden features when it is the last one.
+        On the inputs when it is the first level, else on the previous level's hidden features.
     ridge : float > 0, default 0.01
         Ridge ``lambda`` of its dual system (Suykens' ``1/gamma``).
     eta : float > 0, default 1.0
         Weight of ``Tr(W^T W)``.
-
-    Notes
-    -----
-    Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its
-    objective term ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
     """
 
     kernel: Any = "rbf"
@@ -186,8 +181,7 @@ class LSSVMLevel(Level):
 
     def chain_step(self, K_zP, H, b, scale, Y):
         yhat = K_zP @ H / float(self.eta) + b[None, :]
-        # Further levels see the conjugate feature h = e / ridge of the residual; at prediction (Y None)
-        # the LS-SVM level is the output (eq. 4.16).
+        # Later levels see the residual's conjugate feature h = e / ridge; at prediction the chain ends here (eq. 4.16).
         return yhat, None if Y is None else (Y - yhat) / float(self.ridge)
 
     def primal_start(self, G, K_zP, Y):
@@ -216,11 +210,11 @@ class KPCALevel(Level):
     eta : float > 0, default 1.0
         Weight of the level (``1/eta`` weighs its kernel in the fused matrices).
     kernel : Kernel, str or callable, default "linear"
-        Kernel on the previous level's hidden features (on the inputs for a first
-        level). ``solver="levelwise"`` needs it linear except in the first level.
+        On the previous level's hidden features (on the inputs for a first level); linear after the first
+        level for ``solver="levelwise"``.
 
-    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of
-    the fused matrix), its objective term ``-1/(2 eta) Tr(H^T K H)``.
+    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of the fused matrix),
+    its objective term ``-1/(2 eta) Tr(H^T K H)``.
     """
 
     n_components: int

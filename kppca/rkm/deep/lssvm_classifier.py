@@ -69,8 +69,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`).
-    #: Tensors are in the working dtype (float64; see :func:`~kppca.rkm.deep.working_dtype`).
+    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`), in float64.
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
