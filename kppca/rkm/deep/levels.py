@@ -203,6 +203,9 @@ class LSSVMLevel(Level):
 class KPCALevel(Level):
     """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
 
+    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of the fused matrix),
+    its objective term ``-1/(2 eta) Tr(H^T K H)``.
+
     Parameters
     ----------
     n_components : int >= 1
@@ -212,9 +215,6 @@ class KPCALevel(Level):
     kernel : Kernel, str or callable, default "linear"
         On the previous level's hidden features (on the inputs for a first level); linear after the first
         level for ``solver="levelwise"``.
-
-    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of the fused matrix),
-    its objective term ``-1/(2 eta) Tr(H^T K H)``.
     """
 
     n_components: int
