@@ -50,8 +50,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
     loc : Tensor of shape (..., n)
         Mean; its leading dimensions are the batch shape.
     scale_factor : Tensor of shape (n, m), optional
-        Any ``F`` with covariance ``F F^T``; used by ``rsample``. Shared by the batch.
-        Defaults to ``basis * basis_scale``.
+        Any ``F`` with covariance ``F F^T``, shared by the batch, used by ``rsample``; default ``basis * basis_scale``.
     basis : Tensor of shape (n, r), optional
         Orthonormal basis of ``range(F)``; when not given, from an SVD of ``F`` on first use.
     basis_scale : Tensor of shape (r,), optional

@@ -125,7 +125,7 @@ def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centr
     def randn(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, dtype=dtype, device=gen.device).to(device)
 
-    flat, logs, z = [], [], X
+    flat, z = [], X
     for spec in layout:
         n, n_in, s = spec["n"], spec["n_in"], spec["s"]
         u = randn(n + n_in - 1) if spec["toeplitz"] else randn(n, n_in)
@@ -138,8 +138,7 @@ def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centr
         W = randn(n, s) / np.sqrt(n)
         flat += [u, beta, W]
         z = torch.tanh(z @ U.T + beta) @ W  # the next layer's input at the start (Lam = I)
-    for spec in layout[:-1]:
-        logs.append(torch.zeros(spec["s"], dtype=dtype, device=device))
+    logs = [torch.zeros(spec["s"], dtype=dtype, device=device) for spec in layout[:-1]]
     return flat + [torch.zeros(layout[-1]["s"], dtype=dtype, device=device)] + logs
 
 
