@@ -150,8 +150,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """``softmax(f(x) / temperature_)`` (M, n_classes); argmax agrees with :meth:`predict`.
 
-        The temperature minimises the log-loss of the level-1 leave-one-out outputs
-        (levels 2-3 held fixed): a calibration, not a model likelihood.
+        The temperature minimises the log-loss of the level-1 leave-one-out outputs: a calibration, not a likelihood.
         """
         F = self._outputs(X, "predict_proba").detach().cpu().numpy()
         return softmax(F / self.temperature_, axis=1)

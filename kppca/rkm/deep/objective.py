@@ -25,10 +25,7 @@ def stabilize(Jl: torch.Tensor, c_stab: float) -> torch.Tensor:
 
 
 def check_objective(params: dict) -> None:
-    """ValueError for an ``objective`` the solver does not minimise, or ``"variance"`` without stabilisation.
-
-    ``objective`` itself is one of :data:`OBJECTIVES` (``DeepRKM._parameter_constraints``, checked before).
-    """
+    """ValueError for an ``objective`` the solver does not minimise, or ``"variance"`` without stabilisation."""
     objective, solver = params.get("objective", "stabilized"), params.get("solver")
     if objective != "stabilized" and solver not in ("primal", "feedforward"):
         raise ValueError(f"objective={objective!r} is a variant of the primal objective (paper Table 1): use "
