@@ -19,12 +19,7 @@ LEAK_QUANTILE = 13.0
 
 
 class _AffineSubspace(constraints.Constraint):
-    """The support of one :class:`DegenerateMultivariateNormal`: the affine subspace ``loc + range(F)``.
-
-    ``check`` applies the test of :meth:`DegenerateMultivariateNormal.log_prob` (one basis, one
-    tolerance), so ``support.check(x)`` is True exactly where ``log_prob(x)`` is finite (and where
-    ``validate_args=True`` accepts ``x``). Event dimension 1: one answer per vector.
-    """
+    """The support ``loc + range(F)``: ``check(x)`` is True exactly where ``log_prob(x)`` is finite."""
 
     is_discrete = False
     event_dim = 1
@@ -43,53 +38,33 @@ class _AffineSubspace(constraints.Constraint):
 
 
 class DegenerateMultivariateNormal(TorchDistribution):
-    r"""Multivariate normal with a possibly singular covariance ``F F^T``.
+    r"""Multivariate normal with a possibly singular covariance ``F F^T``, without jitter.
 
-    The distribution lives on the affine subspace ``loc + range(F)`` of
-    dimension ``r = rank(F)``. Samples are ``loc + F a`` with ``a ~ N(0, I_m)``,
-    so ``F`` may be any square-root factor (for example the paper's symmetric
-    ``B`` or a cheaper non-square factor: same distribution). ``log_prob`` is
-    the density with respect to Lebesgue measure on that subspace::
-
-        log p(x) = -1/2 [ r log(2 pi) + log pdet(F F^T) + (x - loc)^T (F F^T)^+ (x - loc) ]
-
-    for ``x`` on the subspace and ``-inf`` off it. This is what
-    ``scipy.stats.multivariate_normal(..., allow_singular=True)`` computes.
-    No jitter is ever added.
+    It lives on the affine subspace ``loc + range(F)`` of dimension ``r = rank(F)``; samples are
+    ``loc + F a`` with ``a ~ N(0, I_m)``, so ``F`` may be any square-root factor. ``log_prob`` is the
+    density with respect to Lebesgue measure on that subspace (as
+    ``scipy.stats.multivariate_normal(..., allow_singular=True)``) and ``-inf`` off it.
 
     Parameters
     ----------
     loc : Tensor of shape (..., n)
         Mean; its leading dimensions are the batch shape.
     scale_factor : Tensor of shape (n, m), optional
-        Any ``F`` with covariance ``F F^T``; used by ``rsample``. Shared by the batch.
-        Defaults to ``basis * basis_scale``.
+        Any ``F`` with covariance ``F F^T``, shared by the batch, used by ``rsample``; default ``basis * basis_scale``.
     basis : Tensor of shape (n, r), optional
-        Orthonormal basis of ``range(F)``. Computed from an SVD of ``F`` on first
-        use when not given (``O(n m min(n, m))``).
+        Orthonormal basis of ``range(F)``; when not given, from an SVD of ``F`` on first use.
     basis_scale : Tensor of shape (r,), optional
-        Positive standard deviations along ``basis``: ``F F^T = basis diag(basis_scale^2) basis^T``.
-        Required together with ``basis``.
+        Positive standard deviations along ``basis`` (``F F^T = basis diag(basis_scale^2) basis^T``);
+        required together with ``basis``.
     support_rtol : float, optional
-        Relative distance from the subspace beyond which a value counts as off
-        the support (default ``sqrt(eps)`` of the dtype); never below the rounding
-        level ``(n + m) eps`` of drawing ``loc + F a`` and projecting it.
+        Relative distance from the subspace beyond which a value is off the support (default ``sqrt(eps)``).
     validate_args : bool, optional
         When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
 
     Notes
     -----
-    The support test and the sampler share one basis and one tolerance. ``F`` need
-    not lie exactly in ``span(basis)``: a factor from a Cholesky or Lanczos route, or
-    the singular directions of ``F`` dropped as numerically zero, leave a *leak*
-    ``delta = ||(I - U U^T) F||_F`` (computed exactly, once). A draw ``F a`` then has
-    an off-basis part ``(I - U U^T) F a``, Gaussian with covariance trace
-    ``delta^2``, whose norm exceeds ``delta (1 + t)`` with probability below
-    ``exp(-t^2 / 2)`` (Gaussian concentration of a 1-Lipschitz function of ``a``
-    with Lipschitz constant ``||(I - U U^T) F||_2 <= delta``). With ``t = 12`` that is
-    ``< 1e-31``, so a value is off the support when its residual exceeds
-    ``LEAK_QUANTILE * delta + rtol * size``: ``log_prob`` of the distribution's own
-    samples is always finite.
+    The support test allows for the leak ``||(I - U U^T) F||_F`` of a factor not exactly in ``span(basis)``,
+    so ``log_prob`` of the distribution's own samples is finite (see the numerical notes in the docs).
     """
 
     arg_constraints = {"loc": constraints.real_vector}
@@ -149,7 +124,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         self.support_rtol = default_support_rtol(loc.dtype) if support_rtol is None else float(support_rtol)
         super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
 
-    # -- structure ----------------------------------------------------------------------------
     @lazy_property
     def _basis(self) -> tuple[torch.Tensor, torch.Tensor]:
         # Thin SVD F = U S V^T: U spans range(F) and F F^T = U S^2 U^T.
@@ -215,7 +189,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         new._validate_args = self._validate_args
         return new
 
-    # -- sampling and density -----------------------------------------------------------------
     def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
         """Draw ``loc + F a`` with ``a ~ N(0, I_m)``; shape ``sample_shape + batch_shape + (n,)``."""
         shape = self._extended_shape(sample_shape)[:-1] + (self.scale_factor.shape[1],)
@@ -223,7 +196,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         return self.loc + a @ self.scale_factor.T
 
     def support_tolerance(self, dtype: torch.dtype | None = None) -> float:
-        """Relative distance from the subspace beyond which a point is off the support (see ``support_rtol``)."""
+        """``support_rtol``, raised to the rounding level ``(n + m) eps`` of drawing ``loc + F a`` and projecting it."""
         n, m = self.scale_factor.shape
         return max(self.support_rtol, rounding_tolerance(dtype or self.loc.dtype, n + m, 1.0))
 
@@ -234,8 +207,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         -------
         z : Tensor of shape ``sample/batch shape + (r,)``
         off_support : bool Tensor of shape ``sample/batch shape``
-            Residual ``||(I - U U^T)(value - loc)||`` above ``LEAK_QUANTILE * leak + rtol * size``
-            (see the class notes), with ``size = ||value|| + ||loc|| + max(basis_scale)``.
+            Residual above ``LEAK_QUANTILE * leak + rtol * size``, ``size = ||value|| + ||loc|| + max(basis_scale)``.
         """
         n = self.event_shape[0]
         if value.ndim < 1 or value.shape[-1] != n:

@@ -1,28 +1,8 @@
 r"""Kullback-Leibler divergences of :class:`DegenerateMultivariateNormal`, registered with torch.
 
-``torch.distributions.kl_divergence(p, q)`` (and Pyro's, the same registry) then works for
-``p, q`` both degenerate, or one of them a (full-rank) ``MultivariateNormal``.
-
-Two Gaussians on affine subspaces have a finite divergence only when their supports are the
-*same* subspace: if the support of ``p`` is not inside that of ``q``, ``p`` puts mass where
-``q`` has none; if it is a proper subset, ``q`` gives it measure zero (``q`` has a density
-with respect to the Lebesgue measure of its own, larger, subspace). In both cases
-``KL(p || q) = +inf``, and that is what is returned, element by element of the batch. On a
-common support of dimension ``r`` with orthonormal basis ``U`` (that of ``q``), in the
-coordinates ``z = U^T (x - loc_q)``::
-
-    KL = 1/2 [ ||A||_F^2 + ||mu||^2 - r - 2 log|det A| ],
-    A  = diag(1 / s_q) U^T U_p diag(s_p)          (r x r),
-    mu = diag(1 / s_q) U^T (loc_p - loc_q)        (r,),
-
-which is the usual ``1/2 [tr(S_q^+ S_p) + d^T S_q^+ d - r + log pdet S_q - log pdet S_p]``
-with ``S = F F^T`` and ``d = loc_p - loc_q`` (``A A^T`` is ``S_p`` whitened by ``S_q``).
-
-"Same subspace" is decided with the distributions' own support test
-(:meth:`DegenerateMultivariateNormal.support_coordinates`): equal ranks, the largest principal
-angle between the two ranges below the larger of the two support tolerances, and
-``loc_p`` on the support of ``q``. A ``MultivariateNormal`` counts as a degenerate normal of
-full rank ``n``: against a degenerate one of rank ``r < n`` the divergence is ``+inf`` both ways.
+``torch.distributions.kl_divergence(p, q)`` (and Pyro's) then works for ``p, q`` both degenerate, or one of them
+a full-rank ``MultivariateNormal``. It is finite only on a common support; otherwise one distribution puts mass
+where the other has no density, and ``+inf`` is returned, element by element of the batch.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Deep RKMs: the level objects (:mod:`.levels`), the regression estimator :class:`DeepRKM` with its
-registered solvers (:mod:`.solvers`), and the classifiers :class:`DeepRKMClassifier` (stacked KPCA
-levels) and :class:`DeepLSSVMClassifier` (a :class:`DeepRKM` with the LS-SVM first).
+"""Deep RKMs: the level objects and the estimators that compose them.
 
-A new level type subclasses :class:`Level` (its methods are all a solver calls); a new solver
-module calls :func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.
+A new level type subclasses :class:`Level` (the solvers call only its methods); a new solver module calls
+:func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.
 """
 
 from .classifier import DEFAULT_SMOOTHER_GRID, BinaryDeepModel, DeepRKMClassifier

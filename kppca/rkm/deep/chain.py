@@ -16,25 +16,25 @@ def run_chain(levels: Sequence[Level], X: torch.Tensor | None, prototypes: torch
               gram0: torch.Tensor | None = None) -> tuple[torch.Tensor | None, list]:
     """Run the chain on the rows of ``X`` through the first ``len(H)`` levels.
 
-    Level ``l`` gets ``z_{l-1}`` (``z_0 = X``) and its prototypes' inputs ``P_1 = prototypes``,
-    ``P_l = H_{l-1}``, and computes ``e_l = k_l(z_{l-1}, P_l) H_l / eta_l``: scores of a KPCA
-    level (``z_l = e_l Lam_l^{-1}``) or the prediction of the output level (``+ b``; with
-    ``Y`` given, later levels get ``z_l = (Y - yhat) / ridge``; without, the chain stops there).
+    Level ``l`` computes ``e_l = k_l(z_{l-1}, P_l) H_l / eta_l`` (``z_0 = X``, ``P_1 = prototypes``,
+    ``P_l = H_{l-1}``) and passes on ``z_l`` (:meth:`Level.chain_step`); without ``Y`` the chain stops at the
+    output level.
 
     Parameters
     ----------
     levels : sequence of Level
     X : Tensor of shape (n, D) or None
-        None when ``gram0`` (the first level's kernel between the rows and the prototypes) is given.
+        None when ``gram0`` is given.
     prototypes : Tensor of shape (M, D)
     H : sequence of Tensor
-        Hidden features of the prototypes per level, ``(M, s_l)``.
+        Hidden features ``(M, s_l)`` of the prototypes per level.
     b : Tensor of shape (p,)
     scales : sequence of Tensor or None
         ``diag(Lam_l)`` of the KPCA levels.
     Y : Tensor of shape (n, p), optional
         Training targets (the training chain).
     gram0 : Tensor of shape (n, M), optional
+        The first level's kernel between the rows and the prototypes.
 
     Returns
     -------

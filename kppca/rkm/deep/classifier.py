@@ -1,30 +1,9 @@
 """Deep RKM classifier: KPCA levels in the dual, a primal LS-SVM or MLP head (classifier paper, §3).
 
-Model (one binary problem, labels ``y_i`` in {-1, +1}; rows are points)::
-
-    J(H, w, b) = - sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j)
-                 + 1/(2 ridge) sum_i (1 - y_i (w^T h_i^(L) + b))^2 + eta/2 w^T w
-    subject to H^T H = I for the stacked H = [H_1 ... H_L]  (N x sum_j s_j)
-
-``K_0`` is the centred Gram matrix of the input kernel; ``K_{j-1}`` (j >= 2) the centred
-Gram matrix of a kernel on the rows of ``H_{j-1}``, so it moves with ``H``. The head is
-linear in ``h^(L)``. For fixed ``H`` the head is the LS-SVM primal ridge problem
-(:func:`~kppca.rkm.lssvm.solve_lssvm_primal`), eliminated exactly: ``J(H) = min_{w,b} J(H, w, b)``
-is minimised on the Stiefel manifold by :func:`kppca.optim.minimize` (``method="pgd"``, projected
-gradient with Armijo steps, or geoopt's Armijo line search with ``optimizer="geoopt"``).
-
-Initialisation: ``init="kpca"`` solves the unsupervised deep KPCA first (level 1 from its
-kernel principal components), then fine-tunes with the labels (``fine_tune``);
-``init="random"`` starts from :func:`~kppca.optim.random_stiefel`.
-
-Multiclass: with the LS-SVM head, one-vs-all means ``p`` binary deep models
-(:class:`BinaryDeepModel`), each with its own KPCA levels; the class is the argmax of the
-scores. The MLP head (one hidden ReLU layer, cross-entropy) is multiclass on one code; its training
-alternates one projected-gradient step on ``H`` (MLP frozen) with :data:`ADAM_STEPS` Adam steps on the
-MLP (``H`` frozen), Adam's moments carried over between rounds.
-
-Out-of-sample codes: ``h* = sum_i k~(x_i, x*) h_i^(L) / sum_i k~(x_i, x*)`` with the Gaussian ``k~`` of
-:func:`~kppca.preimage.bandwidth_search.gaussian_smoother_weights` (its width: ``smoother_bandwidth``).
+It minimises ``J(H) = -sum_j 1/(2 eta) Tr(H_j^T K_{j-1} H_j) + head(H_L)`` over the stacked hidden features
+``H = [H_1 ... H_L]`` with ``H^T H = I`` (``K_{j-1}``: centred Gram matrices, of the input kernel for ``j = 1``,
+on the rows of ``H_{j-1}`` after), on the Stiefel manifold (:func:`kppca.optim.minimize`). The LS-SVM head is
+eliminated exactly by its primal ridge solve for each ``H``; the MLP head is trained alternately with ``H``.
 """
 
 from __future__ import annotations
@@ -44,14 +23,13 @@ from ..._param_validation import Integral, Interval, Real, StrOptions, check_seq
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
-from ...kernels import RBF, CenteredGram, Kernel, Linear, squared_distances
+from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
 from .._gram import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
-from .levels import KPCALevel
-from .stacked import StackedKPCA
+from .levels import KPCALevel, Level
 
 __all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
 
@@ -64,8 +42,8 @@ DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0
 class BinaryDeepModel:
     """Fitted state of one deep model (one binary problem, or the shared MLP code).
 
-    ``H`` (N, sum s_j) stacked hidden features with orthonormal columns; ``w`` (s_L, 1) and
-    ``b`` (1,) the LS-SVM head (None for the MLP head); ``history`` the objective per iteration.
+    ``H`` (N, sum s_j) stacked orthonormal hidden features; ``w`` (s_L, 1) and ``b`` (1,) the LS-SVM head (None
+    for the MLP head); ``history`` the objective per iteration.
     """
 
     H: torch.Tensor
@@ -86,6 +64,24 @@ class BinaryDeepModel:
     }
 
 
+class StackedKPCA:
+    """The deep KPCA part of ``J`` for one fit: the centred first Gram matrix ``K0`` (N, N) is fixed."""
+
+    def __init__(self, levels: Sequence[Level], K0: torch.Tensor):
+        self.levels, self.K0 = list(levels), K0
+        self.sizes = [lev.width(0) for lev in self.levels]
+
+    def terms(self, H: torch.Tensor) -> torch.Tensor:
+        """The objective at the stacked ``H`` (N, sum s_j); a scalar tensor with ``H``'s graph."""
+        parts = torch.split(H, self.sizes, dim=1)
+        total = self.levels[0].kpca_term(parts[0], self.K0)
+        for j in range(1, len(parts)):
+            # M K M on a copy: the centerer works in place, and the kernel's output may be in the graph.
+            Kj = KernelCenterer().fit_center_(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]).clone())
+            total = total + self.levels[j].kpca_term(parts[j], Kj)
+        return total
+
+
 #: Adam steps on the MLP per round.
 ADAM_STEPS = 5
 
@@ -99,8 +95,8 @@ def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Genera
                   hidden: int, ridge: float, max_iter: int, train_levels: bool):
     """Train the levels and the MLP head; returns ``(BinaryDeepModel, mlp params, input scale)``.
 
-    ``kpca`` is the classifier's KPCA objective (``terms(H)``, ``sizes``). The weights start
-    from a He initialisation drawn with ``gen`` (deterministic for a seed).
+    One projected-gradient step on ``H`` (MLP frozen) alternates with :data:`ADAM_STEPS` Adam steps on the
+    MLP (He initialisation from ``gen``), Adam's moments carried over between rounds.
     """
     s_L = kpca.sizes[-1]
     kw = {"dtype": H0.dtype, "device": H0.device}
@@ -133,7 +129,7 @@ def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Genera
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
     """Exact LS-SVM head on codes Z (N, s) for ±1 targets y (N,): (value, w, b), differentiable in Z.
 
-    The primal LS-SVM solve with regulariser ``ridge * eta``; ``(1 - y f)^2 = (y - f)^2`` for ``y = ±1``.
+    ``(1 - y f)^2 = (y - f)^2`` for ``y = ±1``, so it is the primal LS-SVM solve.
     """
     sol = solve_lssvm_primal(Z, y[:, None], ridge, eta)
     w, b = sol.coef[:, 0], sol.intercept[0]
@@ -150,14 +146,14 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     n_components : sequence of int or int, default (3, 3)
         ``[s_1, ..., s_L]``, components per KPCA level (L = its length); an int is one level.
     kernel : Kernel, str, callable or None, default "rbf"
-        Input kernel of level 1. "rbf" is ``RBF()``, whose width is resolved on the training
-        inputs (``bandwidth="scale"``, scikit-learn's ``gamma="scale"``; stored in ``kernel_``).
+        Input kernel of level 1. "rbf" is ``RBF()`` with its width resolved on the training inputs
+        (scikit-learn's ``gamma="scale"``; stored in ``kernel_``).
     level_kernel : {"rbf", "linear"} or Kernel, default "rbf"
-        Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" uses the
-        bandwidth ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix
-        with orthonormal columns (fixed during training so the objective stays smooth).
+        Kernel of levels 2..L on the rows of the previous level's ``H``. "rbf" has the fixed bandwidth
+        ``sqrt(2 s_{j-1} / N)``, the RMS distance between rows of an (N, s) matrix with orthonormal columns.
     head : {"lssvm", "mlp"}, default "lssvm"
     init : {"kpca", "random"}, default "kpca"
+        ``"kpca"``: level 1 at its kernel principal components, then the unsupervised deep KPCA first.
     fine_tune : bool, default True
         After ``init="kpca"``, train the levels with the labels (False: only the head).
     eta : float > 0, default 1.0
@@ -168,14 +164,12 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         Iterations of each of the unsupervised and supervised phases.
     tol : float, default 1e-6
     optimizer : {"pgd", "geoopt"}, default "pgd"
-        Projected gradient with Armijo steps, or geoopt's Riemannian steepest descent with an
-        Armijo line search (both through :func:`kppca.optim.minimize`; the MLP head always
-        uses the projected gradient).
+        Projected gradient with Armijo steps, or geoopt's Riemannian steepest descent with an Armijo line
+        search (:func:`kppca.optim.minimize`); the MLP head always uses the projected gradient.
     hidden_layer_size : int, default 10
         Width of the MLP head's hidden layer.
     smoother_bandwidth : float or None, default None
-        Width of the Gaussian smoother for out-of-sample codes; None chooses it by
-        leave-one-out accuracy over ``smoother_grid``.
+        Width of the Gaussian smoother for out-of-sample codes; None: by leave-one-out accuracy over ``smoother_grid``.
     smoother_grid : sequence of float or None, default None
         Multiples of the median nearest-neighbour distance (default :data:`DEFAULT_SMOOTHER_GRID`).
     random_state : int, Generator or None
@@ -250,7 +244,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         tags.non_deterministic = self.random_state is None
         return tags
 
-    # ------------------------------------------------------------------ pieces
     def _level_kernel(self, sizes: list[int], j: int, N: int) -> Kernel:
         """Kernel on the rows of H_{j-1} for level j >= 2."""
         if isinstance(self.level_kernel, Kernel):
@@ -293,7 +286,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             _, w, b = _ridge_head(H[:, -s_L:], y, ridge, eta)
         return BinaryDeepModel(H, w[:, None], b.reshape(1), hist, n_iter, conv)
 
-    # ------------------------------------------------------------------ fit
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKMClassifier:
         """Train on inputs ``X`` (N, D) and labels ``y`` (N,). Returns ``self``."""
@@ -387,7 +379,6 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             return f"its scores for one point have shape {tuple(S.shape)} or are not finite (expected (1, {cols}))"
         return None
 
-    # ------------------------------------------------------------------ scores
     def _scores_from_codes(self, Z: list[torch.Tensor]) -> torch.Tensor:
         """Class scores (M, p) (binary LS-SVM: (M, 1)) from last-level codes of each model."""
         if self.head == "mlp":

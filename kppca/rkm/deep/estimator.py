@@ -1,7 +1,4 @@
-"""Deep RKM regression of the 2017 paper (§4-5): :class:`DeepRKM` composes its levels
-(:mod:`~kppca.rkm.deep.levels`, the LS-SVM level first or last) and hands them to a solver of the
-registry (:mod:`~kppca.rkm.deep.solvers`).
-"""
+"""Deep RKM regression of the 2017 paper (§4-5): levels composed by :class:`DeepRKM`, fitted by a registered solver."""
 
 from __future__ import annotations
 
@@ -35,19 +32,13 @@ _REAL = Interval(Real, None, None)  # finite
 def working_dtype(dtype: torch.dtype) -> torch.dtype:
     """The dtype a deep RKM is solved in: float64 for float32 (or lower) input, else ``dtype``.
 
-    The level-wise LS-SVM system ``K/eta1 + H2 H2^T/eta2 + ridge I`` has a condition number
-    up to ``(||K||/eta1 + 1/eta2) / ridge``: ``1e7`` with the defaults (``eta2 = 1e-5``,
-    ``ridge = 0.01``), beyond float32's ``1/eps = 8.4e6``, so a Cholesky in float32 fails
-    where float64 succeeds; the reduced-set objective squares Gram-scale quantities
-    (``Polynomial`` kernels on ``1e6``-scaled data overflow float32). The ``N x N`` solves cost
-    the same order in float64; the float32 input is converted exactly and every output is
-    returned in float32.
+    The level-wise LS-SVM system has a condition number up to ``(||K||/eta1 + 1/eta2) / ridge``, ``1e7`` with
+    the defaults (beyond float32's ``1/eps``), and the reduced-set objective squares Gram-scale quantities.
     """
     return torch.float64 if torch.finfo(dtype).bits < 64 else dtype
 
 
-#: Constraints of the parameters that build the default two-level architecture (shared by the
-#: deep RKMs built from :func:`~kppca.rkm.deep.levels.default_levels`; spread with ``**``).
+#: Constraints of the parameters of :func:`~kppca.rkm.deep.levels.default_levels` (spread with ``**``).
 LEVEL_CONSTRAINTS: dict[str, list[Any]] = {
     "kernel": [Kernel, str, callable, None],
     "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
@@ -65,92 +56,70 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     Parameters
     ----------
     levels : list of Level, optional
-        The architecture, in order: at least two :class:`Level` objects with exactly one output
-        level, first or last. ``None``: :func:`~kppca.rkm.deep.levels.default_levels`,
-        ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]`` from the next four
-        parameters.
+        The architecture, in order: at least two :class:`Level` objects with exactly one output level, first
+        or last. ``None``: ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]``
+        from the next four parameters (:func:`~kppca.rkm.deep.levels.default_levels`).
     kernel : Kernel, str or callable, default "rbf"
-        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()``, whose width
-        is resolved on the level's training inputs (``bandwidth="scale"``: ``sqrt(D Var / 2)``,
-        scikit-learn's ``gamma="scale"``) and recorded in ``levels_`` and ``kernel_``.
+        LS-SVM kernel when ``levels`` is None. ``"rbf"`` (here or in a level) is ``RBF()`` with its width
+        resolved on the level's training inputs (scikit-learn's ``gamma="scale"``) and recorded in ``levels_``.
     n_components : (int, int) or int, default (1, 1)
         ``(s2, s3)`` when ``levels`` is None (an int ``s`` means ``(s, s)``).
     ridge : float > 0, default 0.01
-        LS-SVM ridge ``lambda1`` when ``levels`` is None (named ``ridge``, not ``lambda_``:
-        a trailing underscore marks fitted attributes in scikit-learn).
+        LS-SVM ridge ``lambda1`` when ``levels`` is None.
     eta : float > 0, default 1.0
         LS-SVM ``eta1`` when ``levels`` is None.
     eta_levels : (float, float), default (1e-5, 1e-5)
-        ``(eta2, eta3)`` when ``levels`` is None; the paper's synthetic example selects
-        ``1/eta2 = 1/eta3 = 1e5``.
+        ``(eta2, eta3)`` when ``levels`` is None (the paper's synthetic example).
     n_passes : int >= 0, default 10
-        ``solver="levelwise"``: forward-backward passes after the initialisation (0 with
-        the LS-SVM first gives the plain LS-SVM).
+        ``solver="levelwise"``: forward-backward passes after the initialisation.
     solver : str, default "levelwise"
-        A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`):
-        ``"levelwise"`` (paper §5.1, the dual on all ``N`` points, linear kernels in every
-        level after the first), ``"primal"`` (§5.2, reduced set, any kernels) or
+        A registered solver (:func:`~kppca.rkm.deep.solvers.register_solver`): ``"levelwise"`` (paper §5.1, all
+        ``N`` points, linear kernels after the first level), ``"primal"`` (§5.2, reduced set, any kernels) or
         ``"feedforward"`` (§5.3, KPCA levels then the LS-SVM, one hidden layer per level).
     n_prototypes : int >= 1, default 100
-        ``solver="primal"``: number ``M`` of prototypes (``min(M, N)``), a uniformly random
-        subset of the training points drawn with ``random_state``.
+        ``solver="primal"``: number of prototypes, a random subset of ``min(M, N)`` training points.
     c_stab : float >= 0, default 1.0
         ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
     objective : {"stabilized", "variance", "regression"}, default "stabilized"
         ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models B, A and C
         (:mod:`~kppca.rkm.deep.objective`; ``"variance"`` needs ``c_stab > 0`` and is unbounded below).
     c0 : float > 0, default 1.0
-        ``objective="variance"``: weight of the reward on the KPCA levels' score variance (the
-        paper tunes 0.1, 10, 1000).
+        ``objective="variance"``: weight of the reward on the KPCA scores' variance (the paper tunes 0.1-1000).
     max_iter : int >= 0 or None, default None
-        ``solver="primal"`` / ``"feedforward"``: L-BFGS iterations (a ConvergenceWarning when they
-        run out). None: the solver's own budget (200 for ``"primal"``, 600 for ``"feedforward"``,
-        whose network starts from random weights).
+        ``solver="primal"`` / ``"feedforward"``: L-BFGS iterations (a ConvergenceWarning when they run out).
+        None: the solver's own budget (200 for ``"primal"``, 600 for ``"feedforward"``).
     tol : float >= 0, default 1e-10
-        ``solver="primal"``: stop when an iteration lowers the objective by less than
-        ``tol * max(1, |J|)``.
+        ``solver="primal"``: stop when an iteration lowers the objective by less than ``tol * max(1, |J|)``.
     progress : bool, default False
         Show a progress bar for the iterative solvers.
     hidden_units : int or sequence of int, optional
-        ``solver="feedforward"`` (paper §5.3, :mod:`~kppca.rkm.deep.feedforward`): hidden
-        units of each level's layer (an int: the same for every level); None: 20 per level.
+        ``solver="feedforward"``: hidden units of each level's layer (an int: every level's); None: 20.
     toeplitz : bool, default False
         ``solver="feedforward"``: Toeplitz ``U`` in every level but the last (model 2,B,T).
     random_state, dtype, device
-        Seed (initial KPCA features of the level-wise solver; prototypes of the primal
-        one), floating dtype and torch device. float32 data are solved in float64
-        (:func:`working_dtype`) and predicted in float32.
+        Seed (initial KPCA features of the level-wise solver; prototypes of the primal one), floating
+        dtype and torch device. float32 data are solved in float64 (:func:`working_dtype`), predicted in float32.
 
     Notes
     -----
-    **Primal objective** (``solver="primal"``), see :mod:`~kppca.rkm.deep.reduced_set`.
-    ``y`` is standardised for the reduced-set objective; the output level's features and
-    ``intercept_`` are in the units of ``y``. **Prediction**: LS-SVM first,
-    ``y(x) = (1/eta1) sum_j h1_j k1(x_j, x) + b`` (eq. 4.16; prototypes instead of all
-    points in the primal); LS-SVM last, the chain of eqs. 4.9 / 5.4
-    (:func:`~kppca.rkm.deep.chain.run_chain`). For ``solver="levelwise"`` ``Lam_l`` is
-    calibrated level by level: ``1/lam_l,k`` is the least-squares scale mapping the
-    chain's score column ``e_l,k`` onto ``H_l[:, k]`` (the eigenvalue when the levels are
-    uncoupled). Caveat (measured): with the LS-SVM last, its large hidden features pull
-    the previous KPCA level out of the span the chain can reach from the inputs, and the
-    level-wise out-of-sample predictions can then be poor; the primal solver fits the
-    chain itself and has no such gap.
+    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.chain.run_chain`, eqs. 4.9, 4.16, 5.4).
+    With the LS-SVM last, the level-wise solver's out-of-sample predictions can be poor (its ``Lam_l`` are
+    calibrated afterwards); the primal solver fits the chain itself.
 
     Attributes
     ----------
     levels_ : list of Level
-        The resolved architecture (kernels as :class:`~kppca.kernels.Kernel` copies).
+        The resolved architecture.
     hidden_features_ : list of Tensor
         ``H_l`` per level (``N x s_l`` level-wise; the prototypes' ``M x s_l`` in the primal).
     scales_ : list of Tensor or None
         ``diag(Lam_l)`` of the KPCA levels (None for the LS-SVM level).
     intercept_ : Tensor of shape (p,)
     objective_history_ : list of (str, float)
-        Level-wise: ``("init" | "forward k" | "backward k", L)`` after each phase.
-        Primal: ``("iter k", J)``, ``"iter 0"`` the initial point.
+        Level-wise: ``("init" | "forward k" | "backward k", L)`` after each phase; primal: ``("iter k", J)``.
     residual_history_ : list of list of float
-        Level-wise: after the initialisation and every pass, each level's relative residual
-        (:meth:`Level.levelwise_residual`). Primal: the gradient norm after every iteration.
+        Level-wise: each level's relative residual after the start and every pass
+        (:meth:`Level.levelwise_residual`); primal: the gradient norm after every iteration.
     prototypes_ : Tensor
         Training points of the reduced set (primal), or all training points.
     prototype_indices_ : Tensor
@@ -159,9 +128,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         The first level's kernel.
     """
 
-    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`); tensors are in the
-    #: working dtype, float64 (:func:`working_dtype`). ``solver_state_`` is the solver's own state (e.g. the
-    #: feed-forward network's weights: lists of tensors, Toeplitz flags).
+    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`), in float64.
+    #: ``solver_state_`` is the solver's own state (e.g. the feed-forward network's weights).
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
@@ -210,7 +178,6 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
-    # ------------------------------------------------------------------ architecture
     def _resolve_levels(self, N: int) -> list[Level]:
         if self.levels is None:
             levels = default_levels(self.kernel, self.n_components, self.ridge, self.eta, self.eta_levels,
@@ -227,7 +194,6 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
             raise ValueError(f"{supported}; got {[type(v).__name__ for v in levels]}.")
         return [lev.resolved(i, N) for i, lev in enumerate(levels)]
 
-    # ------------------------------------------------------------------ public API
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKM:
         """Fit on ``X`` (N, D) and ``y`` (N,) or (N, p) with the chosen solver."""

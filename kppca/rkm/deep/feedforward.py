@@ -1,40 +1,10 @@
 """Deep feed-forward networks trained within the deep RKM objective (paper §5.3, eqs. 5.5-5.6).
 
-``DeepRKM(levels=[KPCALevel(s1, eta1), KPCALevel(s2, eta2), LSSVMLevel(ridge=..., eta=eta3)],
-solver="feedforward", hidden_units=...)``: KPCA levels followed by the regression level, with
-one hidden layer of ``n_l`` units per level instead of kernels (rows are points, ``s = tanh``)::
-
-    e_1 = W_1^T s(U_1 x + beta_1)                       (s_1,)
-    e_l = W_l^T s(U_l Lam_{l-1}^{-1} e_{l-1} + beta_l)  (s_l,)   further KPCA levels
-    yhat = W_L^T s(U_L Lam_{L-1}^{-1} e_{L-1} + beta_L) + B   (p,)
-
-``U_l`` is ``n_l x n_in``, ``W_l`` is ``n_l x s_l`` (``n_L x p``), ``Lam_l`` diagonal positive
-(parametrised by its logarithm). The minimised objective is ``J_deep,Pstab`` written with
-these maps, over all ``N`` training points:
-
-``J = sum_{KPCA l} (J_l + c_stab/2 J_l^2) + 1/(2 ridge) sum_i ||y_i - yhat_i||^2 + eta_L/2 Tr(W_L^T W_L)``,
-``J_l = -1/2 sum_i e_l,i^T Lam_l^{-1} e_l,i + eta_l/2 Tr(W_l^T W_l)``,
-
-in ``U, beta, W, Lam, B``. Each stabilised KPCA term is bounded below by ``-1/(2 c_stab)``, so
-``J`` is bounded below (``c_stab > 0``). ``DeepRKM(objective=...)`` selects Table 1's variant
-(:mod:`~kppca.rkm.deep.objective`): 2,B (this ``J``), 2,A (minus ``c0 sum_l ||e_l||^2``) or 2,C
-(the regression level's terms only). ``toeplitz=True`` (model 2,B,T of Table 1) makes
-``U_l`` of every level except the last a Toeplitz matrix, ``U[i, j] = t[i - j + n_in - 1]``:
-``n_l + n_in - 1`` unknowns instead of ``n_l n_in``.
-
-Training: L-BFGS with a strong-Wolfe line search (:func:`kppca.optim.minimize`), every
-recorded objective value a decrease (a step that does not lower ``J`` is rejected and ends
-the run). The targets are standardised first (as the reduced-set solver) and the output
-layer is mapped back to the units of ``y``. Initialisation: ``U`` and ``W`` entries
-N(0, 1/fan_in) from the estimator's ``random_state``, ``Lam = I``, ``B = 0``, and each unit's
-``beta`` placing its ``tanh`` transition on the layer's input at a random training point (with
-``beta = 0`` every transition would pass through the origin, far from most of the data; the
-unbounded variance model 2,A keeps ``beta = 0``).
-``DeepRKM(max_iter=None)`` trains for :data:`DEFAULT_MAX_ITER` L-BFGS iterations.
-
-The KPCA terms sum over all ``N`` points, so with ``c_stab = 1`` (DeepRKM's default) the
-stabilisation ``c_stab/2 J_l^2`` dominates the start and holds the scores small; a smaller weight
-(e.g. ``c_stab = 0.01``) fits better.
+``DeepRKM(solver="feedforward")`` replaces each level's kernel by one hidden ``tanh`` layer of ``n_l`` units,
+``e_l = W_l^T tanh(U_l Lam_{l-1}^{-1} e_{l-1} + beta_l)`` (``e_0 = x``; the output level adds ``B``), and
+minimises the stabilised objective over all ``N`` training points by L-BFGS, the targets standardised as in
+the reduced-set solver. ``toeplitz=True`` (model 2,B,T) makes ``U_l`` Toeplitz in every level but the last.
+With ``c_stab = 1`` (the default) the stabilisation holds the scores small; ``c_stab = 0.01`` fits better.
 """
 
 from __future__ import annotations
@@ -120,9 +90,11 @@ def network_forward(weights: list, B: torch.Tensor, X: torch.Tensor) -> tuple[li
 
 def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.Tensor, Y: torch.Tensor,
                           c_stab: float, objective: str = "stabilized", c0: float = 1.0):
-    """``J_deep,Pstab(*flat)`` (module docstring) as a closure over the data; ``flat`` as :func:`_weights` reads it.
+    """``J_deep,Pstab(*flat)`` as a closure over the data; ``flat`` as :func:`_weights` reads it.
 
-    ``objective`` / ``c0``: the Table 1 variant (:func:`~kppca.rkm.deep.objective.combine_terms`).
+    ``J = sum_{KPCA l} (J_l + c_stab/2 J_l^2) + 1/(2 ridge) ||Y - yhat||^2 + eta_L/2 ||W_L||^2`` with
+    ``J_l = -1/2 sum_i e_l,i^T Lam_l^{-1} e_l,i + eta_l/2 ||W_l||^2``; ``objective`` / ``c0`` select the
+    Table 1 variant (:func:`~kppca.rkm.deep.objective.combine_terms`).
     """
     outs = [lev.is_output for lev in levels]
 
@@ -143,19 +115,17 @@ def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.
 
 
 def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centred: bool = True) -> list:
-    """Initial unknowns: ``U``, ``W`` entries N(0, 1/fan_in), ``Lam = I``, ``B = 0``, and each unit's ``beta``
-    centring its ``tanh`` on the layer's input at one random training point (``beta_k = -U_k z_i``).
+    """Initial unknowns: ``U``, ``W`` entries N(0, 1/fan_in), ``Lam = I``, ``B = 0``, and ``beta_k = -U_k z_i``
+    at a random training point ``z_i`` (``centred=False``: ``beta = 0``, the same draws of ``U`` and ``W``).
 
-    With ``beta = 0`` every unit's transition passes through the origin (in one dimension: every unit bends
-    at ``x = 0``), and L-BFGS spends most of its iterations moving them to where the data are.
-    ``centred=False`` keeps ``beta = 0`` (the same draws of ``U`` and ``W``).
+    A centred ``tanh`` bends where the data are; from ``beta = 0`` L-BFGS spends most iterations moving it there.
     """
     dtype, device = X.dtype, X.device
 
     def randn(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, dtype=dtype, device=gen.device).to(device)
 
-    flat, logs, z = [], [], X
+    flat, z = [], X
     for spec in layout:
         n, n_in, s = spec["n"], spec["n_in"], spec["s"]
         u = randn(n + n_in - 1) if spec["toeplitz"] else randn(n, n_in)
@@ -168,8 +138,7 @@ def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centr
         W = randn(n, s) / np.sqrt(n)
         flat += [u, beta, W]
         z = torch.tanh(z @ U.T + beta) @ W  # the next layer's input at the start (Lam = I)
-    for spec in layout[:-1]:
-        logs.append(torch.zeros(spec["s"], dtype=dtype, device=device))
+    logs = [torch.zeros(spec["s"], dtype=dtype, device=device) for spec in layout[:-1]]
     return flat + [torch.zeros(layout[-1]["s"], dtype=dtype, device=device)] + logs
 
 
@@ -182,8 +151,7 @@ def fit_feedforward(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     Ys, y_mean, y_scale = standardize_targets(Y)
     J = feedforward_objective(levels, layout, X, Ys, float(params["c_stab"]), params.get("objective", "stabilized"),
                               float(params.get("c0", 1.0)))
-    # The variance model (2,A) is unbounded below and its fit is where max_iter steps lead from the start:
-    # centred units reach the overflow of Lam within a few dozen steps, so it keeps the start at beta = 0.
+    # The unbounded variance model (2,A) overflows Lam within a few dozen steps from centred units: beta = 0.
     x0 = _initial(layout, X, generator, centred=params.get("objective", "stabilized") != "variance")
     res = minimize(J, x0, method="lbfgs", manifold=None, max_iter=int(params["max_iter"]), tol=float(params["tol"]),
                    progress=bool(params.get("progress", False)), desc="deep RKM (feed-forward)",
@@ -213,8 +181,7 @@ def predict_feedforward(levels: list[Level], state: dict, scales: list, intercep
     return network_forward(weights, intercept, X)[1]
 
 
-#: L-BFGS iterations when ``DeepRKM(max_iter=None)``: the whole network is trained from a random start,
-#: which needs more steps than the reduced-set solver's start from the Nystrom LS-SVM.
+#: L-BFGS iterations when ``DeepRKM(max_iter=None)``: more than the reduced-set solver's, from a random start.
 DEFAULT_MAX_ITER = 600
 
 register_solver("feedforward", fit_feedforward, check=check_feedforward, predict=predict_feedforward,

@@ -1,12 +1,8 @@
-"""Levels of a deep RKM as objects: each owns its kernel and Gram, its objective, its stationarity solve and its chain step.
+"""Levels of a deep RKM as objects: each owns its kernel, objective terms, stationarity solve and chain step.
 
-A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types:
-every behaviour that differs between a kernel PCA level and the LS-SVM level is a
-method here. Notation (paper §4-5, rows are points): level ``l`` has hidden features
-``H_l`` (``s_l`` columns for KPCA, ``p`` outputs for the LS-SVM), weight ``eta_l`` and its
-own kernel matrix ``K_l`` (on the inputs for level 1, on the previous level's features after).
-
-A new level type implements the methods of :class:`Level`; the solvers call nothing else.
+A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types: a new level type
+implements the methods of :class:`Level`, and the solvers call nothing else. Notation (paper §4-5, rows are
+points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
 """
 
 from __future__ import annotations
@@ -39,9 +35,8 @@ _COUNT = Interval(Integral, 1, None, closed="left")
 def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """Minimum-norm solution of ``A X = B`` for a symmetric PSD ``A`` (eigenvalues below rounding dropped).
 
-    The rounding level ``n eps lam_max`` is the backward error of the symmetric eigensolver,
-    so directions below it carry no information; dropping them (instead of adding a jitter)
-    gives the least-squares solution even for a singular ``A`` (nearly constant data).
+    Below the eigensolver's backward error ``n eps lam_max`` directions carry no information; dropping them,
+    not adding a jitter, gives the least-squares solution even for a singular ``A`` (nearly constant data).
     """
     vals, vecs = torch.linalg.eigh(A)
     tol = rounding_tolerance(A.dtype, A.shape[0], float(vals.abs().max()))
@@ -60,16 +55,13 @@ class Level:
     kernel: Any
     eta: float
 
-    # ---------------------------------------------------------------- specification
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy whose kernel is a :class:`~kppca.kernels.Kernel` (a deep copy); data-derived widths
-        are resolved by :meth:`fit_kernel` once the level's inputs are known."""
+        """A validated copy with a deep copy of its kernel as a :class:`~kppca.kernels.Kernel`."""
         check_scalar(self.eta, f"levels[{index}].eta", [_POS_REAL])
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
-        """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``
-        (:func:`kppca.rkm._gram.resolve_kernel`)."""
+        """A copy whose kernel has its data-derived widths resolved on the level's inputs ``Z``."""
         return replace(self, kernel=resolve_kernel(self.kernel, Z))
 
     def width(self, n_outputs: int) -> int:
@@ -82,13 +74,9 @@ class Level:
             return "not linear"
         return None
 
-    # ---------------------------------------------------------------- kernel
     def gram(self, A: torch.Tensor, B: torch.Tensor | None = None) -> torch.Tensor:
-        """The level's kernel matrix ``k(A, B)``.
-
-        ``B=None``: the level's own (uncentered: the LS-SVM has a bias) training Gram matrix, a
-        :class:`~kppca.kernels.CenteredGram` with ``center=False`` (the core's blocked build and scale check).
-        """
+        """The level's kernel matrix ``k(A, B)``; ``B=None``: its own uncentred training Gram matrix (the LS-SVM
+        has a bias), built by :class:`~kppca.kernels.CenteredGram` for the core's blocked build and scale check."""
         if B is None:
             return CenteredGram(self.kernel, A, center=False, what=f"Gram matrix of the level kernel {self.kernel!r}",
                                 advice="Rescale the data or choose kernel parameters suited to its scale.").matrix
@@ -98,7 +86,6 @@ class Level:
                              "rescale the data or choose a kernel parameter suited to its scale.")
         return K
 
-    # ---------------------------------------------------------------- level-wise (paper §5.1)
     def levelwise_start(self, N: int, p: int, generator: torch.Generator, dtype: torch.dtype,
                         device: torch.device) -> torch.Tensor:
         raise NotImplementedError
@@ -119,7 +106,6 @@ class Level:
         """Relative residual of the level's stationarity equations (Frobenius norms)."""
         raise NotImplementedError
 
-    # ---------------------------------------------------------------- chain (eqs. 4.9, 5.4)
     def chain_step(self, K_zP: torch.Tensor, H: torch.Tensor, b: torch.Tensor, scale: torch.Tensor | None,
                    Y: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``(e, z_next)``: the level's scores (KPCA) or prediction (output level) from ``k(z, P) H / eta``,
@@ -130,7 +116,6 @@ class Level:
         """Level-wise ``diag(Lam)`` from the chain's scores on the training points (None for the output level)."""
         return None
 
-    # ---------------------------------------------------------------- reduced set (paper §5.2)
     def primal_start(self, G: torch.Tensor, K_zP: torch.Tensor, Y: torch.Tensor) -> tuple:
         """Initial ``(H~, b or None, log Lam or None, z_next)`` from the prototypes' Gram ``G`` and ``k(z, P)``."""
         raise NotImplementedError
@@ -146,20 +131,17 @@ class Level:
 class LSSVMLevel(Level):
     """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
 
+    Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its objective term
+    ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
+
     Parameters
     ----------
     kernel : Kernel, str or callable, default "rbf"
-        Its kernel: on the inputs when it is the first level, on the previous
-        level's hidden features when it is the last one.
+        On the inputs when it is the first level, else on the previous level's hidden features.
     ridge : float > 0, default 0.01
         Ridge ``lambda`` of its dual system (Suykens' ``1/gamma``).
     eta : float > 0, default 1.0
         Weight of ``Tr(W^T W)``.
-
-    Notes
-    -----
-    Its level-wise equations are ``[[M + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, its
-    objective term ``Tr(Y^T H) - 1/(2 eta) Tr(H^T K H) - ridge/2 ||H||^2``.
     """
 
     kernel: Any = "rbf"
@@ -199,8 +181,7 @@ class LSSVMLevel(Level):
 
     def chain_step(self, K_zP, H, b, scale, Y):
         yhat = K_zP @ H / float(self.eta) + b[None, :]
-        # Further levels see the conjugate feature h = e / ridge of the residual; at prediction (Y None)
-        # the LS-SVM level is the output (eq. 4.16).
+        # Later levels see the residual's conjugate feature h = e / ridge; at prediction the chain ends here (eq. 4.16).
         return yhat, None if Y is None else (Y - yhat) / float(self.ridge)
 
     def primal_start(self, G, K_zP, Y):
@@ -222,6 +203,9 @@ class LSSVMLevel(Level):
 class KPCALevel(Level):
     """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
 
+    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of the fused matrix),
+    its objective term ``-1/(2 eta) Tr(H^T K H)``.
+
     Parameters
     ----------
     n_components : int >= 1
@@ -229,11 +213,8 @@ class KPCALevel(Level):
     eta : float > 0, default 1.0
         Weight of the level (``1/eta`` weighs its kernel in the fused matrices).
     kernel : Kernel, str or callable, default "linear"
-        Kernel on the previous level's hidden features (on the inputs for a first
-        level). ``solver="levelwise"`` needs it linear except in the first level.
-
-    Its level-wise equations are ``M H = H Lam``, ``H^T H = I`` (top ``s`` eigenvectors of
-    the fused matrix), its objective term ``-1/(2 eta) Tr(H^T K H)``.
+        On the previous level's hidden features (on the inputs for a first level); linear after the first
+        level for ``solver="levelwise"``.
     """
 
     n_components: int
@@ -289,13 +270,8 @@ class KPCALevel(Level):
 
 def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta_levels: Any, *,
                    output_last: bool = False) -> list[Level]:
-    """The default architecture of a deep RKM from its scalar parameters.
-
-    ``n_components`` is ``(s2, s3)`` (an int ``s``: ``(s, s)``), ``eta_levels`` ``(eta2, eta3)``. The paper's
-    synthetic example ``[LSSVMLevel(kernel, ridge, eta), KPCALevel(s2, eta2), KPCALevel(s3, eta3)]``; with
-    ``output_last`` (a solver that needs the output level last, e.g. the feed-forward networks of §5.3)
-    ``[KPCALevel(s2, eta2, kernel), KPCALevel(s3, eta3), LSSVMLevel("linear", ridge, eta)]``.
-    """
+    """The default architecture from the scalar parameters: the paper's LS-SVM level (with ``kernel``) then two
+    KPCA levels, or with ``output_last`` (e.g. §5.3's networks) two KPCA levels then a linear LS-SVM level."""
     s = check_sequence(n_components, "n_components", [_COUNT], length=2, repeat=2, what="(s2, s3)")
     etas = check_sequence(eta_levels, "eta_levels", [_POS_REAL], length=2, what="(eta2, eta3)")
     if output_last:

@@ -1,16 +1,9 @@
 """Level-wise solving of a deep RKM (paper §5.1): forward and backward passes of per-level stationarity solves.
 
-For linear kernels in all levels after the first, the stationarity conditions of the
-reduced deep objective ``L`` are (eqs. 4.11, 4.18, for any number of levels), with the
-fused matrices ``M_l = K_l/eta_l + H_{l+1} H_{l+1}^T / eta_{l+1}`` (the second term absent
-for the last level), each level's own equations in ``M_l`` (:meth:`Level.levelwise_solve`).
-They are solved by forward (level 1 -> L) and backward (level L-1 -> 1) phases, each level
-with the others fixed. This is a *saddle-point* iteration: the LS-SVM solve maximises
-``L`` in its ``H`` while the eigen steps minimise it in the KPCA features (the paper, §4
-before eq. 4.4: the deep objective "is not directly usable for minimization due to the
-minus sign terms"), so the recorded objective need not be monotone, and with a strong
-coupling (``1/eta2 = 1/eta3 = 1e5``) the passes may cycle. ``residual_history`` records
-after every pass every level's relative residual, to see whether a fixed point was reached.
+With linear kernels after the first level, each level's stationarity conditions (eqs. 4.11, 4.18) are solved in
+its fused matrix ``M_l = K_l/eta_l + H_{l+1} H_{l+1}^T / eta_{l+1}``, the other levels fixed. It is a saddle-point
+iteration (the LS-SVM solve maximises the objective, the eigen steps minimise it), so the recorded objective need
+not be monotone and strongly coupled passes may cycle; ``residual_history`` shows whether a fixed point was reached.
 """
 
 from __future__ import annotations
@@ -73,8 +66,7 @@ def fit_levelwise(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, para
                   generator: torch.Generator) -> DeepFit:
     """Initialise the output level (uncoupled unless passes follow), then ``n_passes`` forward-backward passes.
 
-    The KPCA levels start at random points of the Stiefel manifold. ``Lam_l`` of the chain
-    are calibrated level by level afterwards (:meth:`Level.calibrate_scale`).
+    The KPCA levels start at random Stiefel points; ``Lam_l`` of the chain are calibrated level by level after.
     """
     N, L, p = X.shape[0], len(levels), Y.shape[1]
     n_passes = int(params["n_passes"])

@@ -1,20 +1,8 @@
 """Classification with the LS-SVM-first deep RKM (deep-RKM paper §4.2, §6.2.2).
 
-Level 1 is an LS-SVM with one output per class (one-vs-all ±1 targets, usually
-an RBF kernel), levels 2 and 3 are kernel PCA levels with linear kernels on the
-hidden features of the previous level. The coupled stationarity conditions
-(eq. 4.18) are solved level-wise by forward/backward passes
-(:class:`~kppca.rkm.DeepRKM` with ``solver="levelwise"``; 2 passes in the paper).
-With the fitted level-1 hidden features ``H1`` (N, p) and bias ``b`` the outputs
-are (eq. 4.16)
-
-``f(x) = (1/eta1) sum_j h1_j k(x_j, x) + b``  (p,)
-
-and the predicted class is ``argmax_k f_k(x)``.
-
-Paper settings (USPS, N = 2000): ``sigma^2 = 45`` (``RBF(bandwidth=sqrt(45))``
-on the raw pixel scale), ``s2 = 10, s3 = 1``, ``lambda1 = 1e-6``, ``eta1 = 1``,
-``1/eta2 = 1/eta3 = 1e6``.
+A :class:`~kppca.rkm.DeepRKM` whose LS-SVM level has one ±1 output per class, solved level-wise (eq. 4.18);
+the class is the argmax of the level-1 outputs ``f(x) = (1/eta1) sum_j h1_j k(x_j, x) + b`` (eq. 4.16).
+Paper settings (USPS): ``RBF(bandwidth=sqrt(45))``, ``s2 = 10, s3 = 1``, ``lambda1 = 1e-6``, ``1/eta2 = 1/eta3 = 1e6``.
 """
 
 from __future__ import annotations
@@ -48,16 +36,14 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     kernel : Kernel, str or callable, default "rbf"
         Level-1 kernel on the inputs.
     n_components : (int, int) or int, default (1, 1)
-        ``(s2, s3)``, the numbers of hidden features of levels 2 and 3
-        (``s3 <= s2 <= N``: level 3's linear kernel on ``H2`` has rank ``s2``).
+        ``(s2, s3)`` hidden features of levels 2 and 3 (``s3 <= s2 <= N``: level 3's kernel on ``H2`` has rank ``s2``).
     ridge : float > 0, default 1e-3
         Level-1 ``lambda1``: the ridge added to the fused matrix in the LS-SVM system.
     eta : float > 0, default 1.0
         Level-1 ``eta1``.
     eta_levels : (float, float), default (1e-2, 1e-2)
-        ``(eta2, eta3)``; small values weigh levels 2 and 3 strongly. The paper's
-        ``1/eta2 = 1/eta3 = 1e6`` with ``ridge = 1e-6`` makes the level-1 matrix's
-        condition number ~1e12 (solved in float64 whatever the data's dtype).
+        ``(eta2, eta3)``; small values weigh levels 2 and 3 strongly (the paper's ``1e-6`` with
+        ``ridge = 1e-6`` gives a level-1 condition number ~1e12, solved in float64).
     n_passes : int >= 0, default 2
         Forward-backward passes (0 is the plain one-vs-all LS-SVM).
     random_state, dtype, device
@@ -83,8 +69,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`).
-    #: Tensors are in the working dtype (float64; see :func:`~kppca.rkm.deep.working_dtype`).
+    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`), in float64.
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
@@ -165,8 +150,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """``softmax(f(x) / temperature_)`` (M, n_classes); argmax agrees with :meth:`predict`.
 
-        The temperature minimises the log-loss of the level-1 leave-one-out outputs
-        (levels 2-3 held fixed): a calibration, not a model likelihood.
+        The temperature minimises the log-loss of the level-1 leave-one-out outputs: a calibration, not a likelihood.
         """
         F = self._outputs(X, "predict_proba").detach().cpu().numpy()
         return softmax(F / self.temperature_, axis=1)

@@ -1,20 +1,10 @@
 """Reduced-set estimation of a deep RKM in the primal (paper §5.2), minimised by L-BFGS.
 
-Prototypes ``x~_1..x~_M`` (a random subset of the training points); the unknowns are the
-prototypes' hidden features ``H~_l`` (``M x s_l``) of every level, the bias ``b`` and, for
-every KPCA level, positive scales ``Lam_l`` (parametrised by their logarithms). The chain
-(:func:`~kppca.rkm.deep.chain.run_chain`) gives the scores ``e_l`` and the prediction on all
-``N`` training points; with ``G_l = k_l(P_l, P_l)`` the minimised objective is eq. 5.3
-generalised to any levels, ``J = sum_l J_l`` with each level's term from
-:meth:`~kppca.rkm.deep.levels.Level.primal_term` (the LS-SVM's data fit plus
-``1/(2 eta) Tr(H~^T G H~)``; a KPCA level's stabilised ``J_l + c_stab/2 J_l^2``), combined by
-:func:`~kppca.rkm.deep.objective.combine_terms` (``DeepRKM(objective=...)``: Table 1's models 1,B,
-1,A with the variance reward ``-c0 sum ||e_l||^2``, or 1,C with the regression level's term only).
-
-The targets are standardised first (:func:`standardize_targets`): the objective's squares
-of ``y`` would otherwise underflow (``y ~ 1e-300``) or overflow, and the L-BFGS tolerances
-are relative to a unit scale. The output level's ``H~`` and ``b`` are mapped back to the
-units of ``y``, so the chain predicts in them directly.
+The unknowns are the hidden features ``H~_l`` (M x s_l) of ``M`` prototypes (a random subset of the training
+points) in every level, the bias ``b`` and the KPCA levels' ``Lam_l`` (as logarithms). The chain
+(:func:`~kppca.rkm.deep.chain.run_chain`) gives the scores and the prediction on all ``N`` points; the objective,
+eq. 5.3 generalised to any levels, sums :meth:`~kppca.rkm.deep.levels.Level.primal_term` of every level
+(:func:`~kppca.rkm.deep.objective.combine_terms`).
 """
 
 from __future__ import annotations
@@ -33,9 +23,8 @@ __all__ = ["fit_reduced_set", "standardize_targets"]
 def standardize_targets(Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(Y - mean) / scale`` per column without under- or overflow; returns ``(Ys, mean, scale)``.
 
-    Each column is divided by its largest magnitude ``c`` first, so the mean and the
-    standard deviation are computed on numbers in [-1, 1] (no squares of 1e-300 or 1e300),
-    then multiplied back: ``scale = c * std(Y / c)``. A constant column gets ``scale = 1``.
+    The objective's squares of ``y`` would under- or overflow, and L-BFGS's tolerances assume a unit scale. The
+    statistics are taken on ``Y / max|Y|`` and scaled back; a constant column gets ``scale = 1``.
     """
     c = Y.abs().amax(0)
     c = torch.where(c > 0, c, torch.ones_like(c))
@@ -74,10 +63,8 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
                     generator: torch.Generator) -> DeepFit:
     """Draw the prototypes, initialise every level (:meth:`Level.primal_start`), minimise ``J`` by L-BFGS.
 
-    Initialisation: KPCA levels from the uncoupled kernel PCA of the prototypes, the output
-    level from its reduced-set ridge solution given the initial chain. L-BFGS with a
-    strong-Wolfe line search, one iteration at a time; an iterate that does not lower ``J``
-    is rejected and ends the run, so ``objective_history`` is non-increasing.
+    The targets are standardised and the output level mapped back to the units of ``y``. An iterate that does
+    not lower ``J`` ends the run, so ``objective_history`` is non-increasing.
     """
     N = X.shape[0]
     M = min(int(params["n_prototypes"]), N)

@@ -1,12 +1,9 @@
 """The registry of deep RKM solvers: ``DeepRKM(solver=name)`` looks the name up here.
 
-A solver module registers itself on import with :func:`register_solver`.
-``fit(levels, X, Y, *, params, generator)`` receives the resolved levels, the training
-inputs ``X`` (N, D) and targets ``Y`` (N, p) in the working dtype, the estimator's
-hyper-parameters (``params``, from ``get_params``) and a seeded generator, and returns a
-:class:`DeepFit`. ``check(levels, params)`` raises a ValueError for levels the solver
-cannot handle. A plug-in solver with settings of its own binds them when it registers
-(``register_solver("name", functools.partial(fit, factor=2))``).
+A solver module registers itself on import with :func:`register_solver`. Its ``fit(levels, X, Y, *, params,
+generator)`` gets the resolved levels, ``X`` (N, D) and ``Y`` (N, p) in the working dtype, the estimator's
+``get_params`` and a seeded generator, and returns a :class:`DeepFit`; a plug-in solver binds settings of its
+own when it registers (``functools.partial``).
 """
 
 from __future__ import annotations
@@ -22,26 +19,11 @@ __all__ = ["DeepFit", "DeepSolver", "SOLVERS", "get_solver", "register_solver"]
 
 @dataclass
 class DeepFit:
-    """What a solver returns; the estimator stores it as fitted attributes (same names, trailing ``_``).
+    """What a solver returns; the estimator stores it as the fitted attributes of the same names (with a
+    trailing ``_``, see :class:`~kppca.rkm.DeepRKM`), ``extra`` as ``solver_state_``.
 
-    Attributes
-    ----------
-    hidden_features : list of Tensor
-        ``H_l`` per level (all ``N`` points, or the ``M`` prototypes).
-    intercept : Tensor of shape (p,)
-    scales : list of Tensor or None
-        ``diag(Lam_l)`` of the KPCA levels (None for the output level).
-    prototypes : Tensor of shape (M, D)
-    prototype_indices : Tensor of shape (M,)
-    objective_history : list of (str, float)
-    residual_history : list of list of float
-    n_iter : int
-    converged : bool
-        False when an iterative solver stopped before its criterion (the estimator warns, with ``message``).
-    extra : dict
-        Solver-specific state (e.g. network weights), stored as ``solver_state_``.
-    levels : list of Level or None
-        The levels with the kernels the solver fitted to their inputs (None: as given).
+    ``converged`` is False when an iterative solver stopped before its criterion (the estimator warns, with
+    ``message``); ``levels`` are the levels with the kernels the solver fitted to their inputs (None: as given).
     """
 
     hidden_features: list
@@ -65,13 +47,11 @@ class DeepSolver:
     name: str
     fit: Callable[..., DeepFit]
     check: Callable[[list, dict], None] | None = None
-    #: ``predict(levels, solver_state, scales, intercept, X) -> (M, p)`` when the solver's model is not
-    #: the kernel chain (the feed-forward networks of §5.3); None: the chain.
+    #: ``predict(levels, solver_state, scales, intercept, X) -> (M, p)`` of a model that is not the kernel chain.
     predict: Callable[..., torch.Tensor] | None = None
-    #: True when the solver needs the output level last: ``DeepRKM(levels=None)`` then builds
-    #: :func:`~kppca.rkm.deep.levels.default_levels` with ``output_last=True``.
+    #: True when the default architecture (``DeepRKM(levels=None)``) must have the output level last.
     output_last: bool = False
-    #: Iterations when ``DeepRKM(max_iter=None)`` (the default): each iterative solver's own budget.
+    #: Iterations when ``DeepRKM(max_iter=None)`` (the default).
     max_iter: int = 200
 
 
