@@ -1,42 +1,23 @@
 """Pre-images: from feature-space points (kernel vectors) back to inputs.
 
-A point generated or reconstructed by a kernel model lives in feature space and is
-known only through kernel values (a centered kernel vector ``k_c``, or expansion
-coefficients ``gamma``); these functions map it back to the input space (or, for
-Restricted Kernel Machines, to a latent code). All work on batches of M points at
-once, take numpy arrays or torch tensors (numpy in -> numpy out, torch in -> torch
-out, on the tensor's device) and compute in float64 by default.
-
-Strategy objects
-----------------
-:class:`SmootherPreimage`, :class:`KNNPreimage`, :class:`FixedPointPreimage` and
-:class:`LearnedMapPreimage` wrap these functions for models: built from options
-(:func:`make_preimage`), called with :class:`FeaturePoints` and a
-:class:`TrainingContext`. The models' default, :class:`AutoPreimage` (``"auto"``),
-chooses between the smoother (sampled points) and the learned map (maps of given points).
+A point generated or reconstructed by a kernel model is known only through kernel values (a centered
+kernel vector ``k_c`` or expansion coefficients ``gamma``); these functions map batches of such points
+back to inputs (or, for Restricted Kernel Machines, to latent codes). Numpy in -> numpy out, torch in ->
+torch out on the tensor's device. The strategy objects (:func:`make_preimage`) wrap them for the models;
+their default, :class:`AutoPreimage`, uses the smoother for sampled points and the learned map otherwise.
 
 Which method when
 -----------------
-:func:`kernel_smoother` (with :func:`uncenter_kernel_vectors` first for centered vectors)
-    The default for generation from the dual model (paper eq. 19) and for RKM
-    out-of-sample codes. Closed form, any non-negative kernel, one matrix product.
-    A weighted mean: it stays in the convex hull of the training targets and is
-    biased toward the mean when the kernel is wide (use ``n_neighbors`` to
-    sharpen it). ``estimate="span"`` un-centers vectors from the model exactly.
+:func:`kernel_smoother` (after :func:`uncenter_kernel_vectors` for centered vectors)
+    Closed form, any non-negative kernel; a weighted mean, so confined to the convex hull of the
+    training targets and biased toward the mean for wide kernels (``n_neighbors`` sharpens it).
 :func:`knn_preimage` (with :func:`feature_space_sq_distances`)
-    Fast and robust: returns (a mean of) actual training points. ``n_neighbors=1``
-    gives realistic but non-novel samples; larger values blur. Any kernel.
+    Fast and robust: (a mean of) actual training points; ``n_neighbors=1`` is realistic but not novel.
 :func:`fixed_point_preimage` (with :func:`dual_coefficients_to_expansion`)
-    Mika et al.'s iteration for the RBF kernel: minimises the feature-space
-    distance, so it is the most faithful when it converges, but it is local,
-    iterative and needs expansion coefficients; it falls back to the best
-    training point rather than returning NaN.
+    Mika et al.'s iteration, RBF only: the most faithful when it converges, but local and iterative.
 :class:`LearnedPreimage`
-    Kernel ridge regression from coordinates (principal projections, latent
-    codes) to inputs, fitted once on training pairs; then prediction is cheap
-    and not confined to the convex hull. Needs a bandwidth and a ridge ``alpha``
-    (``"cv"``: by exact leave-one-out error, see :func:`select_bandwidth_and_ridge`)
-    and coordinates rather than kernel vectors.
+    Kernel ridge regression from coordinates to inputs, fitted once; cheap to apply and not confined
+    to the convex hull (bandwidth and ridge by leave-one-out: :func:`select_bandwidth_and_ridge`).
 """
 
 from .context import FeaturePoints, TrainingContext

@@ -1,14 +1,8 @@
 """Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999).
 
-For a feature-space point ``psi = sum_i gamma_i phi(x_i)`` we look for the input
-``z`` whose image is closest to it. With an RBF kernel ``|phi(z)| = 1``, so
-``|psi - phi(z)|^2 = |psi|^2 - 2 rho(z) + 1`` with ``rho(z) = sum_i gamma_i k(z, x_i)``,
-and setting the gradient of ``rho`` to zero gives the iteration
-
-    z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i).
-
-It can stall when the denominator vanishes (signed ``gamma``), converges only
-locally, and depends on the start (see the fallbacks of :func:`fixed_point_preimage`).
+The input ``z`` closest in feature space to ``psi = sum_i gamma_i phi(x_i)`` maximises
+``rho(z) = sum_i gamma_i k(z, x_i)`` (``|phi(z)| = 1``), whence the iteration
+``z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i)``: local, and it stalls when the denominator vanishes.
 """
 
 from __future__ import annotations
@@ -32,11 +26,9 @@ class PreimageConvergenceWarning(UserWarning):
 
 
 def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
-    """Expansion coefficients ``gamma`` of ``psi`` from centered dual coefficients ``alpha``.
+    """Expansion coefficients ``gamma = alpha - mean(alpha) + 1/N`` of ``psi`` from centered dual coefficients.
 
-    If ``psi - m = Phi_c alpha = sum_i alpha_i (phi(x_i) - m)`` with ``m`` the training
-    mean, then ``psi = sum_i gamma_i phi(x_i)`` with ``gamma = alpha - mean(alpha) + 1/N``
-    (``m = sum_i phi(x_i) / N`` absorbs the part of ``alpha`` along ``1``).
+    ``psi - m = sum_i alpha_i (phi(x_i) - m)`` with ``m`` the training mean gives ``psi = sum_i gamma_i phi(x_i)``.
 
     Parameters
     ----------
@@ -59,14 +51,10 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
 def _objective_rounding(
     G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float
 ) -> torch.Tensor:
-    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)``, shape (M,), from ``K = k(Z, X)`` (M, N).
+    """(M,) rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from ``K = k(Z, X)`` (M, N).
 
-    The RBF kernel's squared distance is computed after centering on ``c = mean(X)``
-    (:func:`~kppca.kernels.standard.squared_distances`) with an absolute error of about
-    ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)`` (a length-``D`` dot product and two
-    additions); ``k = exp(-gamma d2)`` turns it into a relative error ``gamma`` times that.
-    Without this margin, a row that converged exactly onto a training point could compare
-    below that point's own ``rho`` (computed with an exact zero distance) and be flagged.
+    The squared distances, centered on ``mean(X)``, err by ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)``,
+    relative error ``gamma`` times that in ``k``; without it, a row converged onto a training point is flagged.
     """
     c = X.mean(0, keepdim=True)
     nz = ((Z - c) ** 2).sum(1, keepdim=True)
@@ -88,8 +76,9 @@ def fixed_point_preimage(
 ) -> Any:
     """Pre-images of ``psi_j = sum_i gamma[j, i] phi(x_i)`` by the Mika et al. fixed point (RBF only).
 
-    All M points are iterated together (one ``(m, N)`` kernel block per
-    iteration for the ``m`` rows still running); converged rows are frozen.
+    All M points are iterated together; converged rows are frozen. The result is never NaN: a row whose
+    denominator vanishes restarts once from the best training point (then stops), and a row ending with
+    a lower ``rho(z)`` than the best training point is replaced by it (``fell_back``).
 
     Parameters
     ----------
@@ -101,27 +90,22 @@ def fixed_point_preimage(
     kernel : RBF or float
         The RBF kernel of the model, or its bandwidth.
     init : {"best", "smoother"} or array-like of shape (M, D), default "best"
-        Start of the iteration. ``"best"``: the training point whose image is
-        closest to ``psi`` (largest ``(K gamma)_i``). ``"smoother"``: the kernel
-        smoother with the raw weights ``K gamma = <phi(x_i), psi>`` (negative ones
-        clipped), falling back to ``"best"`` for rows where it is undefined.
+        Start: ``"best"``, the training point whose image is closest to ``psi``; ``"smoother"``, the
+        kernel smoother with the raw weights ``K gamma`` (``"best"`` where it is undefined).
     max_iter : int, default 100
         Maximum number of iterations.
     tol : float, default 1e-8
         A row has converged when ``|z_new - z| <= tol * (1 + |z|)``.
     denom_rtol : float, default 1e-10
-        The denominator ``sum_i gamma_i k(z, x_i)`` is considered vanished when it is
-        below ``denom_rtol * sum_i |gamma_i k(z, x_i)|`` (this includes negative
-        values, where the update would head for a minimum of ``rho``, and ``z``
-        so far from the data that every ``k(z, x_i)`` underflows).
+        The denominator ``sum_i gamma_i k(z, x_i)`` has vanished below ``denom_rtol * sum_i |gamma_i k(z, x_i)|``
+        (negative values head for a minimum of ``rho``; far from the data every ``k`` underflows).
     return_info : bool, default False
         Also return a dict of per-row diagnostics.
 
     Returns
     -------
     Z : ndarray or Tensor of shape (M, D) (or (D,) for 1-D ``gamma``)
-        Pre-images; always finite. Type (numpy/torch) of ``gamma``, on the device
-        of the first tensor argument.
+        Pre-images, always finite; type of ``gamma``, on the device of the first tensor argument.
     info : dict, only if ``return_info``
         ``converged`` (M,) bool, ``n_iter`` (M,) int, ``restarted`` (M,) bool,
         ``fell_back`` (M,) bool, ``objective`` (M,) final ``rho(z)``.
@@ -130,18 +114,6 @@ def fixed_point_preimage(
     -----
     PreimageConvergenceWarning
         When some rows did not converge within ``max_iter``.
-
-    Notes
-    -----
-    Fallbacks, so that the result is never NaN:
-
-    * vanishing denominator: the row restarts once from the best training
-      point; if it vanishes again, the row stops (reported as not converged);
-    * at the end, a row whose ``rho(z)`` is lower than that of the best training
-      point (a poor local maximum, or a stalled row) is replaced by that training
-      point (flag ``fell_back``).
-
-    Each iteration costs ``O(m N D)``; the start costs one ``N x N`` Gram matrix.
     """
     G, single, numpy_out = as_batch(gamma, "gamma", X_train)
     X = as_tensor(X_train, "X_train", dtype=G.dtype, device=G.device)

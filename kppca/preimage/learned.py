@@ -1,10 +1,5 @@
-"""Learned pre-image map (Bakir, Weston & Schölkopf, 2004).
-
-Instead of solving a pre-image problem per point, learn a map from feature-space
-coordinates back to inputs on the training pairs ``(z_i, x_i)`` — ``z_i`` being, e.g.,
-the projections of ``phi(x_i)`` on the top principal directions or the latent codes
-``h_i`` — with kernel ridge regression, then apply it to new coordinates.
-"""
+"""Learned pre-image map (Bakir, Weston & Schölkopf, 2004): one kernel ridge regression from
+feature-space coordinates (principal projections, latent codes) back to inputs, instead of a problem per point."""
 
 from __future__ import annotations
 
@@ -24,19 +19,16 @@ __all__ = ["LearnedPreimage", "median_heuristic_bandwidth"]
 class LearnedPreimage:
     """Kernel ridge regression from feature-space coordinates ``Z`` to inputs ``X``.
 
-    ``x(z) = mean(X) + sum_i k(z, z_i) c_i`` with ``C = (K_Z + alpha I)^{-1} (X - mean(X))`` and
-    an RBF kernel ``k`` on the coordinates. The targets are centered so that, far
-    from the training coordinates, predictions return to the mean input rather
-    than to 0.
+    ``x(z) = mean(X) + sum_i k(z, z_i) c_i`` with ``C = (K_Z + alpha I)^{-1} (X - mean(X))`` and an RBF
+    kernel ``k`` on the coordinates; far from the training coordinates, predictions return to the mean input.
 
     Parameters
     ----------
     bandwidth : float or None, default None
-        RBF bandwidth on ``Z`` (its own, unrelated to the model's kernel). None:
-        median heuristic, the median distance between training coordinates.
+        RBF bandwidth on ``Z`` (unrelated to the model's kernel); None: the median distance between
+        training coordinates.
     alpha : float, default 1e-3
-        Ridge regularisation (> 0). It is part of the model: smaller values fit
-        the training pairs more closely, larger ones give a smoother map.
+        Ridge (> 0): smaller values fit the training pairs more closely, larger ones give a smoother map.
 
     Attributes
     ----------
@@ -61,18 +53,9 @@ class LearnedPreimage:
         self.alpha = check_scalar(alpha, "alpha", [Interval(Real, 0, None, closed="neither")])
 
     def fit(self, Z: ArrayLike, X: ArrayLike) -> "LearnedPreimage":
-        """Fit the map on training pairs.
+        """Fit the map on training pairs: coordinates ``Z`` (N, p) and inputs ``X`` (N, D); returns ``self``.
 
-        Parameters
-        ----------
-        Z : array-like or Tensor of shape (N, p)
-            Feature-space coordinates of the training points (a 1-D input is read as p = 1).
-        X : array-like or Tensor of shape (N, D)
-            The corresponding inputs (a 1-D input is read as D = 1 and predicted as 1-D).
-
-        Returns
-        -------
-        self
+        A 1-D ``Z`` is read as p = 1; a 1-D ``X`` as D = 1, and predicted as 1-D.
         """
         dtype, device = dtype_device(Z, X)
         Zt = as_tensor(Z, "Z", ndim=(1, 2), dtype=dtype, device=device)
@@ -97,17 +80,9 @@ class LearnedPreimage:
         return self
 
     def predict(self, Z_new: ArrayLike) -> Any:
-        """Map new coordinates to inputs.
+        """Inputs (M, D) for new coordinates ``Z_new`` (M, p); ``(D,)`` for a single 1-D point.
 
-        Parameters
-        ----------
-        Z_new : array-like or Tensor of shape (M, p)
-
-        Returns
-        -------
-        ndarray or Tensor of shape (M, D)
-            ``(D,)`` for a single 1-D point. Same type as ``Z_new``; tensors are on
-            the device used in ``fit``.
+        Same type as ``Z_new``; tensors are on the device used in ``fit``.
         """
         if not hasattr(self, "dual_coef_"):
             raise ValueError("this LearnedPreimage is not fitted yet; call fit(Z, X) before predict.")
