@@ -3,21 +3,12 @@
 A point generated or reconstructed by a kernel model is known only through kernel values (a centered
 kernel vector ``k_c`` or expansion coefficients ``gamma``); these functions map batches of such points
 back to inputs (or, for Restricted Kernel Machines, to latent codes). Numpy in -> numpy out, torch in ->
-torch out on the tensor's device. The strategy objects (:func:`make_preimage`) wrap them for the models;
-their default, :class:`AutoPreimage`, uses the smoother for sampled points and the learned map otherwise.
+torch out on the tensor's device. The strategy objects (:func:`make_preimage`) wrap them for the models.
 
-Which method when
------------------
-:func:`kernel_smoother` (after :func:`uncenter_kernel_vectors` for centered vectors)
-    Closed form, any non-negative kernel; a weighted mean, so confined to the convex hull of the
-    training targets and biased toward the mean for wide kernels (``n_neighbors`` sharpens it).
-:func:`knn_preimage` (with :func:`feature_space_sq_distances`)
-    Fast and robust: (a mean of) actual training points; ``n_neighbors=1`` is realistic but not novel.
-:func:`fixed_point_preimage` (with :func:`dual_coefficients_to_expansion`)
-    Mika et al.'s iteration, RBF only: the most faithful when it converges, but local and iterative.
-:class:`LearnedPreimage`
-    Kernel ridge regression from coordinates to inputs, fitted once; cheap to apply and not confined
-    to the convex hull (bandwidth and ridge by leave-one-out: :func:`select_bandwidth_and_ridge`).
+Which method when: :func:`kernel_smoother` is closed form but confined to the convex hull of the training
+targets (biased toward their mean for wide kernels); :func:`knn_preimage` returns (means of) actual
+training points; :func:`fixed_point_preimage` (RBF only) is the most faithful when it converges, but local;
+:class:`LearnedPreimage` is fitted once, cheap to apply and not confined to the convex hull.
 """
 
 from .context import FeaturePoints, TrainingContext

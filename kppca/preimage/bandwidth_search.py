@@ -1,8 +1,5 @@
-"""Gaussian smoother weights with a nearest-neighbour fallback, and the leave-one-out search of their width.
-
-The accuracy of an RKM classifier's out-of-sample codes (kernel-smoother means of the training codes)
-depends mostly on this width.
-"""
+"""Gaussian smoother weights with a nearest-neighbour fallback, and the leave-one-out search of their width
+(on which the accuracy of an RKM classifier's out-of-sample codes mostly depends)."""
 
 from __future__ import annotations
 
@@ -20,10 +17,9 @@ def gaussian_smoother_weights(D: torch.Tensor, bandwidth: float, X: torch.Tensor
                               X_fit: torch.Tensor | None = None) -> torch.Tensor:
     """Weights ``exp(-(d^2 - min_i d^2) / (2 bw^2))`` per row of squared distances ``D`` (M, N).
 
-    Dividing by a row's largest weight keeps the smoother defined where all raw weights underflow (far
-    points, tiny widths): the nearest training points then get weight 1, the limit as the width goes to 0.
-    Rows whose distances overflow find their nearest point on ``X / c``, ``X_fit / c`` (``c`` the largest
-    magnitude).
+    Dividing by a row's largest weight keeps the smoother defined where all raw weights underflow: the
+    nearest training points get weight 1 (the limit as the width goes to 0), found on rescaled ``X`` and
+    ``X_fit`` for rows whose distances overflow.
 
     Parameters
     ----------

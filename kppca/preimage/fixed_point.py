@@ -1,9 +1,6 @@
-"""Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999).
-
-The input ``z`` closest in feature space to ``psi = sum_i gamma_i phi(x_i)`` maximises
-``rho(z) = sum_i gamma_i k(z, x_i)`` (``|phi(z)| = 1``), whence the iteration
-``z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i)``: local, and it stalls when the denominator vanishes.
-"""
+"""Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999): the input closest to
+``psi = sum_i gamma_i phi(x_i)`` maximises ``rho(z) = sum_i gamma_i k(z, x_i)``, a fixed point of
+``z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i)``."""
 
 from __future__ import annotations
 
@@ -13,9 +10,9 @@ from typing import Any
 import torch
 
 from .._param_validation import Integral, Interval, Real, check_scalar
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_tensor
 from ..kernels import RBF
-from ._common import as_batch, batch_output, dtype_device
+from ._common import as_batch, batch_output
 from .smoother import _smooth
 
 __all__ = ["fixed_point_preimage", "dual_coefficients_to_expansion", "PreimageConvergenceWarning"]
@@ -26,9 +23,8 @@ class PreimageConvergenceWarning(UserWarning):
 
 
 def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
-    """Expansion coefficients ``gamma = alpha - mean(alpha) + 1/N`` of ``psi`` from centered dual coefficients.
-
-    ``psi - m = sum_i alpha_i (phi(x_i) - m)`` with ``m`` the training mean gives ``psi = sum_i gamma_i phi(x_i)``.
+    """Expansion coefficients ``gamma = alpha - mean(alpha) + 1/N`` of ``psi`` from centered dual coefficients
+    (``psi - m = sum_i alpha_i (phi(x_i) - m)`` gives ``psi = sum_i gamma_i phi(x_i)``).
 
     Parameters
     ----------
@@ -41,21 +37,16 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
     ndarray or Tensor, same shape as ``alpha``
         ``gamma``; each row sums to 1.
     """
-    numpy_out = is_numpy_like(alpha)
-    dtype, device = dtype_device(alpha)
-    A = as_tensor(alpha, "alpha", ndim=(1, 2), dtype=dtype, device=device)
+    A, single, numpy_out = as_batch(alpha, "alpha")
     gamma = A - A.mean(-1, keepdim=True) + 1.0 / A.shape[-1]
-    return to_output(gamma, numpy_out)
+    return batch_output(gamma, single=single, numpy_out=numpy_out)
 
 
 def _objective_rounding(
     G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float
 ) -> torch.Tensor:
-    """(M,) rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from ``K = k(Z, X)`` (M, N).
-
-    The squared distances, centered on ``mean(X)``, err by ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)``,
-    relative error ``gamma`` times that in ``k``; without it, a row converged onto a training point is flagged.
-    """
+    """(M,) rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from ``K = k(Z, X)`` (M, N): the distances,
+    centered on ``c = mean(X)``, err by ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)``, ``k`` by ``gamma`` times that."""
     c = X.mean(0, keepdim=True)
     nz = ((Z - c) ** 2).sum(1, keepdim=True)
     nx = ((X - c) ** 2).sum(1)[None, :]
@@ -83,8 +74,7 @@ def fixed_point_preimage(
     Parameters
     ----------
     gamma : array-like or Tensor of shape (M, N) or (N,)
-        Expansion coefficients on the training images (see
-        :func:`dual_coefficients_to_expansion` for centered dual coefficients).
+        Expansion coefficients on the training images (:func:`dual_coefficients_to_expansion`).
     X_train : array-like or Tensor of shape (N, D)
         Training inputs ``x_i``.
     kernel : RBF or float
@@ -97,8 +87,7 @@ def fixed_point_preimage(
     tol : float, default 1e-8
         A row has converged when ``|z_new - z| <= tol * (1 + |z|)``.
     denom_rtol : float, default 1e-10
-        The denominator ``sum_i gamma_i k(z, x_i)`` has vanished below ``denom_rtol * sum_i |gamma_i k(z, x_i)|``
-        (negative values head for a minimum of ``rho``; far from the data every ``k`` underflows).
+        The denominator ``sum_i gamma_i k(z, x_i)`` has vanished below ``denom_rtol * sum_i |gamma_i k(z, x_i)|``.
     return_info : bool, default False
         Also return a dict of per-row diagnostics.
 
@@ -176,8 +165,7 @@ def fixed_point_preimage(
 
     K_z = kern.gram(Z, X)
     rho = (G * K_z).sum(1)
-    # Never worse than the best training point (local maxima, minima, stalled rows), up to the
-    # rounding of the two objectives, so a row that converged onto x_best is not flagged.
+    # Never worse than the best training point, up to the rounding of the two objectives.
     margin = 64 * torch.finfo(G.dtype).eps * G.abs().sum(1) + _objective_rounding(
         G, K_z, Z, X, kern.gamma
     ) + _objective_rounding(G, K_train[best_idx], X[best_idx], X, kern.gamma)

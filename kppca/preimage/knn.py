@@ -82,11 +82,6 @@ def knn_preimage(
     preimages : ndarray or Tensor of shape (M, D)
         ``(D,)`` for 1-D ``sq_distances``, ``(M,)`` for 1-D ``targets``; type and device of ``sq_distances``.
     indices : ndarray or Tensor of shape (M, n_neighbors), only if ``return_indices``
-
-    Raises
-    ------
-    ValueError
-        Shape mismatch, NaN/inf, invalid options, or negative distances with ``weighting="distance"``.
     """
     D2, T, single, vector_targets, numpy_out = weights_and_targets(sq_distances, targets, "sq_distances")
     k = check_n_neighbors(n_neighbors, T.shape[0], allow_none=False)

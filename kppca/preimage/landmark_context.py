@@ -41,8 +41,6 @@ class LandmarkContext(TrainingContext):
 
     def gram_rows(self, start: int, stop: int) -> torch.Tensor:
         """Raw Gram rows ``phi(L)[start:stop] phi(L)^T`` of the landmarks (stop - start, m)."""
-        if self.landmark_gram is None:
-            return super().gram_rows(start, stop)
         return self.landmark_gram[start:stop]
 
     def row_means(self, alpha: torch.Tensor) -> torch.Tensor:

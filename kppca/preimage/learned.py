@@ -33,7 +33,6 @@ class LearnedPreimage:
     Attributes
     ----------
     bandwidth_ : float
-        Bandwidth used.
     Z_fit_ : Tensor of shape (N, p)
     dual_coef_ : Tensor of shape (N, D)
     X_mean_ : Tensor of shape (D,)
@@ -53,10 +52,7 @@ class LearnedPreimage:
         self.alpha = check_scalar(alpha, "alpha", [Interval(Real, 0, None, closed="neither")])
 
     def fit(self, Z: ArrayLike, X: ArrayLike) -> "LearnedPreimage":
-        """Fit the map on training pairs: coordinates ``Z`` (N, p) and inputs ``X`` (N, D); returns ``self``.
-
-        A 1-D ``Z`` is read as p = 1; a 1-D ``X`` as D = 1, and predicted as 1-D.
-        """
+        """Fit the map on coordinates ``Z`` (N, p) and inputs ``X`` (N, D), 1-D when p or D is 1; returns self."""
         dtype, device = dtype_device(Z, X)
         Zt = as_tensor(Z, "Z", ndim=(1, 2), dtype=dtype, device=device)
         Xt = as_tensor(X, "X", ndim=(1, 2), dtype=Zt.dtype, device=Zt.device)
@@ -80,10 +76,7 @@ class LearnedPreimage:
         return self
 
     def predict(self, Z_new: ArrayLike) -> Any:
-        """Inputs (M, D) for new coordinates ``Z_new`` (M, p); ``(D,)`` for a single 1-D point.
-
-        Same type as ``Z_new``; tensors are on the device used in ``fit``.
-        """
+        """Inputs (M, D) for coordinates ``Z_new`` (M, p), same type (tensors on the device of ``fit``)."""
         if not hasattr(self, "dual_coef_"):
             raise ValueError("this LearnedPreimage is not fitted yet; call fit(Z, X) before predict.")
         numpy_out = is_numpy_like(Z_new)
@@ -99,4 +92,3 @@ class LearnedPreimage:
 
     def __repr__(self) -> str:
         return f"LearnedPreimage(bandwidth={self.bandwidth!r}, alpha={self.alpha!r})"
-

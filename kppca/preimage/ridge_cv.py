@@ -1,9 +1,7 @@
 """Leave-one-out choice of the learned pre-image map's bandwidth and ridge.
 
-The LOO residual of kernel ridge regression is ``(y_i - (H Y)_i) / (1 - H_ii)`` (Allen's PRESS) with
-``H = V diag(w / (w + a)) V^T`` for ``K = V diag(w) V^T``: one eigendecomposition per bandwidth gives
-the exact LOO error of every ridge. Bandwidths are multiples of the median distance between coordinates;
-ridges are absolute (the RBF Gram matrix has a unit diagonal).
+The LOO residual of kernel ridge regression has a closed form (Allen's PRESS), so one eigendecomposition
+per bandwidth gives the exact LOO error of every ridge; ridges are absolute (the RBF Gram has a unit diagonal).
 """
 
 from __future__ import annotations

@@ -36,8 +36,7 @@ def _smooth(
         # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
         W = torch.zeros_like(W).scatter_(1, idx, vals)
     denom = W.sum(1) + epsilon
-    # The rounding error of a sum of N terms is at most ~N eps sum|w|: a total below
-    # that is numerically zero (e.g. a centered vector, whose entries cancel).
+    # A sum of N terms errs by at most ~N eps sum|w|: a total below that is numerically zero.
     tiny = rounding_tolerance(W.dtype, W.shape[1], W.abs().sum(1))
     bad = ~(denom > tiny)
     out = (W @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
@@ -78,18 +77,16 @@ def kernel_smoother(
     Parameters
     ----------
     weights : array-like or Tensor of shape (M, N) or (N,)
-        Raw kernel weights ``k(x_i, x*)`` of M queries against N training points (1-D: one query).
-        Centered kernel vectors sum to zero: un-center them first (:func:`uncenter_kernel_vectors`).
+        Raw kernel weights ``k(x_i, x*)`` of M queries against N training points (centered kernel vectors:
+        :func:`uncenter_kernel_vectors` first).
     targets : array-like or Tensor of shape (N, D) or (N,)
         What is averaged: training inputs for a pre-image, latent codes for an RKM code.
     n_neighbors : int or None, default None
         Keep only the ``n_neighbors`` largest weights of each row (after clipping); None keeps all.
     clip_negative : bool, default True
-        Zero negative weights first: they come from estimation (a PSD kernel such as the RBF gives none)
-        and would extrapolate outside the convex hull of the targets.
+        Zero negative weights first (they come from estimation, and would extrapolate outside the hull).
     epsilon : float, default 0.0
-        Non-negative constant added to each denominator: keeps rows of little weight finite, shrinking
-        them toward 0.
+        Non-negative constant added to each denominator: keeps rows of little weight finite, shrunk toward 0.
 
     Returns
     -------
@@ -100,14 +97,12 @@ def kernel_smoother(
     Raises
     ------
     ValueError
-        Mismatched shapes, NaN/inf, invalid options, or rows whose total weight is (numerically) zero or
-        negative after the options (the message lists them and the options that help).
+        Bad input, or rows whose total weight is (numerically) zero or negative after the options.
 
     Warns
     -----
     UserWarning
-        When rows sum to ~0 with signed entries (they look like centered kernel
-        vectors) but the options still made the weighted mean defined.
+        Rows that sum to ~0 with signed entries, like centered kernel vectors, but have a defined mean.
 
     Examples
     --------

@@ -125,11 +125,9 @@ class KNNPreimage(Preimage):
 class SmootherPreimage(Preimage):
     """Kernel smoother (paper eq. 19) over the ``n_neighbors`` (None: all) training points chosen by ``selection``.
 
-    The weights are the raw kernel values ``<phi_i, psi>``, un-centered by ``estimate`` (``"span"`` is
-    exact for model points, :meth:`TrainingContext.raw_weights`; other values as in
-    :func:`~kppca.preimage.uncenter_kernel_vectors`); ``clip_negative`` and ``epsilon`` are those of
-    :func:`~kppca.preimage.kernel_smoother`. A row whose kept weights have no positive total falls back
-    to :class:`KNNPreimage` (same ``n_neighbors``, 5 when None, ``weighting="distance"``).
+    The weights are the raw kernel values, un-centered by ``estimate`` (``"span"``, exact for model points,
+    or as in :func:`uncenter_kernel_vectors`); ``clip_negative`` and ``epsilon`` as in :func:`kernel_smoother`.
+    Rows without positive total weight fall back to :class:`KNNPreimage` (``weighting="distance"``).
 
     ``selection`` corrects the ranking for *hubs*, training points similar to everything (thin 1s on
     MNIST) that would dominate the pre-images: ``"raw"`` ranks by ``<phi_i, psi>``; ``"centered"`` by
@@ -213,9 +211,8 @@ class SmootherPreimage(Preimage):
                 Wk = Wk.masked_fill(~torch.gather(cand, 1, idx), 0.0)
             out, bad = _smooth(torch.zeros_like(W).scatter_(1, idx, Wk), context.X, None, clip, eps)
         if bool(bad.any()):
-            # psi has no positive similarity to the training points it keeps (e.g. the uncentered
-            # model, whose samples are symmetric about the origin of feature space): the weighted mean
-            # is undefined, while the nearest training points in feature space always are.
+            # No positive similarity to the kept training points (e.g. samples of the uncentered model):
+            # the weighted mean is undefined, the nearest training points in feature space are not.
             k = n_neighbors if n_neighbors is not None else KNNPreimage._defaults["n_neighbors"]
             fallback = KNNPreimage(n_neighbors=k, weighting="distance")
             out[bad] = fallback._map(points.select(bad), context, cache, start)
@@ -250,11 +247,10 @@ class FixedPointPreimage(Preimage):
 
 
 class LearnedMapPreimage(Preimage):
-    """Kernel ridge regression from principal coordinates to inputs (:class:`~kppca.preimage.LearnedPreimage`),
-    fitted once per cache; needs ``points.coordinates`` (``n_coordinates=None``: the model's ``q``).
+    """Kernel ridge regression from principal coordinates to inputs (:class:`LearnedPreimage`), fitted once per cache.
 
-    ``bandwidth`` and ``alpha`` may be ``"cv"`` (exact leave-one-out, :func:`select_bandwidth_and_ridge`);
-    ``bandwidth=None`` is the median heuristic. ``refine`` > 0 runs that many fixed-point steps (RBF only).
+    ``bandwidth`` and ``alpha`` may be ``"cv"`` (:func:`select_bandwidth_and_ridge`); ``bandwidth=None`` is the
+    median heuristic; ``refine`` > 0 runs that many fixed-point steps (RBF only).
     """
 
     name = "learned"
@@ -299,19 +295,16 @@ class LearnedMapPreimage(Preimage):
         return out
 
 
-#: Smoother options of the default pre-image for sampled points: fewer neighbours and a more local hub
-#: correction than the smoother's own defaults (closer samples to real digits).
+#: Smoother options of the default pre-image for sampled points (closer samples to real digits).
 SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
 
 
 class AutoPreimage(Preimage):
     """The default: the smoother for sampled points, the cross-validated learned map for maps of given points.
 
-    Sampled points go to :class:`SmootherPreimage` with :data:`SAMPLE_SMOOTHER_OPTIONS` (the samples
-    closest to real digits); maps of given inputs or codes go to :class:`LearnedMapPreimage` with
-    ``"cv"`` bandwidth and ridge (far closer reconstructions, see docs/theory), or to the smoother when
-    the points have no coordinates. It accepts the options of both; passing a smoother-only option and
-    no learned-map option selects the smoother for maps too (``reconstruct(X, n_neighbors=5)``).
+    Sampled points go to :class:`SmootherPreimage` with :data:`SAMPLE_SMOOTHER_OPTIONS`; maps of given inputs
+    or codes to :class:`LearnedMapPreimage` with ``"cv"`` bandwidth and ridge (far closer reconstructions, see
+    docs/theory), or to the smoother without coordinates or when only smoother options are given.
     """
 
     name = "auto"

@@ -56,9 +56,8 @@ def uncenter_kernel_vectors(
 ) -> Any:
     """Turn centered kernel vectors into raw kernel weights for a kernel smoother.
 
-    The raw vector is ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1``; the training means are known but
-    the row mean ``s = <m, psi>`` is lost by centering. A larger ``s`` pulls a smoother pre-image
-    toward the training mean, a smaller one toward the most similar training points.
+    ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1``, where the row mean ``s = <m, psi>`` is lost by centering:
+    a larger ``s`` pulls a smoother pre-image toward the training mean, a smaller one toward its neighbours.
 
     Parameters
     ----------
@@ -87,12 +86,6 @@ def uncenter_kernel_vectors(
     K_rows : ndarray or Tensor of shape (M, N) (or (N,) for 1-D input)
         Raw kernel weights, same type (numpy/torch) and device as ``K_c_rows``.
     row_means : ndarray or Tensor of shape (M,) (or scalar), only if ``return_row_means``
-
-    Raises
-    ------
-    ValueError
-        Unfitted centerer, size mismatch, NaN/inf, unknown ``estimate``, or
-        ``"span"`` without ``gram_centered``.
     """
     Kc_rows, single, numpy_out = as_batch(K_c_rows, "K_c_rows")
     if not isinstance(centerer, KernelCenterer) or not hasattr(centerer, "column_means_"):
