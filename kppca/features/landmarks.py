@@ -1,13 +1,10 @@
 """Landmark selection over the whole data set, in memory or blockwise on a Dask array.
 
-``"uniform"``
-    A uniform random subset of ``m`` rows, drawn as a *reservoir by random keys*: every row gets a
-    ``U(0, 1)`` key and the ``m`` smallest keys are kept, blockwise then merged pairwise. That subset is
-    exactly uniform whatever the blocks and the merge order; only ``m`` rows travel between tasks, and
-    keys seeded by ``(seed, block index)`` give the same landmarks on any scheduler.
-``"kmeans++"``
-    k-means++ seeding (Arthur and Vassilvitskii, 2007) in the kernel's feature space over a uniform pool
-    of ``POOL_FACTOR * m`` rows: it spreads the landmarks over the data (rare digits get their own).
+``"uniform"`` is a *reservoir by random keys*: every row gets a ``U(0, 1)`` key and the ``m`` smallest keys
+are kept, blockwise then merged pairwise: exactly uniform whatever the blocks and merge order, only ``m`` rows
+travel between tasks, and keys seeded by ``(seed, block)`` give the same landmarks on any scheduler.
+``"kmeans++"`` seeds in the kernel's feature space (Arthur and Vassilvitskii, 2007) over a uniform pool of
+``POOL_FACTOR * m`` rows, which spreads the landmarks over the data.
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ class RandomFourierFeatures(FeatureMap):
     n_features : int, default 500
         Output dimension ``d``.
     random_state : int, numpy Generator or None
-        Makes the draw of ``Omega`` and ``b`` reproducible.
 
     Attributes
     ----------

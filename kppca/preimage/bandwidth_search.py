@@ -79,10 +79,8 @@ def loo_bandwidth_search(D_loo: torch.Tensor, grid: Sequence[float], codes: Sequ
 
     Returns
     -------
-    bandwidth : float
-    scores : dict
-        Width -> leave-one-out accuracy.
-    d_nn : float
+    bandwidth, scores, d_nn : float, dict, float
+        The chosen width, width -> leave-one-out accuracy, and ``d_nn``.
     """
     d_nn = median_nn_distance(D_loo)
     scores, ranked = {}, []

@@ -116,10 +116,8 @@ class FeaturePoints:
 
     Parameters
     ----------
-    k_c : Tensor of shape (M, N)
-        Centered kernel vectors ``Phi_c^T (psi - m)``.
-    alpha : Tensor of shape (M, N)
-        Dual coefficients.
+    k_c, alpha : Tensor of shape (M, N)
+        Centered kernel vectors ``Phi_c^T (psi - m)`` and dual coefficients.
     coordinates : callable, optional
         ``coordinates(n_coordinates) -> (train (N, p), new (M, p), key)``: principal coordinates of the
         training points and of these points (None: the model's choice), with a hashable key; for ``"learned"``.

@@ -83,7 +83,6 @@ def fixed_point_preimage(
         Start: ``"best"``, the training point whose image is closest to ``psi``; ``"smoother"``, the
         kernel smoother with the raw weights ``K gamma`` (``"best"`` where it is undefined).
     max_iter : int, default 100
-        Maximum number of iterations.
     tol : float, default 1e-8
         A row has converged when ``|z_new - z| <= tol * (1 + |z|)``.
     denom_rtol : float, default 1e-10

@@ -1,10 +1,9 @@
 """A pre-image context over landmarks, for a primal model that keeps no training inputs.
 
-The Nyström landmarks ``L`` span the feature space (``psi = phi(L)^T beta``,
-:meth:`~kppca.features.base.FeatureMap.reference_set`), so the strategies work over them as over
-training points. The model's mean ``m`` (over all the data) need not lie in the affine hull of
-``phi(L)``, so centered dual coefficients may not exist: the ``alpha`` slot of
-:class:`~kppca.preimage.FeaturePoints` holds the uncentered expansion ``beta``, which always does.
+The Nyström landmarks ``L`` span the feature space (:meth:`~kppca.features.base.FeatureMap.reference_set`),
+so the strategies work over them as over training points. The model's mean need not lie in the affine hull
+of ``phi(L)``: the ``alpha`` slot of :class:`~kppca.preimage.FeaturePoints` holds the uncentered expansion
+``beta`` (``psi = phi(L)^T beta``), which always exists, rather than centered dual coefficients.
 """
 
 from __future__ import annotations

@@ -61,10 +61,8 @@ def select_bandwidth_and_ridge(
 
     Parameters
     ----------
-    Z : Tensor of shape (N, p)
-        Coordinates.
-    X : Tensor of shape (N, D)
-        Inputs.
+    Z, X : Tensor of shape (N, p) and (N, D)
+        Coordinates and inputs.
     bandwidths : tuple of float, optional
         Absolute bandwidths; default :data:`BANDWIDTH_FACTORS` times the median heuristic.
     alphas : tuple of float, default RIDGES

@@ -133,8 +133,6 @@ def kernel_smoother(
 class KernelSmoother:
     """Kernel smoother with its kernel and training set (estimator form of :func:`kernel_smoother`).
 
-    ``predict(X_new)`` returns ``sum_i k(x_i, x) t_i / sum_i k(x_i, x)`` for each new point ``x``.
-
     Parameters
     ----------
     kernel : Kernel, callable or str

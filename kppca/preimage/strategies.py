@@ -44,8 +44,7 @@ def _at_most(n_neighbors: int | None, N: int) -> int | None:
 class Preimage:
     """Base class of the pre-image strategies, called with :class:`FeaturePoints` and a :class:`TrainingContext`.
 
-    Subclasses declare ``name``, ``_defaults`` and ``_constraints`` (option -> allowed values) and
-    implement ``_map(points, context, cache, start)`` for the block of rows from ``start``.
+    Subclasses declare ``name``, ``_defaults``, ``_constraints`` and implement ``_map(points, context, cache, start)``.
     """
 
     name: ClassVar[str]
@@ -106,8 +105,7 @@ SELECTIONS: tuple[str, ...] = ("auto", "local", "centered", "raw")
 
 
 class KNNPreimage(Preimage):
-    """Mean of the ``n_neighbors`` nearest training inputs in feature space (``weighting`` as in
-    :func:`~kppca.preimage.knn_preimage`)."""
+    """Mean of the ``n_neighbors`` nearest training inputs in feature space (:func:`knn_preimage`)."""
 
     name = "knn"
     _defaults = {"n_neighbors": 5, "weighting": "distance"}
@@ -350,9 +348,8 @@ PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {name: dict(cls._defaults) for nam
 
 
 def make_preimage(preimage: str | Preimage | None = None, **options: Any) -> Preimage:
-    """The pre-image strategy for a method name (or a strategy object, returned as is) and options.
-
-    Names are case-insensitive and ``_`` may replace ``-`` (``"fixed_point"``); None is :data:`DEFAULT_PREIMAGE`.
+    """The pre-image strategy for a method name (case-insensitive, ``_`` for ``-``; None: :data:`DEFAULT_PREIMAGE`)
+    or a strategy object (returned as is), and options.
 
     Raises
     ------
