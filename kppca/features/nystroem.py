@@ -34,7 +34,6 @@ class Nystroem(FeatureMap):
     Attributes
     ----------
     kernel_ : Kernel
-        ``kernel`` resolved by :func:`kppca.kernels.as_kernel`.
     landmarks_ : Tensor of shape (n_landmarks, D)
     normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
     landmark_indices_ : Tensor of shape (n_landmarks,), int64

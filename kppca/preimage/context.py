@@ -28,7 +28,7 @@ class TrainingContext:
     Parameters
     ----------
     X : Tensor of shape (N, D)
-        Training inputs (the pre-images are built from them).
+        Training inputs, from which the pre-images are built.
     kernel : Kernel
         The kernel of the feature space (a feature map's induced kernel for a primal model).
     centerer : KernelCenterer
@@ -36,8 +36,7 @@ class TrainingContext:
     diag_centered : Tensor of shape (N,)
         ``(K_c)_ii = |phi_i - m|^2``.
     gram : CenteredGram, optional
-        The owner's centered Gram matrix of ``kernel`` on ``X``: training Gram rows are read from it
-        (:meth:`~kppca.kernels.CenteredGram.raw_rows`) rather than evaluated.
+        The owner's centered Gram matrix on ``X``: training Gram rows are read from it, not evaluated.
     """
 
     X: torch.Tensor

@@ -65,8 +65,7 @@ def knn_preimage(
     Parameters
     ----------
     sq_distances : array-like or Tensor of shape (M, N) or (N,)
-        Squared feature-space distances of M queries to N training points (:func:`feature_space_sq_distances`);
-        with ``weighting="uniform"`` any per-row shift is allowed.
+        Squared feature-space distances of M queries to N training points, up to a per-row shift if uniform.
     targets : array-like or Tensor of shape (N, D) or (N,)
         Training inputs (or latent codes) to average.
     n_neighbors : int, default 5

@@ -25,8 +25,7 @@ class LearnedPreimage:
     Parameters
     ----------
     bandwidth : float or None, default None
-        RBF bandwidth on ``Z`` (unrelated to the model's kernel); None: the median distance between
-        training coordinates.
+        RBF bandwidth on ``Z`` (not the model's kernel); None: the median distance between coordinates.
     alpha : float, default 1e-3
         Ridge (> 0): smaller values fit the training pairs more closely, larger ones give a smoother map.
 

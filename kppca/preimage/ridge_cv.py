@@ -32,8 +32,7 @@ def loo_ridge_errors(K: torch.Tensor, Y: torch.Tensor, alphas: tuple[float, ...]
         Positive semi-definite Gram matrix of the regression's inputs.
     Y : Tensor of shape (n, D)
         Targets (centered by the caller if the model has an unpenalised mean).
-    alphas : tuple of float
-        Positive ridges.
+    alphas : tuple of positive float
     """
     w, V = torch.linalg.eigh(K)
     w = w.clamp(min=0.0)  # rounding of a PSD matrix's zero eigenvalues

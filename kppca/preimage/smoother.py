@@ -44,26 +44,6 @@ def _smooth(
     return out, bad
 
 
-def _zero_weight_message(
-    bad: torch.Tensor, centered: torch.Tensor, n_neighbors: int | None, clip_negative: bool, epsilon: float
-) -> str:
-    rows = format_rows(bad.nonzero())
-    msg = [f"the total weight of row(s) {rows} of weights is zero or negative after the options "
-           f"(n_neighbors={n_neighbors}, clip_negative={clip_negative}, epsilon={epsilon}), "
-           "so the weighted mean is undefined."]
-    if bool((centered & bad).any()):
-        msg.append("These rows sum to ~0 like centered kernel vectors: un-center them first "
-                   "(kppca.preimage.uncenter_kernel_vectors).")
-    hints = []
-    if not clip_negative:
-        hints.append("clip_negative=True")
-    if n_neighbors is not None:
-        hints.append("a larger n_neighbors (None keeps all weights)")
-    hints.append("epsilon > 0 (shrinks those rows toward 0)")
-    msg.append("Options that help: " + ", ".join(hints) + ".")
-    return " ".join(msg)
-
-
 def kernel_smoother(
     weights: ArrayLike,
     targets: ArrayLike,
@@ -113,13 +93,27 @@ def kernel_smoother(
     W, T, single, vector_targets, numpy_out = weights_and_targets(weights, targets, "weights")
     n_neighbors = check_n_neighbors(n_neighbors, T.shape[0], allow_none=True)
     epsilon = float(check_scalar(epsilon, "epsilon", [Interval(Real, 0, None, closed="left")]))
+    clip_negative = bool(clip_negative)
 
-    out, bad = _smooth(W, T, n_neighbors, bool(clip_negative), epsilon)
+    out, bad = _smooth(W, T, n_neighbors, clip_negative, epsilon)
     # Signed entries that cancel: the signature of a centered kernel vector.
     scale = W.abs().sum(1)
     centered = (W.sum(1).abs() <= _CENTERED_RTOL * scale) & (scale > 0)
     if bool(bad.any()):
-        raise ValueError(_zero_weight_message(bad, centered, n_neighbors, bool(clip_negative), epsilon))
+        msg = [f"the total weight of row(s) {format_rows(bad.nonzero())} of weights is zero or negative after the "
+               f"options (n_neighbors={n_neighbors}, clip_negative={clip_negative}, epsilon={epsilon}), "
+               "so the weighted mean is undefined."]
+        if bool((centered & bad).any()):
+            msg.append("These rows sum to ~0 like centered kernel vectors: un-center them first "
+                       "(kppca.preimage.uncenter_kernel_vectors).")
+        hints = []
+        if not clip_negative:
+            hints.append("clip_negative=True")
+        if n_neighbors is not None:
+            hints.append("a larger n_neighbors (None keeps all weights)")
+        hints.append("epsilon > 0 (shrinks those rows toward 0)")
+        msg.append("Options that help: " + ", ".join(hints) + ".")
+        raise ValueError(" ".join(msg))
     if bool(centered.any()):
         warnings.warn(
             f"row(s) {format_rows(centered.nonzero())} of weights sum to ~0 like centered kernel vectors; "

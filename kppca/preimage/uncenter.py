@@ -64,8 +64,7 @@ def uncenter_kernel_vectors(
     K_c_rows : array-like or Tensor of shape (M, N) or (N,)
         Centered kernel vectors against the N training points (each row sums to 0).
     centerer : KernelCenterer
-        Fitted on the training Gram matrix. With ``center=False`` the vectors are already raw and are
-        returned as a copy, whatever ``estimate``.
+        Fitted on the training Gram matrix; with ``center=False`` the vectors are returned as a copy.
     estimate : {"mean", "zero-min", "span"}, float or array-like of shape (M,), default "mean"
         How ``s`` is chosen. ``"mean"``: the training grand mean (as similar to the training set as a
         typical training point; some weights may come out negative). ``"zero-min"``: the smallest
@@ -76,8 +75,7 @@ def uncenter_kernel_vectors(
     gram_centered : array-like or Tensor of shape (N, N), optional
         Centered training Gram matrix ``K_c``; required by ``estimate="span"`` only.
     rcond : float, optional
-        ``"span"`` only: eigenvalues of ``K_c`` below ``rcond`` times the largest count as zero
-        (default ``N * machine epsilon``).
+        ``"span"`` only: relative cut-off of the eigenvalues of ``K_c`` (default ``N`` machine epsilons).
     return_row_means : bool, default False
         Also return the ``s`` used, shape (M,).
 
