@@ -1,8 +1,7 @@
 """Explicit feature maps for the primal model.
 
-Each map has ``fit``/``transform`` and ``as_kernel()``, the kernel it induces,
-so the primal model on ``phi`` and the dual model on ``as_kernel()`` describe the
-same feature space and must agree to rounding.
+Each map's ``as_kernel()`` is the kernel it induces: the primal model on ``phi`` and the dual model on
+``as_kernel()`` describe the same feature space and must agree to rounding.
 """
 
 from .base import FeatureMap, FeatureMapKernel, Identity

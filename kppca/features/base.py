@@ -16,15 +16,9 @@ from ..kernels.base import Kernel
 class FeatureMap(BaseEstimator):
     """Base class: ``fit(X)`` draws or learns what the map needs, ``transform(X)`` applies it.
 
-    Every map also exposes :meth:`as_kernel`, the kernel ``<phi(x), phi(y)>`` it
-    induces, so the dual model can be run on exactly the same feature space.
-
-    Feature maps are scikit-learn estimators: ``__init__`` only stores its
-    arguments (``get_params``/``set_params``/``clone`` work, e.g.
-    ``PrimalPPCA(feature_map=RandomFourierFeatures()).set_params(feature_map__bandwidth=2.0)``),
-    the hyper-parameters are validated by ``fit`` (:meth:`_check_params`), and
-    what ``fit`` learns ends with ``_``. ``clone`` gives an unfitted map, as
-    for any scikit-learn estimator.
+    :meth:`as_kernel` gives the induced kernel ``<phi(x), phi(y)>``, so the dual model can run on the
+    same feature space. Feature maps are scikit-learn estimators (``get_params``/``set_params``/``clone``);
+    ``fit`` validates the hyper-parameters, and what it learns ends with ``_``.
     """
 
     #: The fitted state a model file may hold (checked at save and load, :mod:`kppca.io.specs`).
@@ -34,13 +28,7 @@ class FeatureMap(BaseEstimator):
         """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
     def fit(self, X: ArrayLike, y: object = None) -> "FeatureMap":
-        """Prepare the map for inputs like ``X`` (n, D). Returns ``self``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, D)
-        y : ignored
-        """
+        """Prepare the map for inputs like ``X`` (n, D); ``y`` is ignored. Returns ``self``."""
         self._check_params()
         X = as_tensor(X.toarray() if scipy.sparse.issparse(X) else X, "X")  # sparse: densified
         self.n_features_in_ = X.shape[1]
@@ -75,11 +63,7 @@ class FeatureMap(BaseEstimator):
 
     def reference_set(self) -> tuple[torch.Tensor, torch.Tensor] | None:
         """Reference inputs ``L`` (n_ref, D) whose features span the map's range, and ``C`` (n_ref, d) with
-        ``phi(L)^T C = I_d`` (so ``psi = phi(L)^T (C psi)`` for every feature vector); None if the map has none.
-
-        A primal model that keeps no training inputs builds its pre-images from ``L``
-        (see :mod:`kppca.models.generation.landmarks`).
-        """
+        ``phi(L)^T C = I_d``, or None; a primal model without its training inputs builds pre-images from ``L``."""
         return None
 
     # All constructor parameters, as for the kernels (scikit-learn prints only the non-default ones).
@@ -92,10 +76,8 @@ class FeatureMapKernel(Kernel):
     Parameters
     ----------
     feature_map : FeatureMap
-        A fitted map (its ``scikit-learn`` parameter). ``clone`` of this kernel
-        keeps the map fitted (a deep copy): a kernel has no ``fit`` of its own,
-        so an unfitted map would make it unusable. Changing the map's
-        hyper-parameters through ``set_params`` does not refit it.
+        A fitted map. ``clone`` of this kernel keeps it fitted (a deep copy: a kernel has no ``fit``);
+        ``set_params`` on the map's hyper-parameters does not refit it.
     """
 
     def __init__(self, feature_map: FeatureMap):

@@ -1,26 +1,10 @@
 """Landmark selection over the whole data set, in memory or blockwise on a Dask array.
 
-Two rules, both drawing from every row of the data:
-
-``"uniform"``
-    A uniform random subset of ``m`` rows without replacement. On a Dask array it is a
-    *reservoir by random keys* (bottom-``k`` sampling): every row gets an independent
-    ``U(0, 1)`` key, each block keeps its ``m`` rows of smallest key, and blocks are merged
-    pairwise keeping the ``m`` smallest keys. The ``m`` smallest of ``N`` i.i.d. continuous
-    keys are a uniformly random ``m``-subset whatever the block sizes and the merge order,
-    so the sample is exactly uniform (ties have probability 0 and are broken by position).
-    Only ``m`` rows travel between tasks; the keys of a block come from a generator seeded
-    by ``(seed, block index)``, so a seed gives the same landmarks on any scheduler.
-``"kmeans++"``
-    k-means++ seeding (Arthur and Vassilvitskii, 2007) in the kernel's feature space over a
-    uniform *pool* of ``POOL_FACTOR * m`` rows (the reservoir above): each next landmark is
-    drawn with probability proportional to its squared feature-space distance
-    ``k(x, x) + k(c, c) - 2 k(x, c)`` to the nearest landmark chosen so far. It spreads the
-    landmarks over the data (rare digits and styles get landmarks of their own), at
-    ``O(pool * m)`` kernel evaluations.
-
-:func:`reservoir` draws the uniform subset (and its labels) from an in-memory array or a
-Dask array; :func:`kmeanspp` picks the landmarks from a pool.
+``"uniform"`` is a *reservoir by random keys*: every row gets a ``U(0, 1)`` key and the ``m`` smallest keys
+are kept, blockwise then merged pairwise: exactly uniform whatever the blocks and merge order, only ``m`` rows
+travel between tasks, and keys seeded by ``(seed, block)`` give the same landmarks on any scheduler.
+``"kmeans++"`` seeds in the kernel's feature space (Arthur and Vassilvitskii, 2007) over a uniform pool of
+``POOL_FACTOR * m`` rows, which spreads the landmarks over the data.
 """
 
 from __future__ import annotations
@@ -105,9 +89,7 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
     Parameters
     ----------
     X : array of shape (N, D), numpy or Dask
-        A Dask array is reduced blockwise on Dask's current scheduler (threads, or the
-        cluster of an active ``dask.distributed`` ``Client``); only ``size`` rows per task
-        travel, never an ``N``-sized object.
+        A Dask array is reduced blockwise on Dask's current scheduler; only ``size`` rows per task travel.
     size : int
     random_state : int, Generator or None
     y : array of shape (N,), optional
@@ -158,10 +140,8 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
 def kmeanspp(X: torch.Tensor, n: int, kernel: Any, random_state: Any = None) -> torch.Tensor:
     """Indices of ``n`` rows of ``X`` chosen by k-means++ seeding in ``kernel``'s feature space, shape (n,).
 
-    Each next row is drawn with probability proportional to its squared feature-space
-    distance to the nearest row chosen so far. Rows at distance 0 from the chosen ones
-    (duplicates) are never drawn while others remain; when none remain, the rest is drawn
-    uniformly from the unchosen rows.
+    Each next row is drawn with probability proportional to its squared feature-space distance to the
+    nearest chosen row; when every remaining row is at distance 0, uniformly among the unchosen ones.
     """
     rng = numpy_rng(random_state)
     N = X.shape[0]

@@ -17,14 +17,9 @@ from .landmarks import LANDMARK_SELECTIONS, kmeanspp, pool_size
 class Nystroem(FeatureMap):
     """``phi(x) = K_LL^{-1/2} k_L(x)`` for ``n_landmarks`` landmarks chosen from the training points.
 
-    ``<phi(x), phi(y)> = k_L(x)^T K_LL^+ k_L(y)`` is the Nyström approximation
-    of ``k(x, y)``; it is exact on the landmarks. Null directions of ``K_LL``
-    (duplicate landmarks, low-rank kernels) are dropped from the map, which is
-    a pseudo-inverse square root, not a regularisation.
-
-    The landmarks are the map's *reference set* (:meth:`reference_set`): a primal model
-    fitted without keeping its training inputs (``partial_fit``, a Dask array) builds its
-    pre-images from them, with the approximate kernel ``phi(x)^T phi(z)``.
+    ``<phi(x), phi(y)> = k_L(x)^T K_LL^+ k_L(y)`` approximates ``k(x, y)``, exactly on the landmarks; null
+    directions of ``K_LL`` are dropped (a pseudo-inverse square root, not a regularisation). The landmarks
+    are the map's :meth:`reference_set`.
 
     Parameters
     ----------
@@ -32,17 +27,13 @@ class Nystroem(FeatureMap):
     n_landmarks : int, default 100
         Positive, at most the number of training points (checked by ``fit``).
     landmark_selection : {"uniform", "kmeans++"}, default "uniform"
-        ``"uniform"``: a uniform random subset of the rows given to ``fit``.
-        ``"kmeans++"``: k-means++ seeding in the kernel's feature space over a uniform pool
-        of ``4 * n_landmarks`` rows (see :mod:`kppca.features.landmarks`), which spreads
-        the landmarks over the data. ``PrimalPPCA.fit`` on a Dask array draws the uniform
-        subset (or pool) from all blocks (:func:`~kppca.features.landmarks.reservoir`).
+        A uniform random subset of the rows given to ``fit``, or k-means++ seeding in feature space over a
+        uniform pool of ``4 * n_landmarks`` rows, which spreads the landmarks (:mod:`kppca.features.landmarks`).
     random_state : int, numpy Generator or None
 
     Attributes
     ----------
     kernel_ : Kernel
-        ``kernel`` resolved by :func:`kppca.kernels.as_kernel`.
     landmarks_ : Tensor of shape (n_landmarks, D)
     normalization_ : Tensor of shape (n_landmarks, d), ``d <= n_landmarks``
     landmark_indices_ : Tensor of shape (n_landmarks,), int64
@@ -103,11 +94,7 @@ class Nystroem(FeatureMap):
         return self.kernel_.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)
 
     def reference_set(self) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The landmarks ``L`` (n_landmarks, D) and ``C = normalization_`` (n_landmarks, d): ``phi(L)^T C = I_d``.
-
-        ``phi(L) = K_LL C = V sqrt(lam)`` on the kept eigenpairs ``K_LL = V lam V^T``, and
-        ``C = V / sqrt(lam)``, so every feature vector is ``psi = phi(L)^T (C psi)``.
-        """
+        """The landmarks ``L`` (n_landmarks, D) and ``C = normalization_`` (n_landmarks, d): ``phi(L)^T C = I_d``."""
         if not hasattr(self, "landmarks_"):
             return None
         return self.landmarks_, self.normalization_

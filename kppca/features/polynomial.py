@@ -13,17 +13,14 @@ from .base import FeatureMap
 class PolynomialFeatures(FeatureMap):
     """Exact map with ``<phi(x), phi(y)> = (x . y + coef0)^degree`` (:class:`kppca.kernels.Polynomial`).
 
-    Writing ``x~ = [sqrt(coef0), x]``, the kernel is ``(x~ . y~)^degree``; its
-    expansion gives one feature per multiset ``alpha`` of ``degree`` indices of
-    ``x~``: ``sqrt(multinomial(alpha)) * prod_j x~_{alpha_j}``
-    (:func:`kppca.kernels.polynomial.monomial_map`, shared with the kernel). The output
-    dimension is ``C(D + degree, degree)``, so keep ``D`` and ``degree`` small.
+    One scaled monomial of ``[sqrt(coef0), x]`` per multiset of ``degree`` indices
+    (:func:`kppca.kernels.polynomial.monomial_map`): ``C(D + degree, degree)`` features, so keep both small.
 
     Parameters
     ----------
     degree : int, default 2
     coef0 : float, default 1.0
-        Non-negative. Both are checked by ``fit``.
+        Non-negative (both checked by ``fit``).
 
     Attributes
     ----------

@@ -17,19 +17,16 @@ from .base import FeatureMap
 class RandomFourierFeatures(FeatureMap):
     """``phi(x) = sqrt(2/d) cos(x Omega + b)`` with ``Omega ~ N(0, bandwidth^-2 I)``, ``b ~ U[0, 2 pi]``.
 
-    ``<phi(x), phi(y)>`` is an unbiased Monte-Carlo estimate of
-    ``exp(-||x - y||^2 / (2 bandwidth^2))`` (:class:`kppca.kernels.RBF`), with
-    error ``O(1 / sqrt(n_features))``.
+    ``<phi(x), phi(y)>`` estimates the RBF kernel (:class:`kppca.kernels.RBF`) without bias, with error
+    ``O(1 / sqrt(n_features))``.
 
     Parameters
     ----------
     bandwidth : float or {"scale", "median"}, default 1.0
-        Positive and finite, or a rule resolved from the data by ``fit`` as for
-        :class:`kppca.kernels.RBF` (checked by ``fit``).
+        Positive and finite, or a rule resolved from the data by ``fit`` as for :class:`kppca.kernels.RBF`.
     n_features : int, default 500
         Output dimension ``d``.
     random_state : int, numpy Generator or None
-        Makes the draw of ``Omega`` and ``b`` reproducible.
 
     Attributes
     ----------

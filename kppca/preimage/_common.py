@@ -11,12 +11,7 @@ from .._validation import as_tensor, is_numpy_like, to_output
 
 
 def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]:
-    """Pick the working dtype and device from the first torch tensor among ``arrays``.
-
-    A floating tensor keeps its dtype when it is float32/float64 (anything else,
-    and numpy input, computes in float64) and every tensor keeps its device, so
-    CUDA inputs are processed on the GPU without a round trip through numpy.
-    """
+    """Working dtype (float32/float64, else None: float64) and device of the first torch tensor among ``arrays``."""
     for a in arrays:
         if isinstance(a, torch.Tensor):
             dtype = a.dtype if a.dtype in (torch.float32, torch.float64) else None
@@ -25,10 +20,8 @@ def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]
 
 
 def as_batch(rows: Any, name: str, *others: Any) -> tuple[torch.Tensor, bool, bool]:
-    """``rows`` of shape (M, N) or (N,) as an (M, N) tensor, whether it was 1-D, and whether the output is numpy.
-
-    The dtype and device come from :func:`dtype_device` over ``rows`` and ``others``.
-    """
+    """``rows`` (M, N) or (N,) as an (M, N) tensor (dtype and device as :func:`dtype_device` over ``rows`` and
+    ``others``), whether it was 1-D, and whether the output is numpy."""
     numpy_out = is_numpy_like(rows)
     dtype, device = dtype_device(rows, *others)
     R = as_tensor(rows, name, ndim=(1, 2), dtype=dtype, device=device)
@@ -39,22 +32,8 @@ def as_batch(rows: Any, name: str, *others: Any) -> tuple[torch.Tensor, bool, bo
 def weights_and_targets(
     rows: Any, targets: Any, rows_name: str
 ) -> tuple[torch.Tensor, torch.Tensor, bool, bool, bool]:
-    """Validate a block of per-training-point rows (weights or distances) against the targets.
-
-    Parameters
-    ----------
-    rows : array-like of shape (M, N) or (N,)
-    targets : array-like of shape (N, D) or (N,)
-    rows_name : str
-        Argument name used in error messages.
-
-    Returns
-    -------
-    R : Tensor of shape (M, N)
-    T : Tensor of shape (N, D)
-    single, vector_targets, numpy_out : bool
-        Whether ``rows`` was 1-D, ``targets`` 1-D, and the result should be numpy.
-    """
+    """``rows`` (M, N), ``targets`` (N, D) checked against each other, and whether ``rows`` was 1-D,
+    ``targets`` 1-D, and the result should be numpy."""
     R, single, numpy_out = as_batch(rows, rows_name, targets)
     T = as_tensor(targets, "targets", ndim=(1, 2), dtype=R.dtype, device=R.device)
     vector_targets = T.ndim == 1
@@ -90,11 +69,7 @@ def format_rows(rows: torch.Tensor, limit: int = 10) -> str:
 
 
 def batch_output(result: torch.Tensor, *, single: bool, numpy_out: bool, extra: torch.Tensor | None = None) -> Any:
-    """A pre-image function's return value: ``result``, or ``(result, extra)`` when ``extra`` is given.
-
-    Both have the batch in their first dimension, which is dropped when the input was a single
-    point (``single``); numpy in -> numpy out (``numpy_out``), torch in -> torch out.
-    """
+    """``result``, or ``(result, extra)``, without the batch dimension when ``single``, numpy if ``numpy_out``."""
     result = to_output(result[0] if single else result, numpy_out)
     if extra is None:
         return result

@@ -1,9 +1,5 @@
-"""Gaussian smoother weights with a nearest-neighbour fallback, and the leave-one-out search of their width.
-
-Out-of-sample codes of an RKM classifier are kernel-smoother means of the training codes,
-``h* = sum_i k~(x_i, x*) h_i / sum_i k~(x_i, x*)`` with a Gaussian ``k~``; their accuracy
-depends mostly on its width, chosen here by leave-one-out on the training data.
-"""
+"""Gaussian smoother weights with a nearest-neighbour fallback, and the leave-one-out search of their width
+(on which the accuracy of an RKM classifier's out-of-sample codes mostly depends)."""
 
 from __future__ import annotations
 
@@ -21,13 +17,9 @@ def gaussian_smoother_weights(D: torch.Tensor, bandwidth: float, X: torch.Tensor
                               X_fit: torch.Tensor | None = None) -> torch.Tensor:
     """Weights ``exp(-(d^2 - min_i d^2) / (2 bw^2))`` per row of squared distances ``D`` (M, N).
 
-    Dividing a row by its largest weight leaves the smoother's ratio unchanged but keeps
-    it defined where the raw weights all underflow: a point far from every training point,
-    or a tiny width, gets the mean code of its nearest training points (weight 1 each, the
-    others 0), the limit of the smoother as the width goes to 0. A row whose squared
-    distances overflowed (a query ~1e300 away) has no finite minimum; its nearest training
-    point is then found on ``X / c`` and ``X_fit / c`` with ``c`` the largest magnitude
-    (distances that cannot overflow), so ``X`` and ``X_fit`` are needed for such rows.
+    Dividing by a row's largest weight keeps the smoother defined where all raw weights underflow: the
+    nearest training points get weight 1 (the limit as the width goes to 0), found on rescaled ``X`` and
+    ``X_fit`` for rows whose distances overflow.
 
     Parameters
     ----------
@@ -35,7 +27,7 @@ def gaussian_smoother_weights(D: torch.Tensor, bandwidth: float, X: torch.Tensor
         Squared distances (``inf`` on the diagonal for leave-one-out).
     bandwidth : float > 0
     X, X_fit : Tensor of shape (M, D) and (N, D), optional
-        The points behind ``D``, for the overflow fallback.
+        The points behind ``D``, needed only for rows whose distances overflow.
 
     Returns
     -------
@@ -59,10 +51,8 @@ def gaussian_smoother_weights(D: torch.Tensor, bandwidth: float, X: torch.Tensor
 
 
 def median_nn_distance(D_loo: torch.Tensor) -> float:
-    """Median distance to the nearest other training point, from squared distances with an infinite diagonal.
-
-    1.0 when every point coincides with another (no positive finite distance).
-    """
+    """Median distance to the nearest other training point (1.0 if none is positive), from squared distances
+    with an infinite diagonal."""
     d = D_loo.min(1).values.clamp(min=0).sqrt()
     d = d[torch.isfinite(d) & (d > 0)]
     return float(d.median()) if d.numel() else 1.0
@@ -73,10 +63,8 @@ def loo_bandwidth_search(D_loo: torch.Tensor, grid: Sequence[float], codes: Sequ
                          ) -> tuple[float, dict[float, float], float]:
     """Choose the smoother width ``c * d_nn`` (``c`` in ``grid``) by leave-one-out.
 
-    For each width the leave-one-out codes (a point may not vote for itself: ``D_loo`` has
-    an infinite diagonal) of every code matrix are passed to ``evaluate``, which returns
-    ``(accuracy, error)``; the highest accuracy wins, ties go to the lowest error, then to
-    the larger width.
+    ``evaluate`` gets the leave-one-out codes of every code matrix for each width and returns
+    ``(accuracy, error)``; the highest accuracy wins, ties go to the lowest error, then to the larger width.
 
     Parameters
     ----------
@@ -91,10 +79,8 @@ def loo_bandwidth_search(D_loo: torch.Tensor, grid: Sequence[float], codes: Sequ
 
     Returns
     -------
-    bandwidth : float
-    scores : dict
-        Width -> leave-one-out accuracy.
-    d_nn : float
+    bandwidth, scores, d_nn : float, dict, float
+        The chosen width, width -> leave-one-out accuracy, and ``d_nn``.
     """
     d_nn = median_nn_distance(D_loo)
     scores, ranked = {}, []

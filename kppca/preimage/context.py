@@ -1,12 +1,7 @@
 """What a pre-image strategy is called with: the points (:class:`FeaturePoints`) and the training set.
 
-A feature-space point produced by a kernel model (a generated sample, a reconstruction,
-a latent code mapped through the model) is known through its centered kernel vector
-``k_c`` and its dual coefficients ``alpha`` over the N training points; with a
-:class:`TrainingContext` they give the raw kernel weights ``<phi_i, psi>`` exactly
-(:meth:`TrainingContext.raw_weights`) and the feature-space distances
-(:meth:`TrainingContext.sq_distances`). A context does not depend on any PPCA model:
-:meth:`TrainingContext.from_inputs` builds one from training inputs and a kernel.
+A point known by its centered kernel vector ``k_c`` and dual coefficients ``alpha`` gives, with the
+training context, its raw kernel weights and feature-space distances exactly, whatever the model.
 """
 
 from __future__ import annotations
@@ -33,20 +28,15 @@ class TrainingContext:
     Parameters
     ----------
     X : Tensor of shape (N, D)
-        Training inputs (the pre-images are built from them).
+        Training inputs, from which the pre-images are built.
     kernel : Kernel
-        The kernel ``k`` of the feature space (for a primal model with a feature map,
-        the map's induced kernel).
+        The kernel of the feature space (a feature map's induced kernel for a primal model).
     centerer : KernelCenterer
-        Fitted on the training Gram matrix: ``column_means_ = K 1 / N`` (N,) and
-        ``grand_mean_ = 1^T K 1 / N^2``. ``center=False`` means ``m = 0``.
+        Fitted on the training Gram matrix (``center=False`` means ``m = 0``).
     diag_centered : Tensor of shape (N,)
         ``(K_c)_ii = |phi_i - m|^2``.
     gram : CenteredGram, optional
-        The owner's centered Gram matrix of ``kernel`` on ``X`` (the dual model's): the few
-        strategies that need training Gram rows read them from it
-        (:meth:`~kppca.kernels.CenteredGram.raw_rows`: from ``K_c`` while it holds it);
-        without it they evaluate ``kernel``.
+        The owner's centered Gram matrix on ``X``: training Gram rows are read from it, not evaluated.
     """
 
     X: torch.Tensor
@@ -101,11 +91,7 @@ class TrainingContext:
         return bool(self.centerer.center)
 
     def row_means(self, alpha: torch.Tensor) -> torch.Tensor:
-        """``s = <m, psi>`` for ``psi - m = Phi_c alpha``, shape (M,).
-
-        ``s = 1^T K 1 / N^2 + (K 1 / N - 1^T K 1 / N^2)^T alpha``, exact for points in
-        ``m + span{phi_i - m}`` (0 when uncentered).
-        """
+        """(M,) ``s = <m, psi> = 1^T K 1 / N^2 + (K 1 / N - 1^T K 1 / N^2)^T alpha`` for ``psi - m = Phi_c alpha``."""
         if not self.center:
             return alpha.new_zeros(alpha.shape[0])
         cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
@@ -129,22 +115,15 @@ class FeaturePoints:
 
     Parameters
     ----------
-    k_c : Tensor of shape (M, N)
-        Centered kernel vectors ``Phi_c^T (psi - m)``.
-    alpha : Tensor of shape (M, N)
-        Dual coefficients.
+    k_c, alpha : Tensor of shape (M, N)
+        Centered kernel vectors ``Phi_c^T (psi - m)`` and dual coefficients.
     coordinates : callable, optional
-        ``coordinates(n_coordinates) -> (train (N, p), new (M, p), key)``: principal
-        coordinates of the training points and of these points (``n_coordinates=None``
-        means the model's choice), and a hashable key naming them; only the
-        ``"learned"`` strategy needs it.
+        ``coordinates(n_coordinates) -> (train (N, p), new (M, p), key)``: principal coordinates of the
+        training points and of these points (None: the model's choice), with a hashable key; for ``"learned"``.
     candidates : Tensor of shape (M, N), bool, optional
-        Which training points each pre-image may be built from (e.g. the training
-        digits of the class a point was drawn for); None means all. The
-        neighbour-based strategies (smoother, knn) honour it; the others ignore it.
+        Which training points each pre-image may be built from (None: all); honoured by smoother and knn.
     sampled : bool, default False
-        The points are new draws from a distribution (``sample``), not maps of given
-        inputs or codes: the smoother's ``selection="auto"`` then corrects for hubs.
+        The points are draws of ``sample``, not maps of given inputs or codes (the smoother then corrects for hubs).
     """
 
     k_c: torch.Tensor

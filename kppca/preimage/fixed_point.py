@@ -1,15 +1,6 @@
-"""Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999).
-
-For a feature-space point ``psi = sum_i gamma_i phi(x_i)`` we look for the input
-``z`` whose image is closest to it. With an RBF kernel ``|phi(z)| = 1``, so
-``|psi - phi(z)|^2 = |psi|^2 - 2 rho(z) + 1`` with ``rho(z) = sum_i gamma_i k(z, x_i)``,
-and setting the gradient of ``rho`` to zero gives the iteration
-
-    z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i).
-
-It can stall when the denominator vanishes (signed ``gamma``), converges only
-locally, and depends on the start (see the fallbacks of :func:`fixed_point_preimage`).
-"""
+"""Fixed-point pre-image for the Gaussian (RBF) kernel (Mika et al., 1999): the input closest to
+``psi = sum_i gamma_i phi(x_i)`` maximises ``rho(z) = sum_i gamma_i k(z, x_i)``, a fixed point of
+``z <- sum_i gamma_i k(z, x_i) x_i / sum_i gamma_i k(z, x_i)``."""
 
 from __future__ import annotations
 
@@ -19,9 +10,9 @@ from typing import Any
 import torch
 
 from .._param_validation import Integral, Interval, Real, check_scalar
-from .._validation import ArrayLike, as_tensor, is_numpy_like, to_output
+from .._validation import ArrayLike, as_tensor
 from ..kernels import RBF
-from ._common import as_batch, batch_output, dtype_device
+from ._common import as_batch, batch_output
 from .smoother import _smooth
 
 __all__ = ["fixed_point_preimage", "dual_coefficients_to_expansion", "PreimageConvergenceWarning"]
@@ -32,11 +23,8 @@ class PreimageConvergenceWarning(UserWarning):
 
 
 def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
-    """Expansion coefficients ``gamma`` of ``psi`` from centered dual coefficients ``alpha``.
-
-    If ``psi - m = Phi_c alpha = sum_i alpha_i (phi(x_i) - m)`` with ``m`` the training
-    mean, then ``psi = sum_i gamma_i phi(x_i)`` with ``gamma = alpha - mean(alpha) + 1/N``
-    (``m = sum_i phi(x_i) / N`` absorbs the part of ``alpha`` along ``1``).
+    """Expansion coefficients ``gamma = alpha - mean(alpha) + 1/N`` of ``psi`` from centered dual coefficients
+    (``psi - m = sum_i alpha_i (phi(x_i) - m)`` gives ``psi = sum_i gamma_i phi(x_i)``).
 
     Parameters
     ----------
@@ -49,25 +37,16 @@ def dual_coefficients_to_expansion(alpha: ArrayLike) -> Any:
     ndarray or Tensor, same shape as ``alpha``
         ``gamma``; each row sums to 1.
     """
-    numpy_out = is_numpy_like(alpha)
-    dtype, device = dtype_device(alpha)
-    A = as_tensor(alpha, "alpha", ndim=(1, 2), dtype=dtype, device=device)
+    A, single, numpy_out = as_batch(alpha, "alpha")
     gamma = A - A.mean(-1, keepdim=True) + 1.0 / A.shape[-1]
-    return to_output(gamma, numpy_out)
+    return batch_output(gamma, single=single, numpy_out=numpy_out)
 
 
 def _objective_rounding(
     G: torch.Tensor, K: torch.Tensor, Z: torch.Tensor, X: torch.Tensor, gamma: float
 ) -> torch.Tensor:
-    """Rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)``, shape (M,), from ``K = k(Z, X)`` (M, N).
-
-    The RBF kernel's squared distance is computed after centering on ``c = mean(X)``
-    (:func:`~kppca.kernels.standard.squared_distances`) with an absolute error of about
-    ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)`` (a length-``D`` dot product and two
-    additions); ``k = exp(-gamma d2)`` turns it into a relative error ``gamma`` times that.
-    Without this margin, a row that converged exactly onto a training point could compare
-    below that point's own ``rho`` (computed with an exact zero distance) and be flagged.
-    """
+    """(M,) rounding bound of ``rho(z_j) = sum_i G_ji k(z_j, x_i)`` from ``K = k(Z, X)`` (M, N): the distances,
+    centered on ``c = mean(X)``, err by ``(D + 2) eps (|z - c|^2 + |x_i - c|^2)``, ``k`` by ``gamma`` times that."""
     c = X.mean(0, keepdim=True)
     nz = ((Z - c) ** 2).sum(1, keepdim=True)
     nx = ((X - c) ** 2).sum(1)[None, :]
@@ -88,40 +67,33 @@ def fixed_point_preimage(
 ) -> Any:
     """Pre-images of ``psi_j = sum_i gamma[j, i] phi(x_i)`` by the Mika et al. fixed point (RBF only).
 
-    All M points are iterated together (one ``(m, N)`` kernel block per
-    iteration for the ``m`` rows still running); converged rows are frozen.
+    All M points are iterated together; converged rows are frozen. The result is never NaN: a row whose
+    denominator vanishes restarts once from the best training point (then stops), and a row ending with
+    a lower ``rho(z)`` than the best training point is replaced by it (``fell_back``).
 
     Parameters
     ----------
     gamma : array-like or Tensor of shape (M, N) or (N,)
-        Expansion coefficients on the training images (see
-        :func:`dual_coefficients_to_expansion` for centered dual coefficients).
+        Expansion coefficients on the training images (:func:`dual_coefficients_to_expansion`).
     X_train : array-like or Tensor of shape (N, D)
         Training inputs ``x_i``.
     kernel : RBF or float
         The RBF kernel of the model, or its bandwidth.
     init : {"best", "smoother"} or array-like of shape (M, D), default "best"
-        Start of the iteration. ``"best"``: the training point whose image is
-        closest to ``psi`` (largest ``(K gamma)_i``). ``"smoother"``: the kernel
-        smoother with the raw weights ``K gamma = <phi(x_i), psi>`` (negative ones
-        clipped), falling back to ``"best"`` for rows where it is undefined.
+        Start: ``"best"``, the training point whose image is closest to ``psi``; ``"smoother"``, the
+        kernel smoother with the raw weights ``K gamma`` (``"best"`` where it is undefined).
     max_iter : int, default 100
-        Maximum number of iterations.
     tol : float, default 1e-8
         A row has converged when ``|z_new - z| <= tol * (1 + |z|)``.
     denom_rtol : float, default 1e-10
-        The denominator ``sum_i gamma_i k(z, x_i)`` is considered vanished when it is
-        below ``denom_rtol * sum_i |gamma_i k(z, x_i)|`` (this includes negative
-        values, where the update would head for a minimum of ``rho``, and ``z``
-        so far from the data that every ``k(z, x_i)`` underflows).
+        The denominator ``sum_i gamma_i k(z, x_i)`` has vanished below ``denom_rtol * sum_i |gamma_i k(z, x_i)|``.
     return_info : bool, default False
         Also return a dict of per-row diagnostics.
 
     Returns
     -------
     Z : ndarray or Tensor of shape (M, D) (or (D,) for 1-D ``gamma``)
-        Pre-images; always finite. Type (numpy/torch) of ``gamma``, on the device
-        of the first tensor argument.
+        Pre-images, always finite; type of ``gamma``, on the device of the first tensor argument.
     info : dict, only if ``return_info``
         ``converged`` (M,) bool, ``n_iter`` (M,) int, ``restarted`` (M,) bool,
         ``fell_back`` (M,) bool, ``objective`` (M,) final ``rho(z)``.
@@ -130,18 +102,6 @@ def fixed_point_preimage(
     -----
     PreimageConvergenceWarning
         When some rows did not converge within ``max_iter``.
-
-    Notes
-    -----
-    Fallbacks, so that the result is never NaN:
-
-    * vanishing denominator: the row restarts once from the best training
-      point; if it vanishes again, the row stops (reported as not converged);
-    * at the end, a row whose ``rho(z)`` is lower than that of the best training
-      point (a poor local maximum, or a stalled row) is replaced by that training
-      point (flag ``fell_back``).
-
-    Each iteration costs ``O(m N D)``; the start costs one ``N x N`` Gram matrix.
     """
     G, single, numpy_out = as_batch(gamma, "gamma", X_train)
     X = as_tensor(X_train, "X_train", dtype=G.dtype, device=G.device)
@@ -204,8 +164,7 @@ def fixed_point_preimage(
 
     K_z = kern.gram(Z, X)
     rho = (G * K_z).sum(1)
-    # Never worse than the best training point (local maxima, minima, stalled rows), up to the
-    # rounding of the two objectives, so a row that converged onto x_best is not flagged.
+    # Never worse than the best training point, up to the rounding of the two objectives.
     margin = 64 * torch.finfo(G.dtype).eps * G.abs().sum(1) + _objective_rounding(
         G, K_z, Z, X, kern.gamma
     ) + _objective_rounding(G, K_train[best_idx], X[best_idx], X, kern.gamma)

@@ -1,8 +1,4 @@
-"""k-nearest-neighbour pre-image from feature-space distances, which need only kernel values.
-
-The pre-image is the (optionally distance-weighted) mean of the neighbours' targets
-(Kwok & Tsang (2004) use the neighbours to initialise a local fit).
-"""
+"""k-nearest-neighbour pre-image from feature-space distances, which need only kernel values."""
 
 from __future__ import annotations
 
@@ -21,10 +17,7 @@ def feature_space_sq_distances(
     gram_diag_centered: ArrayLike,
     sq_norms: ArrayLike | None = None,
 ) -> Any:
-    """Squared feature-space distances from centered kernel vectors.
-
-    ``d2[j, i] = |psi_j - phi(x_i)|^2 = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``, with
-    ``k_c = Phi_c^T (psi - m)`` the centered kernel vectors.
+    """Squared feature-space distances ``|psi_j - phi(x_i)|^2 = |psi_j - m|^2 - 2 k_c[j, i] + (K_c)_ii``.
 
     Parameters
     ----------
@@ -33,17 +26,13 @@ def feature_space_sq_distances(
     gram_diag_centered : array-like or Tensor of shape (N,)
         Diagonal of the centered training Gram matrix, ``(K_c)_ii = |phi(x_i) - m|^2``.
     sq_norms : array-like or Tensor of shape (M,) or float, optional
-        ``|psi_j - m|^2``. When omitted, the term is dropped: each row is then
-        shifted by an unknown constant (entries may be negative), which does not
-        change the ranking of neighbours but forbids distance weighting. For a
-        point ``psi - m = Phi_c alpha`` it is ``alpha^T k_c``; for an RBF kernel and a
-        real input ``x`` it is ``1 - 2 mean(k(x, x_i)) + 1^T K 1 / N^2``.
+        ``|psi_j - m|^2`` (``alpha^T k_c`` for ``psi - m = Phi_c alpha``). Omitted, each row is shifted by
+        an unknown constant: the ranking of neighbours is kept, distance weighting is not possible.
 
     Returns
     -------
     ndarray or Tensor of shape (M, N) (or (N,) for 1-D input)
-        Same type and device as ``K_c_rows``. True distances are clipped at 0
-        (rounding can make them slightly negative).
+        Same type and device as ``K_c_rows``; true distances are clipped at 0 (rounding).
     """
     Kc, single, numpy_out = as_batch(K_c_rows, "K_c_rows", gram_diag_centered)
     diag = as_tensor(gram_diag_centered, "gram_diag_centered", ndim=1, dtype=Kc.dtype, device=Kc.device)
@@ -76,33 +65,22 @@ def knn_preimage(
     Parameters
     ----------
     sq_distances : array-like or Tensor of shape (M, N) or (N,)
-        Squared feature-space distances of M query points to N training points,
-        e.g. from :func:`feature_space_sq_distances`. With ``weighting="uniform"``
-        any per-row shift is allowed (only the ranking matters).
+        Squared feature-space distances of M queries to N training points, up to a per-row shift if uniform.
     targets : array-like or Tensor of shape (N, D) or (N,)
         Training inputs (or latent codes) to average.
     n_neighbors : int, default 5
-        Number of neighbours, ``1 <= n_neighbors <= N``. ``1`` returns the nearest
-        training target itself (exact when the query is a training point).
+        Number of neighbours, ``1 <= n_neighbors <= N`` (``1``: the nearest training target itself).
     weighting : {"uniform", "distance"}, default "uniform"
-        ``"distance"`` weighs neighbour ``i`` by ``1 / d_i`` (``d_i`` the distance,
-        not squared); a neighbour at distance 0 then takes all the weight. It
-        needs true distances (pass ``sq_norms`` to :func:`feature_space_sq_distances`).
+        ``"distance"`` weighs neighbours by ``1 / d`` (a neighbour at distance 0 takes all the weight);
+        it needs true distances (``sq_norms`` given to :func:`feature_space_sq_distances`).
     return_indices : bool, default False
         Also return the neighbour indices, shape (M, n_neighbors), nearest first.
 
     Returns
     -------
     preimages : ndarray or Tensor of shape (M, D)
-        ``(D,)`` for 1-D ``sq_distances``, ``(M,)`` for 1-D ``targets``; type and
-        device of ``sq_distances``.
+        ``(D,)`` for 1-D ``sq_distances``, ``(M,)`` for 1-D ``targets``; type and device of ``sq_distances``.
     indices : ndarray or Tensor of shape (M, n_neighbors), only if ``return_indices``
-
-    Raises
-    ------
-    ValueError
-        Shape mismatch, NaN/inf, invalid ``n_neighbors``/``weighting``, or negative
-        distances with ``weighting="distance"``.
     """
     D2, T, single, vector_targets, numpy_out = weights_and_targets(sq_distances, targets, "sq_distances")
     k = check_n_neighbors(n_neighbors, T.shape[0], allow_none=False)

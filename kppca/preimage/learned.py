@@ -1,10 +1,5 @@
-"""Learned pre-image map (Bakir, Weston & Schölkopf, 2004).
-
-Instead of solving a pre-image problem per point, learn a map from feature-space
-coordinates back to inputs on the training pairs ``(z_i, x_i)`` — ``z_i`` being, e.g.,
-the projections of ``phi(x_i)`` on the top principal directions or the latent codes
-``h_i`` — with kernel ridge regression, then apply it to new coordinates.
-"""
+"""Learned pre-image map (Bakir, Weston & Schölkopf, 2004): one kernel ridge regression from
+feature-space coordinates (principal projections, latent codes) back to inputs, instead of a problem per point."""
 
 from __future__ import annotations
 
@@ -24,24 +19,19 @@ __all__ = ["LearnedPreimage", "median_heuristic_bandwidth"]
 class LearnedPreimage:
     """Kernel ridge regression from feature-space coordinates ``Z`` to inputs ``X``.
 
-    ``x(z) = mean(X) + sum_i k(z, z_i) c_i`` with ``C = (K_Z + alpha I)^{-1} (X - mean(X))`` and
-    an RBF kernel ``k`` on the coordinates. The targets are centered so that, far
-    from the training coordinates, predictions return to the mean input rather
-    than to 0.
+    ``x(z) = mean(X) + sum_i k(z, z_i) c_i`` with ``C = (K_Z + alpha I)^{-1} (X - mean(X))`` and an RBF
+    kernel ``k`` on the coordinates; far from the training coordinates, predictions return to the mean input.
 
     Parameters
     ----------
     bandwidth : float or None, default None
-        RBF bandwidth on ``Z`` (its own, unrelated to the model's kernel). None:
-        median heuristic, the median distance between training coordinates.
+        RBF bandwidth on ``Z`` (not the model's kernel); None: the median distance between coordinates.
     alpha : float, default 1e-3
-        Ridge regularisation (> 0). It is part of the model: smaller values fit
-        the training pairs more closely, larger ones give a smoother map.
+        Ridge (> 0): smaller values fit the training pairs more closely, larger ones give a smoother map.
 
     Attributes
     ----------
     bandwidth_ : float
-        Bandwidth used.
     Z_fit_ : Tensor of shape (N, p)
     dual_coef_ : Tensor of shape (N, D)
     X_mean_ : Tensor of shape (D,)
@@ -61,19 +51,7 @@ class LearnedPreimage:
         self.alpha = check_scalar(alpha, "alpha", [Interval(Real, 0, None, closed="neither")])
 
     def fit(self, Z: ArrayLike, X: ArrayLike) -> "LearnedPreimage":
-        """Fit the map on training pairs.
-
-        Parameters
-        ----------
-        Z : array-like or Tensor of shape (N, p)
-            Feature-space coordinates of the training points (a 1-D input is read as p = 1).
-        X : array-like or Tensor of shape (N, D)
-            The corresponding inputs (a 1-D input is read as D = 1 and predicted as 1-D).
-
-        Returns
-        -------
-        self
-        """
+        """Fit the map on coordinates ``Z`` (N, p) and inputs ``X`` (N, D), 1-D when p or D is 1; returns self."""
         dtype, device = dtype_device(Z, X)
         Zt = as_tensor(Z, "Z", ndim=(1, 2), dtype=dtype, device=device)
         Xt = as_tensor(X, "X", ndim=(1, 2), dtype=Zt.dtype, device=Zt.device)
@@ -97,18 +75,7 @@ class LearnedPreimage:
         return self
 
     def predict(self, Z_new: ArrayLike) -> Any:
-        """Map new coordinates to inputs.
-
-        Parameters
-        ----------
-        Z_new : array-like or Tensor of shape (M, p)
-
-        Returns
-        -------
-        ndarray or Tensor of shape (M, D)
-            ``(D,)`` for a single 1-D point. Same type as ``Z_new``; tensors are on
-            the device used in ``fit``.
-        """
+        """Inputs (M, D) for coordinates ``Z_new`` (M, p), same type (tensors on the device of ``fit``)."""
         if not hasattr(self, "dual_coef_"):
             raise ValueError("this LearnedPreimage is not fitted yet; call fit(Z, X) before predict.")
         numpy_out = is_numpy_like(Z_new)
@@ -124,4 +91,3 @@ class LearnedPreimage:
 
     def __repr__(self) -> str:
         return f"LearnedPreimage(bandwidth={self.bandwidth!r}, alpha={self.alpha!r})"
-

@@ -1,17 +1,7 @@
 """Leave-one-out choice of the learned pre-image map's bandwidth and ridge.
 
-For kernel ridge regression with Gram matrix ``K = V diag(w) V^T`` and ridge ``a``,
-the hat matrix is ``H = K (K + a I)^{-1} = V diag(w / (w + a)) V^T`` and the
-leave-one-out residual of row ``i`` has the closed form (Allen's PRESS)::
-
-    r_i = (y_i - (H Y)_i) / (1 - H_ii)
-
-so one symmetric eigendecomposition per bandwidth gives the exact LOO error of every
-ridge value. The search runs on at most ``max_points`` evenly spaced training pairs
-(``O(max_points^3)`` per bandwidth) and the chosen values are then used for the map
-fitted on all pairs; bandwidths are multiples of the median distance between
-coordinates (the scale of the data), ridges are absolute (the RBF Gram matrix has a
-unit diagonal).
+The LOO residual of kernel ridge regression has a closed form (Allen's PRESS), so one eigendecomposition
+per bandwidth gives the exact LOO error of every ridge; ridges are absolute (the RBF Gram has a unit diagonal).
 """
 
 from __future__ import annotations
@@ -39,11 +29,10 @@ def loo_ridge_errors(K: torch.Tensor, Y: torch.Tensor, alphas: tuple[float, ...]
     Parameters
     ----------
     K : Tensor of shape (n, n)
-        Symmetric positive semi-definite Gram matrix of the inputs of the regression.
+        Positive semi-definite Gram matrix of the regression's inputs.
     Y : Tensor of shape (n, D)
         Targets (centered by the caller if the model has an unpenalised mean).
-    alphas : tuple of float
-        Positive ridges.
+    alphas : tuple of positive float
     """
     w, V = torch.linalg.eigh(K)
     w = w.clamp(min=0.0)  # rounding of a PSD matrix's zero eigenvalues
@@ -71,15 +60,13 @@ def select_bandwidth_and_ridge(
 
     Parameters
     ----------
-    Z : Tensor of shape (N, p)
-        Coordinates.
-    X : Tensor of shape (N, D)
-        Inputs.
+    Z, X : Tensor of shape (N, p) and (N, D)
+        Coordinates and inputs.
     bandwidths : tuple of float, optional
         Absolute bandwidths; default :data:`BANDWIDTH_FACTORS` times the median heuristic.
-    alphas : tuple of float
-    max_points : int
-        Evenly spaced pairs used by the search.
+    alphas : tuple of float, default RIDGES
+    max_points : int, default MAX_POINTS
+        Evenly spaced pairs the search runs on (the chosen values then serve for all pairs).
 
     Returns
     -------
@@ -92,8 +79,7 @@ def select_bandwidth_and_ridge(
         Z, X = Z[rows], X[rows]
     if bandwidths is None:
         if torch.equal(Z, Z[:1].expand_as(Z)):
-            # All coordinates coincide (e.g. q = 1 codes of two points): every RBF width gives the same
-            # all-ones Gram matrix, so only the ridge is searched (the map predicts the inputs' mean).
+            # All coordinates coincide: every width gives the same all-ones Gram matrix, only the ridge is searched.
             bandwidths = (1.0,)
         else:
             median = median_heuristic_bandwidth(Z)

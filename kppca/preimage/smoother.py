@@ -1,13 +1,5 @@
-"""Kernel smoother: a weighted mean of training targets with kernel weights.
-
-``t_hat = sum_i w_i t_i / sum_i w_i`` serves two purposes in ``kppca``:
-
-* the pre-image of a generated feature-space point (spec "Pre-image", eq. 19 of the
-  dual PPCA paper), with ``w`` its *raw* (non-centered) kernel vector against the
-  training inputs and ``t_i = x_i``;
-* the out-of-sample latent code of a Restricted Kernel Machine,
-  ``h* = sum_i k~(x_i, x*) h_i / sum_i k~(x_i, x*)``, with ``t_i = h_i``.
-"""
+"""Kernel smoother ``sum_i w_i t_i / sum_i w_i``: the pre-image of eq. 19 of the dual PPCA paper
+(``t_i = x_i``) and the out-of-sample latent code of a Restricted Kernel Machine (``t_i = h_i``)."""
 
 from __future__ import annotations
 
@@ -35,11 +27,8 @@ def _smooth(
     clip_negative: bool,
     epsilon: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Weighted means of the rows of ``T`` after ``clip_negative`` then ``n_neighbors``; ``(out (M, D), bad (M,))``.
-
-    ``bad`` flags rows whose denominator is not clearly positive; their output is
-    filled with zeros (the caller decides whether to raise or to fall back).
-    """
+    """Weighted means (M, D) of the rows of ``T`` after ``clip_negative`` then ``n_neighbors``, and ``bad`` (M,):
+    rows whose denominator is not clearly positive, output zero (the caller raises or falls back)."""
     if clip_negative:
         W = W.clamp(min=0.0)  # out of place: W is the caller's
     if n_neighbors is not None and n_neighbors < W.shape[1]:
@@ -47,33 +36,12 @@ def _smooth(
         # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
         W = torch.zeros_like(W).scatter_(1, idx, vals)
     denom = W.sum(1) + epsilon
-    # The rounding error of a sum of N terms is at most ~N eps sum|w|: a total below
-    # that is numerically zero (e.g. a centered vector, whose entries cancel).
+    # A sum of N terms errs by at most ~N eps sum|w|: a total below that is numerically zero.
     tiny = rounding_tolerance(W.dtype, W.shape[1], W.abs().sum(1))
     bad = ~(denom > tiny)
     out = (W @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
     out = torch.where(bad[:, None], torch.zeros_like(out), out)
     return out, bad
-
-
-def _zero_weight_message(
-    bad: torch.Tensor, centered: torch.Tensor, n_neighbors: int | None, clip_negative: bool, epsilon: float
-) -> str:
-    rows = format_rows(bad.nonzero())
-    msg = [f"the total weight of row(s) {rows} of weights is zero or negative after the options "
-           f"(n_neighbors={n_neighbors}, clip_negative={clip_negative}, epsilon={epsilon}), "
-           "so the weighted mean is undefined."]
-    if bool((centered & bad).any()):
-        msg.append("These rows sum to ~0 like centered kernel vectors: un-center them first "
-                   "(kppca.preimage.uncenter_kernel_vectors).")
-    hints = []
-    if not clip_negative:
-        hints.append("clip_negative=True")
-    if n_neighbors is not None:
-        hints.append("a larger n_neighbors (None keeps all weights)")
-    hints.append("epsilon > 0 (shrinks those rows toward 0)")
-    msg.append("Options that help: " + ", ".join(hints) + ".")
-    return " ".join(msg)
 
 
 def kernel_smoother(
@@ -84,54 +52,37 @@ def kernel_smoother(
     clip_negative: bool = True,
     epsilon: float = 0.0,
 ) -> Any:
-    """Weighted mean of training targets with (non-centered) kernel weights.
-
-    Computes, for each row ``w`` of ``weights``,
-    ``t_hat = sum_i w_i t_i / (sum_i w_i + epsilon)`` after the stabilising
-    options below.
+    """Weighted mean ``sum_i w_i t_i / (sum_i w_i + epsilon)`` of training targets, per row ``w`` of ``weights``.
 
     Parameters
     ----------
     weights : array-like or Tensor of shape (M, N) or (N,)
-        Raw kernel weights ``w_i = k(x_i, x*)`` of M query points against N
-        training points. A 1-D input is one query. Centered kernel vectors (which
-        sum to zero) must be un-centered first, see :func:`uncenter_kernel_vectors`.
+        Raw kernel weights ``k(x_i, x*)`` of M queries against N training points (centered kernel vectors:
+        :func:`uncenter_kernel_vectors` first).
     targets : array-like or Tensor of shape (N, D) or (N,)
-        What is averaged: training inputs for a pre-image, latent codes ``h_i``
-        for an RKM out-of-sample code.
+        What is averaged: training inputs for a pre-image, latent codes for an RKM code.
     n_neighbors : int or None, default None
-        Keep only the ``n_neighbors`` largest weights of each row (after
-        clipping) and zero the others. ``None`` keeps all N. Ties at the
-        threshold are broken arbitrarily.
+        Keep only the ``n_neighbors`` largest weights of each row (after clipping); None keeps all.
     clip_negative : bool, default True
-        Set negative weights to zero before anything else. A PSD kernel such as
-        the RBF only gives non-negative raw weights, so negative ones come from
-        estimation (e.g. an un-centered generated vector) and would extrapolate
-        outside the convex hull of the targets.
+        Zero negative weights first (they come from estimation, and would extrapolate outside the hull).
     epsilon : float, default 0.0
-        Non-negative constant added to each denominator. It keeps rows with
-        little total weight finite at the cost of shrinking them toward 0
-        (the origin of the targets, not their mean).
+        Non-negative constant added to each denominator: keeps rows of little weight finite, shrunk toward 0.
 
     Returns
     -------
     ndarray or Tensor of shape (M, D)
-        ``(D,)`` for 1-D ``weights``, ``(M,)`` for 1-D ``targets``. A numpy array
-        when ``weights`` is not a tensor, otherwise a tensor on the device of
-        ``weights`` (float64, or float32 for a float32 tensor).
+        ``(D,)`` for 1-D ``weights``, ``(M,)`` for 1-D ``targets``; numpy unless ``weights`` is a tensor
+        (then on its device, float32 for a float32 tensor, otherwise float64).
 
     Raises
     ------
     ValueError
-        On mismatched shapes, NaN/inf, invalid options, or when some row's total
-        weight is (numerically) zero or negative after the options; the message
-        lists those rows and the options that help.
+        Bad input, or rows whose total weight is (numerically) zero or negative after the options.
 
     Warns
     -----
     UserWarning
-        When rows sum to ~0 with signed entries (they look like centered kernel
-        vectors) but the options still made the weighted mean defined.
+        Rows that sum to ~0 with signed entries, like centered kernel vectors, but have a defined mean.
 
     Examples
     --------
@@ -142,13 +93,27 @@ def kernel_smoother(
     W, T, single, vector_targets, numpy_out = weights_and_targets(weights, targets, "weights")
     n_neighbors = check_n_neighbors(n_neighbors, T.shape[0], allow_none=True)
     epsilon = float(check_scalar(epsilon, "epsilon", [Interval(Real, 0, None, closed="left")]))
+    clip_negative = bool(clip_negative)
 
-    out, bad = _smooth(W, T, n_neighbors, bool(clip_negative), epsilon)
+    out, bad = _smooth(W, T, n_neighbors, clip_negative, epsilon)
     # Signed entries that cancel: the signature of a centered kernel vector.
     scale = W.abs().sum(1)
     centered = (W.sum(1).abs() <= _CENTERED_RTOL * scale) & (scale > 0)
     if bool(bad.any()):
-        raise ValueError(_zero_weight_message(bad, centered, n_neighbors, bool(clip_negative), epsilon))
+        msg = [f"the total weight of row(s) {format_rows(bad.nonzero())} of weights is zero or negative after the "
+               f"options (n_neighbors={n_neighbors}, clip_negative={clip_negative}, epsilon={epsilon}), "
+               "so the weighted mean is undefined."]
+        if bool((centered & bad).any()):
+            msg.append("These rows sum to ~0 like centered kernel vectors: un-center them first "
+                       "(kppca.preimage.uncenter_kernel_vectors).")
+        hints = []
+        if not clip_negative:
+            hints.append("clip_negative=True")
+        if n_neighbors is not None:
+            hints.append("a larger n_neighbors (None keeps all weights)")
+        hints.append("epsilon > 0 (shrinks those rows toward 0)")
+        msg.append("Options that help: " + ", ".join(hints) + ".")
+        raise ValueError(" ".join(msg))
     if bool(centered.any()):
         warnings.warn(
             f"row(s) {format_rows(centered.nonzero())} of weights sum to ~0 like centered kernel vectors; "
@@ -162,14 +127,10 @@ def kernel_smoother(
 class KernelSmoother:
     """Kernel smoother with its kernel and training set (estimator form of :func:`kernel_smoother`).
 
-    ``predict(X_new)`` returns ``sum_i k(x_i, x) t_i / sum_i k(x_i, x)`` for each
-    new point ``x``, e.g. the RKM out-of-sample latent code with ``t_i = h_i``.
-
     Parameters
     ----------
     kernel : Kernel, callable or str
-        The smoothing kernel ``k~`` (e.g. ``kppca.kernels.RBF(bandwidth)``); it should
-        give non-negative values (RBF, Laplacian).
+        The smoothing kernel, with non-negative values (e.g. ``kppca.kernels.RBF(bandwidth)``).
     n_neighbors, clip_negative, epsilon
         As in :func:`kernel_smoother`.
 

@@ -1,13 +1,7 @@
-"""Pre-image strategies: objects that map a batch of feature-space points back to inputs.
+"""Pre-image strategies: objects that map a batch of feature-space points back to inputs (M, D).
 
-A model (or a Restricted Kernel Machine) holds one strategy and calls it with
-:class:`~kppca.preimage.context.FeaturePoints` (centered kernel vectors ``k_c`` and dual
-coefficients ``alpha``) and a :class:`~kppca.preimage.context.TrainingContext`; the
-strategy returns the inputs, shape (M, D). Strategies store options only (like
-scikit-learn estimators) and keep nothing from one call to the next except through
-the ``cache`` dict their caller passes (the learned map is fitted once per cache).
-:func:`make_preimage` builds a strategy from a name and options (the ``preimage=`` and
-keyword arguments of the models); :data:`PREIMAGE_OPTIONS` lists every option and its default.
+Strategies store options only (like scikit-learn estimators); what they fit once per training set
+(the learned map, hub scores) lives in the ``cache`` dict their caller owns.
 """
 
 from __future__ import annotations
@@ -48,11 +42,9 @@ def _at_most(n_neighbors: int | None, N: int) -> int | None:
 
 
 class Preimage:
-    """Base class of the pre-image strategies (see the module docstring).
+    """Base class of the pre-image strategies, called with :class:`FeaturePoints` and a :class:`TrainingContext`.
 
-    Subclasses declare ``name``, ``_defaults`` (option -> default) and ``_constraints``
-    (option -> allowed values, in :mod:`kppca._param_validation` vocabulary) and
-    implement ``_map(points, context, cache, start)`` for the block of rows from ``start``.
+    Subclasses declare ``name``, ``_defaults``, ``_constraints`` and implement ``_map(points, context, cache, start)``.
     """
 
     name: ClassVar[str]
@@ -82,11 +74,7 @@ class Preimage:
         return f"{type(self).__name__}({shown})"
 
     def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
-        """Compute, into ``cache``, what this strategy derives from the training set alone.
-
-        Callers that are about to release training-set data (a model whose Gram matrix
-        becomes its sampling factor) call it first; the default does nothing.
-        """
+        """Compute into ``cache`` what this strategy derives from the training set alone (before it is released)."""
 
     def __call__(
         self,
@@ -96,12 +84,8 @@ class Preimage:
         *,
         block_rows: int | None = None,
     ) -> torch.Tensor:
-        """Inputs (M, D) for the feature-space ``points`` given the training ``context``.
-
-        ``cache`` (a dict owned by the caller, emptied when the training set changes)
-        keeps what is fitted once per training set; ``block_rows`` bounds the rows
-        processed at once (memory).
-        """
+        """Inputs (M, D) for ``points``; ``cache`` keeps what is fitted once per training set, ``block_rows``
+        bounds the rows processed at once."""
         cache = {} if cache is None else cache
         M = len(points)
         if M == 0:
@@ -121,8 +105,7 @@ SELECTIONS: tuple[str, ...] = ("auto", "local", "centered", "raw")
 
 
 class KNNPreimage(Preimage):
-    """Mean of the ``n_neighbors`` nearest training inputs in feature space (``weighting`` as in
-    :func:`~kppca.preimage.knn_preimage`)."""
+    """Mean of the ``n_neighbors`` nearest training inputs in feature space (:func:`knn_preimage`)."""
 
     name = "knn"
     _defaults = {"n_neighbors": 5, "weighting": "distance"}
@@ -138,41 +121,19 @@ class KNNPreimage(Preimage):
 
 
 class SmootherPreimage(Preimage):
-    """Kernel smoother (paper eq. 19) over the ``n_neighbors`` training points chosen by ``selection``.
+    """Kernel smoother (paper eq. 19) over the ``n_neighbors`` (None: all) training points chosen by ``selection``.
 
-    ``n_neighbors`` is an int, or None for all; ``selection`` one of :data:`SELECTIONS` (see
-    *Hubness* below). The weights are the raw kernel values ``<phi_i, psi>``, un-centered by
-    ``estimate`` (``"span"`` is exact for model points, see :meth:`TrainingContext.raw_weights`;
-    other values as in :func:`~kppca.preimage.uncenter_kernel_vectors`); ``clip_negative`` and
-    ``epsilon`` are those of :func:`~kppca.preimage.kernel_smoother`. A row whose kept weights
-    have no positive total falls back to :class:`KNNPreimage` with the same ``n_neighbors``
-    (5 when None) and ``weighting="distance"``.
+    The weights are the raw kernel values, un-centered by ``estimate`` (``"span"``, exact for model points,
+    or as in :func:`uncenter_kernel_vectors`); ``clip_negative`` and ``epsilon`` as in :func:`kernel_smoother`.
+    Rows without positive total weight fall back to :class:`KNNPreimage` (``weighting="distance"``).
 
-    *Hubness.* Ranking training points by their raw similarity ``<phi_i, psi>``
-    favours "hubs": points close to the training mean, similar to everything (thin 1s
-    on MNIST), which then dominate the pre-images of points far from them. The raw
-    similarity is ``<phi_i - m, psi - m> + <phi_i, m> + <m, psi> - |m|^2``, and
-    ``<phi_i, m> = (K 1 / N)_i`` is exactly each training point's mean similarity to
-    the others, its hub score. ``selection="centered"`` ranks by
-    ``k_c = <phi_i - m, psi - m>``, which removes that term (a global hubness
-    correction in the spirit of CSLS, Lample et al. 2018, and of local scaling;
-    it costs nothing: ``k_c`` is what the model produces). ``selection="local"``
-    subtracts instead the mean similarity of each training point to its ``hub_neighbors``
-    nearest training points (CSLS's local hub score; an int, or a fraction of N in (0, 1),
-    default 0.2 N): a point is penalised for being close to its whole neighbourhood
-    rather than to the global mean. It needs one pass over the
-    training Gram matrix (``O(N^2)`` from the dual model's kept ``K_c``, otherwise
-    ``O(N^2 D)`` kernel evaluations), once, cached. On digits it gives the most
-    balanced classes at high classifier confidence; small neighbourhoods over-correct
-    and lose confidence. ``selection="raw"``: the nearest points by raw similarity
-    (in feature space for RBF kernels).
-
-    The default ``selection="auto"`` is ``"local"`` for sampled points
-    (``FeaturePoints.sampled``, set by the models' ``sample``) and ``"raw"`` for maps
-    of given inputs or codes (``reconstruct``, ``inverse_transform``,
-    ``latent_traversal``, ``kernel_preimage``). Hub corrections are in the units of
-    the training similarities, so they swamp the small, uniformly shrunk similarities
-    of noisy inputs: reconstructions of noisy digits then keep their class less often.
+    ``selection`` corrects the ranking for *hubs*, training points similar to everything (thin 1s on
+    MNIST) that would dominate the pre-images: ``"raw"`` ranks by ``<phi_i, psi>``; ``"centered"`` by
+    ``k_c``, which removes each point's mean similarity ``(K 1 / N)_i`` (a global correction, free);
+    ``"local"`` subtracts each point's mean similarity to its ``hub_neighbors`` nearest training points
+    (an int, or a fraction of N; CSLS, Lample et al. 2018), one cached pass over the Gram matrix.
+    ``"auto"`` is ``"local"`` for sampled points (``FeaturePoints.sampled``) and ``"raw"`` for maps of
+    given inputs or codes, whose small, shrunk similarities hub corrections would swamp.
     """
 
     name = "smoother"
@@ -197,10 +158,7 @@ class SmootherPreimage(Preimage):
         self.hub_scores(context, cache, sampled)  # one pass over the Gram matrix, kept as (N,)
 
     def hub_scores(self, context: TrainingContext, cache: dict, sampled: bool = True) -> torch.Tensor | None:
-        """What ``selection`` subtracts from the raw similarities, shape (N,) (None for ``"raw"``).
-
-        ``sampled`` resolves ``selection="auto"``.
-        """
+        """What ``selection`` subtracts from the raw similarities, (N,) or None; ``sampled`` resolves ``"auto"``."""
         selection = self.options["selection"]
         if selection == "auto":
             selection = "local" if sampled else "raw"
@@ -214,8 +172,7 @@ class SmootherPreimage(Preimage):
         k = max(1, min(k, N - 1))
         key = ("local-hub-scores", k)
         if key not in cache:
-            # The mean raw similarity of each training point to its k nearest other training points: one pass
-            # over the Gram matrix in row blocks (memory O(block_rows N)), from the context's K_c if it keeps one.
+            # One pass over the Gram matrix in row blocks (memory O(block_rows N)).
             block_rows = default_block_rows(None, N, X.dtype)
             scores = X.new_empty(N)
             for i in range(0, N, block_rows):
@@ -252,9 +209,8 @@ class SmootherPreimage(Preimage):
                 Wk = Wk.masked_fill(~torch.gather(cand, 1, idx), 0.0)
             out, bad = _smooth(torch.zeros_like(W).scatter_(1, idx, Wk), context.X, None, clip, eps)
         if bool(bad.any()):
-            # psi has no positive similarity to the training points it keeps (e.g. the uncentered
-            # model, whose samples are symmetric about the origin of feature space): the weighted mean
-            # is undefined, while the nearest training points in feature space always are.
+            # No positive similarity to the kept training points (e.g. samples of the uncentered model):
+            # the weighted mean is undefined, the nearest training points in feature space are not.
             k = n_neighbors if n_neighbors is not None else KNNPreimage._defaults["n_neighbors"]
             fallback = KNNPreimage(n_neighbors=k, weighting="distance")
             out[bad] = fallback._map(points.select(bad), context, cache, start)
@@ -289,15 +245,10 @@ class FixedPointPreimage(Preimage):
 
 
 class LearnedMapPreimage(Preimage):
-    """Kernel ridge regression from principal coordinates to inputs (:class:`~kppca.preimage.LearnedPreimage`),
-    fitted once on the training points and kept in the caller's cache.
+    """Kernel ridge regression from principal coordinates to inputs (:class:`LearnedPreimage`), fitted once per cache.
 
-    Needs ``points.coordinates`` (models provide it); ``n_coordinates=None`` uses ``q``.
-    ``bandwidth`` and ``alpha`` may be ``"cv"``: chosen by exact leave-one-out error
-    (:func:`~kppca.preimage.ridge_cv.select_bandwidth_and_ridge`, once per cache);
-    ``bandwidth=None`` is the median heuristic. ``refine`` > 0 runs that many
-    fixed-point steps (Mika et al., RBF kernels only) from the map's output toward
-    the feature-space point (see docs/theory.md).
+    ``bandwidth`` and ``alpha`` may be ``"cv"`` (:func:`select_bandwidth_and_ridge`); ``bandwidth=None`` is the
+    median heuristic; ``refine`` > 0 runs that many fixed-point steps (RBF only).
     """
 
     name = "learned"
@@ -342,29 +293,16 @@ class LearnedMapPreimage(Preimage):
         return out
 
 
-#: Smoother options of the default pre-image for sampled points: fewer neighbours and a more local hub
-#: correction than the smoother's own defaults (closer samples to real digits).
+#: Smoother options of the default pre-image for sampled points (closer samples to real digits).
 SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
 
 
 class AutoPreimage(Preimage):
     """The default: the smoother for sampled points, the cross-validated learned map for maps of given points.
 
-    Sampled points (``FeaturePoints.sampled``, set by the models' ``sample``) go to
-    :class:`SmootherPreimage` over fewer, hub-corrected neighbours
-    (:data:`SAMPLE_SMOOTHER_OPTIONS`): under constraints of classifier confidence,
-    balanced classes and novelty it gives the samples closest to real digits. Maps of given
-    inputs or codes (``reconstruct``, ``inverse_transform``, ``latent_traversal``,
-    ``kernel_preimage``) go to :class:`LearnedMapPreimage` with bandwidth and ridge
-    chosen by leave-one-out error: not confined to weighted means of training
-    points, it reconstructs far more closely (docs/theory.md). Points without
-    principal coordinates (a bare :class:`TrainingContext`) use the smoother.
-
-    It accepts the options of both: smoother options configure the smoother, and
-    passing one of them (and no learned-map option) selects the smoother for maps
-    too, so ``reconstruct(X, n_neighbors=5)`` is the smoother over 5 neighbours (with
-    the smoother's own defaults for the other options; :data:`SAMPLE_SMOOTHER_OPTIONS`
-    apply to sampled points only).
+    Sampled points go to :class:`SmootherPreimage` with :data:`SAMPLE_SMOOTHER_OPTIONS`; maps of given inputs
+    or codes to :class:`LearnedMapPreimage` with ``"cv"`` bandwidth and ridge (far closer reconstructions, see
+    docs/theory), or to the smoother without coordinates or when only smoother options are given.
     """
 
     name = "auto"
@@ -410,11 +348,8 @@ PREIMAGE_OPTIONS: dict[str, dict[str, Any]] = {name: dict(cls._defaults) for nam
 
 
 def make_preimage(preimage: str | Preimage | None = None, **options: Any) -> Preimage:
-    """The pre-image strategy for a method name (or a strategy object) and options.
-
-    Names are case-insensitive and ``_`` may replace ``-`` (``"fixed_point"``); None is
-    :data:`DEFAULT_PREIMAGE`. A :class:`Preimage` object is returned as is (options are
-    then not allowed: set them on the object).
+    """The pre-image strategy for a method name (case-insensitive, ``_`` for ``-``; None: :data:`DEFAULT_PREIMAGE`)
+    or a strategy object (returned as is), and options.
 
     Raises
     ------

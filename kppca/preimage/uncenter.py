@@ -1,9 +1,4 @@
-"""From centered kernel vectors back to raw kernel weights.
-
-The dual model generates *centered* kernel vectors ``k_c = Phi_c^T (psi - m)``; each
-sums to zero, so a kernel smoother applied to them divides by zero: they have to be
-un-centered first (:func:`uncenter_kernel_vectors`).
-"""
+"""From centered kernel vectors (which sum to zero, so a smoother would divide by zero) back to raw weights."""
 
 from __future__ import annotations
 
@@ -31,7 +26,7 @@ ESTIMATE_CONSTRAINTS = [StrOptions(ROW_MEAN_ESTIMATES), Interval(Real, None, Non
 def _span_offset(
     Kc_rows: torch.Tensor, c: torch.Tensor, gram_centered: ArrayLike | None, rcond: float | None
 ) -> torch.Tensor:
-    """``<m, psi - m> = c^T K_c^+ k_c`` for ``psi - m`` in ``span{phi_i - m}``; shape (M,)."""
+    """(M,) ``<m, psi - m> = c^T K_c^+ k_c`` for ``psi - m`` in ``span{phi_i - m}``."""
     if gram_centered is None:
         raise ValueError(
             "estimate='span' needs gram_centered, the centered training Gram matrix K_c (N, N)."
@@ -61,53 +56,26 @@ def uncenter_kernel_vectors(
 ) -> Any:
     """Turn centered kernel vectors into raw kernel weights for a kernel smoother.
 
-    Computes the raw vector ``k_i = <phi(x_i), psi>`` as ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1``
-    row by row. The column means ``K 1 / N`` and the grand mean ``1^T K 1 / N^2`` are known from
-    training, but the row mean ``s = 1^T k / N = <m, psi>`` (the similarity of the new point
-    to the training mean) is lost by centering. Changing ``s`` adds the same constant to
-    every weight, which moves a kernel-smoother pre-image along the line through the
-    training mean: a larger ``s`` pulls it toward the mean, a smaller one toward the few
-    most similar training points. ``estimate`` gives ``s``:
-
-    ``"mean"`` (default)
-        ``s = 1^T K 1 / N^2``, the training grand mean, so ``k = k_c + K 1 / N``:
-        the new point is assumed to be as similar to the training set, on
-        average, as a typical training point is. Needs nothing beyond the
-        centerer and is exact on average over the training points. Some weights
-        can come out negative; ``kernel_smoother(clip_negative=True)`` drops them.
-    ``"zero-min"``
-        ``s`` such that the smallest weight of each row is exactly zero: the
-        least similar training point gets no weight. A natural guess for an RBF
-        kernel with a moderate bandwidth (far points have ``k ~ 0``). Compared
-        with ``"mean"`` it lowers ``s`` when all ``"mean"`` weights are positive
-        (less shrinkage toward the training mean) and raises it when some are
-        negative (the weights that clipping would otherwise drop).
-    ``"span"``
-        The exact value ``s = 1^T K 1 / N^2 + c^T K_c^+ k_c`` with
-        ``c = K 1 / N - 1^T K 1 / N^2`` for a feature-space point in the affine span
-        ``m + span{phi_i - m}``, which is where the dual model lives (training
-        points, posterior means, generated samples, KPCA projections). Needs
-        ``gram_centered``; costs one ``N x N`` eigendecomposition per call. For a
-        point outside that span it returns the row mean of its projection.
-    float, or array-like of shape (M,)
-        ``s`` itself (one value for every row, or one per row), e.g. the true row
-        means ``K_x.mean(1)`` when they are known: then un-centering is exact.
+    ``k = k_c + K 1 / N + (s - 1^T K 1 / N^2) 1``, where the row mean ``s = <m, psi>`` is lost by centering:
+    a larger ``s`` pulls a smoother pre-image toward the training mean, a smaller one toward its neighbours.
 
     Parameters
     ----------
     K_c_rows : array-like or Tensor of shape (M, N) or (N,)
         Centered kernel vectors against the N training points (each row sums to 0).
     centerer : KernelCenterer
-        Fitted on the training Gram matrix (provides ``column_means_`` and
-        ``grand_mean_``). With ``centerer.center=False`` (uncentered model) the
-        vectors are already raw and are returned as a copy, whatever ``estimate``.
-    estimate : {"mean", "zero-min", "span"}, float or array-like of shape (M,)
-        How ``s`` is chosen (see above).
+        Fitted on the training Gram matrix; with ``center=False`` the vectors are returned as a copy.
+    estimate : {"mean", "zero-min", "span"}, float or array-like of shape (M,), default "mean"
+        How ``s`` is chosen. ``"mean"``: the training grand mean (as similar to the training set as a
+        typical training point; some weights may come out negative). ``"zero-min"``: the smallest
+        weight of each row is zero (natural for an RBF kernel, whose far points have ``k ~ 0``).
+        ``"span"``: exact for points in ``m + span{phi_i - m}``, where the dual model lives (one
+        ``N x N`` eigendecomposition per call; needs ``gram_centered``). A number or one per row:
+        ``s`` itself, e.g. the true row means ``K_x.mean(1)``, which make un-centering exact.
     gram_centered : array-like or Tensor of shape (N, N), optional
         Centered training Gram matrix ``K_c``; required by ``estimate="span"`` only.
     rcond : float, optional
-        ``"span"`` only: eigenvalues of ``K_c`` below ``rcond * max eigenvalue`` are
-        treated as zero (default ``N * machine epsilon``).
+        ``"span"`` only: relative cut-off of the eigenvalues of ``K_c`` (default ``N`` machine epsilons).
     return_row_means : bool, default False
         Also return the ``s`` used, shape (M,).
 
@@ -116,12 +84,6 @@ def uncenter_kernel_vectors(
     K_rows : ndarray or Tensor of shape (M, N) (or (N,) for 1-D input)
         Raw kernel weights, same type (numpy/torch) and device as ``K_c_rows``.
     row_means : ndarray or Tensor of shape (M,) (or scalar), only if ``return_row_means``
-
-    Raises
-    ------
-    ValueError
-        Unfitted centerer, size mismatch, NaN/inf, unknown ``estimate``, or
-        ``"span"`` without ``gram_centered``.
     """
     Kc_rows, single, numpy_out = as_batch(K_c_rows, "K_c_rows")
     if not isinstance(centerer, KernelCenterer) or not hasattr(centerer, "column_means_"):
