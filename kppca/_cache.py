@@ -1,12 +1,7 @@
-"""One home for what a fitted estimator derives lazily from its fitted state.
+"""What a fitted estimator derives lazily from its fitted state (factors, eigendecompositions, Gram matrices).
 
-Factors, full eigendecompositions and Gram matrices are expensive (up to
-``O(N^3)`` time, ``N^2`` memory) and are needed only by some methods, so
-estimators compute them on first use and keep them in a :class:`LazyCache`.
-The cache is the single place that ``fit`` resets, that pickling leaves behind
-and that model files never contain: a pickled cache travels as an *empty*
-cache, and everything in it is recomputed on demand from the fitted state
-(bitwise the same, the computations being deterministic).
+These cost up to ``O(N^3)`` time and only some methods need them. The cache is the one place that ``fit``
+resets and that pickles and model files leave out; its values are recomputed on demand, bitwise the same.
 """
 
 from __future__ import annotations
@@ -16,16 +11,7 @@ from typing import Any, Callable
 
 
 class LazyCache:
-    """A keyed store of values computed on first use.
-
-    Examples
-    --------
-    >>> cache = LazyCache()
-    >>> cache.get("answer", lambda: 42)
-    42
-    >>> "answer" in cache
-    True
-    """
+    """A keyed store of values computed on first use."""
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -37,7 +23,7 @@ class LazyCache:
         return self._values[key]
 
     def peek(self, key: str) -> Any:
-        """The value under ``key`` if it has been computed, else None (computes nothing)."""
+        """The value under ``key`` if computed, else None."""
         return self._values.get(key)
 
     def set(self, key: str, value: Any) -> None:

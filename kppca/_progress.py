@@ -1,8 +1,6 @@
 """Progress bars: tqdm's notebook widget where ipywidgets can draw it, its text bar elsewhere.
 
-``tqdm.auto`` picks the widget inside Jupyter, but without ipywidgets it warns
-("TqdmWarning: IProgress not found", with an absolute path into site-packages) and
-falls back to text anyway; choosing here keeps notebook outputs clean.
+Without ipywidgets, ``tqdm.auto`` warns ("IProgress not found") before falling back to text.
 """
 
 from __future__ import annotations
