@@ -19,17 +19,8 @@ import numpy as np
 import torch
 
 __all__ = [
-    "InvalidParameterError",
-    "Constraint",
-    "Integral",
-    "Interval",
-    "Real",
-    "RealNotInt",
-    "StrOptions",
-    "fit_context",
-    "check_scalar",
-    "check_sequence",
-    "validate_parameter_constraints",
+    "InvalidParameterError", "Constraint", "Integral", "Interval", "Real", "RealNotInt", "StrOptions",
+    "fit_context", "check_scalar", "check_sequence", "validate_parameter_constraints",
 ]
 
 #: Largest seed a ``torch.Generator`` accepts (it stores an unsigned 64-bit integer).
@@ -242,10 +233,7 @@ def _describe(constraints: list[Constraint]) -> str:
 def validate_parameter_constraints(
     constraints: dict[str, list[Any]], params: dict[str, Any], caller: str, hints: dict[str, str] | None = None
 ) -> None:
-    """Check each parameter named in ``constraints`` against its list (any one may hold).
-
-    The InvalidParameterError names the parameter, what it may be and what it got, then ``hints[name]``.
-    """
+    """Check each parameter named in ``constraints`` against its list (any one may hold); ``hints`` add advice."""
     for name, allowed in constraints.items():
         if name not in params:
             continue
@@ -296,11 +284,9 @@ def check_sequence(
 
 
 def fit_context(fit: Callable) -> Callable:
-    """Decorate an estimator's ``fit``: validate hyper-parameters first, and make the fit atomic.
+    """Decorate an estimator's ``fit``: validate ``_parameter_constraints`` first, and make the fit atomic.
 
-    The constraints are ``_parameter_constraints``, with advice per parameter in ``_parameter_hints``. A failed
-    fit puts every attribute back, so the previous fit stays intact: ``fit`` only rebinds attributes, never
-    mutates the old objects in place.
+    A failed fit puts every attribute back (``fit`` only rebinds attributes, never mutates the old objects).
     """
 
     @functools.wraps(fit)

@@ -118,9 +118,9 @@ def as_tensor(
 
 
 def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
-    """``X`` (n, D) for an evaluation (``kernel(X, Y)``, ``feature_map.transform(X)``), and whether to return numpy.
+    """``X`` (n, D) for an evaluation (``kernel(X, Y)``), and whether to return numpy.
 
-    scipy.sparse input is densified; a floating tensor keeps its dtype and a tensor its device.
+    Sparse input is densified; a floating tensor keeps its dtype and a tensor its device.
     """
     X = X.toarray() if scipy.sparse.issparse(X) else X
     dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
@@ -140,10 +140,7 @@ def feature_names(X: ArrayLike) -> np.ndarray | None:
 
 
 def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
-    """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``, as scikit-learn.
-
-    Names must match those of ``fit`` in the same order; names present at only one of the two calls warn.
-    """
+    """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``, as scikit-learn."""
     names = feature_names(X)
     if reset:
         if names is not None:

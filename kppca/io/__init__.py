@@ -11,21 +11,6 @@ from .registry import register, registered
 from .specs import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, FloatDtype, ListOf, Record, TensorSpec, TupleOf
 
 __all__ = [
-    "save",
-    "load",
-    "register",
-    "registered",
-    "SavableMixin",
-    "ModelFileError",
-    "CustomKernelError",
-    "FORMAT_VERSION",
-    "TensorSpec",
-    "ArraySpec",
-    "ListOf",
-    "TupleOf",
-    "DictOf",
-    "Record",
-    "FloatDtype",
-    "OPTIONAL",
-    "ESTIMATOR_STATE",
+    "save", "load", "register", "registered", "SavableMixin", "ModelFileError", "CustomKernelError", "FORMAT_VERSION",
+    "TensorSpec", "ArraySpec", "ListOf", "TupleOf", "DictOf", "Record", "FloatDtype", "OPTIONAL", "ESTIMATOR_STATE",
 ]

@@ -19,10 +19,9 @@ from .specs import validate_object
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
     """Write a fitted estimator to ``path`` in kppca's safe model-file format.
 
-    One safetensors file (any extension): the tensors bit-exactly and, as JSON, the class, its parameters
-    (nested kernels, feature maps and estimators by name) and its declared fitted state, under a SHA-256
-    checksum. No code is stored, so :func:`kppca.load` runs none (unlike pickle); caches are not stored.
-    A ``random_state`` that is a numpy/torch Generator is saved as None, with a warning.
+    One safetensors file (any extension): the tensors bit-exactly, the class, parameters and declared fitted
+    state as JSON, under a SHA-256 checksum; no code and no caches, so :func:`kppca.load` runs none. A
+    ``random_state`` that is a numpy/torch Generator is saved as None, with a warning.
 
     Parameters
     ----------
@@ -70,10 +69,9 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
 def load(path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None) -> Any:
     """Load an estimator saved by :func:`kppca.save` or ``model.save``.
 
-    Nothing in the file is executed or imported: it may only name registered classes and kppca's kernels
-    and feature maps, filled with tensors, numbers and strings, validated as ``fit`` validates parameters
-    (``_parameter_constraints``, and ``_fitted_constraints`` for the fitted state). The file is read once:
-    the model does not depend on it afterwards.
+    Nothing in the file is executed or imported: it may only name registered classes, kernels and feature
+    maps, filled with tensors, numbers and strings that are validated as ``fit`` validates parameters. The
+    file is read once: the model does not depend on it afterwards.
 
     Parameters
     ----------
@@ -126,13 +124,12 @@ class SavableMixin:
     """``save`` and ``load`` for estimators (registration is :func:`kppca.io.register`)."""
 
     def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
-        """Save the fitted estimator to ``path`` (see :func:`kppca.save`).
+        """Save the fitted estimator to ``path``.
 
         Parameters
         ----------
-        path : str or Path
-        allow_callable_kernel : bool, default False
-            Store a custom kernel by name only (supply it again to :func:`kppca.load`).
+        path, allow_callable_kernel
+            As for :func:`kppca.save`.
 
         Raises
         ------
@@ -150,20 +147,15 @@ class SavableMixin:
 
     @classmethod
     def load(cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None) -> Any:
-        """Load an estimator written by :meth:`save` (as :func:`kppca.load`, plus a class check).
+        """Load an estimator written by :meth:`save`, checking its class.
 
         Parameters
         ----------
-        path : str or Path
-        map_location : str or torch.device, optional
-            Device for the tensors; default: the one the model was saved from.
-        kernel : Kernel or callable, optional
-            The custom kernel of a model saved with ``allow_callable_kernel=True``.
+        path, map_location, kernel
+            As for :func:`kppca.load`, which also lists the errors.
 
         Raises
         ------
-        kppca.ModelFileError
-            Not a valid kppca model file (see :func:`kppca.load`).
         TypeError
             The file holds another class than ``cls``.
         """

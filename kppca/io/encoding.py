@@ -16,11 +16,7 @@ import numpy as np
 import torch
 
 from .._param_validation import (
-    Integral,
-    Interval,
-    InvalidParameterError,
-    device_from_spec,
-    validate_parameter_constraints,
+    Integral, Interval, InvalidParameterError, device_from_spec, validate_parameter_constraints,
 )
 from .format import CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of

@@ -50,11 +50,7 @@ def invalid(path: Any, what: str) -> ModelFileError:
 
 
 def document_digest(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> str:
-    """SHA-256 (hex) of ``document`` without its ``sha256`` field, then ``tensors`` (CPU) in name order.
-
-    The document is hashed as canonical JSON (so a parsed document hashes as the one written), each tensor
-    as its name, dtype, shape and raw bytes in row-major order.
-    """
+    """SHA-256 (hex) of ``document`` (canonical JSON, less ``sha256``), then of ``tensors`` (CPU) in name order."""
     digest = hashlib.sha256()
     fields = {k: v for k, v in document.items() if k != "sha256"}
     digest.update(json.dumps(fields, sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
@@ -173,10 +169,7 @@ def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, t
 
 
 def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """The JSON document (format, version and fields checked) and the CPU tensors of a verified model file.
-
-    Raises FileNotFoundError, or ModelFileError for anything else (another format, corrupt, newer, ...).
-    """
+    """The JSON document (format, version and fields checked) and the CPU tensors of a verified model file."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist.")

@@ -16,12 +16,7 @@ import numpy as np
 import torch
 
 from .._param_validation import (
-    Constraint,
-    Integral,
-    Interval,
-    InvalidParameterError,
-    make_constraint,
-    validate_parameter_constraints,
+    Constraint, Integral, Interval, InvalidParameterError, make_constraint, validate_parameter_constraints,
 )
 
 #: In a constraint list: the attribute may be absent from the state.
@@ -159,10 +154,7 @@ class ArraySpec(StateConstraint):
 
 
 def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str | None:
-    """None if ``value`` satisfies one of ``constraints``, else the reasons.
-
-    An instance of a class in ``constraints`` (a nested kernel, view, estimator, ...) is validated by its own class.
-    """
+    """None if ``value`` satisfies one of ``constraints`` (an instance of a listed class: by its class), else why."""
     for c in constraints:
         if isinstance(c, type) and isinstance(value, c):
             reason = validate_object(value, symbols=context.symbols)
@@ -299,8 +291,7 @@ def declared(cls: type) -> dict[str, list[Any]]:
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params(deep=False)``, none (other registered classes), dataclass
-    fields or ``__init__`` names."""
+    """Constructor arguments of ``obj`` (none for a registered class without ``get_params``: rebuilt from state)."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
     if getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:  # registered helper object
@@ -360,10 +351,7 @@ def _holds_objects(value: Any) -> bool:
 
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
                    symbols: dict[str, int] | None = None) -> str | None:
-    """None if a decoded fitted ``state`` satisfies ``cls._fitted_constraints``, else why.
-
-    Plain values are checked before nested objects, so that the shape symbols they bind hold in those too.
-    """
+    """None if a decoded ``state`` satisfies ``cls._fitted_constraints`` (plain values first: they bind shapes)."""
     constraints = declared(cls)
     extra = sorted(set(state) - set(constraints))
     if extra:
