@@ -36,8 +36,7 @@ class LazyCache:
     def __len__(self) -> int:
         return len(self._values)
 
-    # Pickles carry an empty cache (its values are recomputed on demand); an in-memory deep
-    # copy keeps them, as it keeps the rest of the estimator.
+    # Pickles carry an empty cache (recomputed on demand); a deep copy keeps the values, as the rest of the estimator.
     def __reduce__(self) -> tuple[type, tuple]:
         return (type(self), ())
 

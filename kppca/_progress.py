@@ -1,7 +1,4 @@
-"""Progress bars: tqdm's notebook widget where ipywidgets can draw it, its text bar elsewhere.
-
-Without ipywidgets, ``tqdm.auto`` warns ("IProgress not found") before falling back to text.
-"""
+"""Progress bars: tqdm's notebook widget where ipywidgets can draw it (else tqdm.auto warns), its text bar elsewhere."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Input checking and numpy/torch conversion shared by every public entry point.
-
-One place for the error messages (they name the argument and how to fix it); the user's array is never modified.
-"""
+"""Input checking and numpy/torch conversion shared by every public entry point (the user's array is never modified)."""
 
 from __future__ import annotations
 
@@ -85,13 +82,11 @@ def as_tensor(
         if X.is_complex():
             raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
         T = X.detach().to(device=device, dtype=dtype)
-        # .to() returns the same object when nothing changes: copy so that
-        # in-place work downstream can never touch the user's tensor.
+        # .to() returns the same object when nothing changes: copy, so in-place work never touches the user's tensor.
         if T.data_ptr() == X.data_ptr():
             T = T.clone()
     else:
-        # ascontiguousarray: torch refuses negative strides (X[::-1], np.flip); it copies
-        # only when needed, and torch.tensor copies again, so X itself is never shared.
+        # torch refuses negative strides (X[::-1], np.flip); torch.tensor copies, so X itself is never shared.
         T = torch.tensor(np.ascontiguousarray(_to_numpy(X, name)), dtype=dtype, device=device)
     ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if T.ndim not in ndims:
@@ -128,20 +123,14 @@ def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
     return as_tensor(X, "X", dtype=dtype, device=device), is_numpy_like(X)
 
 
-def feature_names(X: ArrayLike) -> np.ndarray | None:
-    """Column names of a DataFrame-like ``X`` when they are all strings, else None (as scikit-learn)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, (np.ndarray, torch.Tensor)):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    if len(names) and all(isinstance(n, str) for n in names):
-        return names
-    return None
-
-
 def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
     """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``, as scikit-learn."""
-    names = feature_names(X)
+    columns = getattr(X, "columns", None)
+    names = None  # unless X is DataFrame-like with string column names only
+    if columns is not None and not isinstance(X, (np.ndarray, torch.Tensor)):
+        names = np.asarray(list(columns), dtype=object)
+        if not (len(names) and all(isinstance(n, str) for n in names)):
+            names = None
     if reset:
         if names is not None:
             estimator.feature_names_in_ = names
@@ -150,10 +139,9 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
         return
     fitted = getattr(estimator, "feature_names_in_", None)
     cls = type(estimator).__name__
-    if fitted is None and names is None:
-        return
-    if fitted is not None and names is None:
-        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning)
+    if names is None:
+        if fitted is not None:
+            warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning)
         return
     if fitted is None:
         warnings.warn(f"X has feature names, but {cls} was fitted without feature names", UserWarning)

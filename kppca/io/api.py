@@ -89,9 +89,8 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     Raises
     ------
     ModelFileError
-        Not a valid kppca model file: another format, truncated or corrupt (checksum), from a newer kppca,
-        an unknown class, undeclared or invalid state, a device this machine lacks, or no ``kernel=`` for
-        a custom-kernel file.
+        Not a valid kppca model file (another format, corrupt, newer, invalid state, ...), a device this
+        machine lacks, or no ``kernel=`` for a custom-kernel file.
     FileNotFoundError
         ``path`` does not exist.
     """

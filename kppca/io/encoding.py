@@ -1,8 +1,7 @@
 """Values <-> JSON + tensors: plain values, tensors, and nested objects by registered name.
 
-Tags (JSON objects with one of :data:`TAGS`) mark what JSON cannot hold directly. An object is
-``{"__object__": name, "params": ..., "state": ...}``, ``name`` a registered class or a kernel, feature map
-or the kernel centerer: loading builds only those, filled with tensors, numbers and strings.
+Tags (:data:`TAGS`) mark what JSON cannot hold directly. Loading builds only registered classes, kernels,
+feature maps and the kernel centerer, filled with tensors, numbers and strings.
 """
 
 from __future__ import annotations
@@ -92,9 +91,8 @@ class Encoder:
         return self._object(value, where)
 
     def _tensor(self, value: torch.Tensor, where: str) -> dict:
-        # A CPU copy (the caller's tensors are never touched); dtype and bits are kept exactly.
-        # The layout is recorded because matmuls round differently on different layouts
-        # (e.g. LAPACK's column-major eigenvectors), and round trips must be bit-exact.
+        # A CPU copy, bits kept exactly. The layout is recorded because matmuls round differently on different
+        # layouts (e.g. LAPACK's column-major eigenvectors), and round trips must be bit-exact.
         copy = value.detach().cpu().clone()
         self.tensors[where] = copy.contiguous()
         if copy.is_contiguous():

@@ -1,9 +1,8 @@
 """The model-file container: a safetensors file whose header metadata holds one JSON document.
 
-The document holds ``format``, ``format_version``, ``kppca_version``, ``class``, ``params``, ``state`` and
-``sha256``: the digest of the rest of the document and of the tensors (:func:`document_digest`), which detects
-corruption and careless edits, not a forger. Reading copies the whole file into memory once (a loaded model
-never maps its file) and bounds the JSON's size and nesting depth before parsing it.
+Its ``sha256`` digest of the rest and of the tensors detects corruption and careless edits, not a forger.
+Reading copies the whole file into memory once (a loaded model never maps its file) and bounds the JSON's
+size and nesting depth before parsing it.
 """
 
 from __future__ import annotations
@@ -34,10 +33,7 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class ModelFileError(ValueError):
-    """A file that is not a valid kppca model file: not safetensors, corrupt, truncated, or unknown content.
-
-    The message names the file and what is wrong with it.
-    """
+    """A file that is not a valid kppca model file (not safetensors, corrupt, truncated, unknown content)."""
 
 
 class CustomKernelError(ValueError):

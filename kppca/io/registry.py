@@ -25,8 +25,7 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
         The class. Its parameters are stored by ``get_params(deep=False)``, dataclass fields or ``__init__``
         arguments kept under their own names; its fitted state is what ``_fitted_constraints`` declares.
     name : str, optional
-        The stable name written to files, default ``"<top-level package>.<class name>"`` (``"kppca.DualPPCA"``).
-        Never change it: files written before would not load.
+        The stable name written to files (never change it), default ``"<top-level package>.<class name>"``.
     fitted_constraints : dict, optional
         Sets ``cls._fitted_constraints`` (to declare a class from outside).
 
@@ -81,8 +80,7 @@ def _import_plugins(until: str | None = None) -> None:
 
 def lookup(key: str) -> type | None:
     """The registered class named ``key``, or None."""
-    if key not in _CLASSES:
-        _import_plugins(until=key)
+    _import_plugins(until=key)  # imports nothing when key is registered
     return _CLASSES.get(key)
 
 
