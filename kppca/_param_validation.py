@@ -198,12 +198,8 @@ _SHORTHANDS: dict[str, Constraint] = {
     "random_state": _Predicate(
         _is_random_state, "None, an int in the range [0, 2**64 - 1], a numpy Generator/RandomState or a torch.Generator"
     ),
-    "dtype": _Predicate(
-        _parses(dtype_from_spec), "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
-    ),
-    "device": _Predicate(
-        _parses(device_from_spec), "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
-    ),
+    "dtype": _Predicate(_parses(dtype_from_spec), "None, 'float64' or 'float32' (or the torch/numpy float dtype)"),
+    "device": _Predicate(_parses(device_from_spec), "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"),
 }
 
 

@@ -20,9 +20,7 @@ def resolve_dtype(dtype: Any, like: ArrayLike = None) -> torch.dtype:
     if resolved is not None:
         return resolved
     data_dtype = getattr(like, "dtype", None)
-    if data_dtype in (torch.float32, np.float32) or (
-        isinstance(data_dtype, np.dtype) and data_dtype == np.float32
-    ):
+    if data_dtype in (torch.float32, np.float32) or (isinstance(data_dtype, np.dtype) and data_dtype == np.float32):
         return torch.float32
     return torch.float64
 
@@ -63,14 +61,11 @@ def as_tensor(
     dtype: torch.dtype | None = None,
     device: torch.device | None = None,
     min_samples: int = 1,
-    min_features: int = 1,
-    allow_nonfinite: bool = False,
 ) -> torch.Tensor:
     """``X`` as a validated floating tensor on ``device`` (CPU by default), never sharing memory with ``X``.
 
-    ``name`` names ``X`` in the messages, ``ndim`` is the accepted number(s) of dimensions, ``min_samples`` and
-    ``min_features`` bound the first two axes, ``allow_nonfinite`` accepts NaN/inf (internal use). Sparse
-    input is refused (the models need dense kernel matrices).
+    ``name`` names ``X`` in the messages, ``ndim`` is the accepted number(s) of dimensions, ``min_samples`` the
+    least length of the first axis. Sparse input is refused (the models need dense kernel matrices).
     """
     dtype = resolve_dtype(dtype)
     device = torch.device("cpu") if device is None else device
@@ -100,13 +95,11 @@ def as_tensor(
         raise ValueError(
             f"{name} has {T.shape[0]} sample(s) (shape={tuple(T.shape)}) while a minimum of {min_samples} is required."
         )
-    if T.ndim == 2 and T.shape[1] < min_features:
-        raise ValueError(
-            f"{name} has {T.shape[1]} feature(s) (shape={tuple(T.shape)}) while a minimum of {min_features} is required."
-        )
+    if T.ndim == 2 and T.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={tuple(T.shape)}) while a minimum of 1 is required.")
     # A finite sum proves every entry finite (NaN and inf propagate); only an overflowing or
     # non-finite sum needs the elementwise check, which allocates a mask as large as X.
-    if not allow_nonfinite and T.numel() and not bool(torch.isfinite(T.sum())):
+    if T.numel() and not bool(torch.isfinite(T.sum())):
         if not bool(torch.isfinite(T).all()):
             raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
     return T
@@ -228,10 +221,9 @@ def numpy_rng(random_state: Any) -> np.random.Generator:
 
 
 def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
-    """The advice (" In float32, ...: pass float64 data.") for a message about data without variation; "" for float64.
+    """The advice (" In float32, <cause>: pass float64 data.") for a message on data without variation; "" in float64.
 
-    float32 keeps about 7 digits, so a small spread on a large offset can round away when the data are cast.
-    ``cause`` says what the lower precision does (default: the spread below its eps is lost).
+    float32 keeps about 7 digits: a small spread on a large offset can round away when the data are cast.
     """
     if torch.finfo(dtype).eps <= torch.finfo(torch.float64).eps:
         return ""
