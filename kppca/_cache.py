@@ -1,7 +1,6 @@
-"""What a fitted estimator derives lazily from its fitted state (factors, eigendecompositions, Gram matrices).
+"""What a fitted estimator derives lazily (factors, eigendecompositions, Gram matrices: up to ``O(N^3)``).
 
-These cost up to ``O(N^3)`` time and only some methods need them. The cache is the one place that ``fit``
-resets and that pickles and model files leave out; its values are recomputed on demand, bitwise the same.
+The one place that ``fit`` resets and that pickles and model files leave out (recomputed bitwise the same).
 """
 
 from __future__ import annotations

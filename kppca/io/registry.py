@@ -1,8 +1,7 @@
 """Which classes a model file may name: those registered under a stable name (:func:`register`).
 
-Kernels and feature maps are named through their own registries, as ``"kernel:<name>"`` and
-``"feature_map:<name>"``. Nothing is imported from a name read in a file: a registry miss imports only
-kppca's own estimator packages (:data:`PLUGIN_PACKAGES`), whose classes register when imported.
+Nothing is imported from a name read in a file: a registry miss imports only kppca's own estimator
+packages (:data:`PLUGIN_PACKAGES`), whose classes register when imported.
 """
 
 from __future__ import annotations

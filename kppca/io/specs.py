@@ -1,8 +1,7 @@
 """Declared fitted state: what a model file may hold, checked at load as parameters are checked at fit.
 
-A registered class declares ``_fitted_constraints`` (attribute -> constraint list) in the vocabulary of
-:mod:`kppca._param_validation` plus the specs here. Attributes are required unless their list holds
-:data:`OPTIONAL`; a file holding an undeclared attribute (e.g. a cache) is refused.
+``_fitted_constraints`` maps attributes to constraint lists in the vocabulary of :mod:`kppca._param_validation`
+plus the specs here; a file holding an undeclared attribute (e.g. a cache) is refused.
 """
 
 from __future__ import annotations
