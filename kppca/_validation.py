@@ -62,7 +62,7 @@ def as_tensor(
     device: torch.device | None = None,
     min_samples: int = 1,
 ) -> torch.Tensor:
-    """``X`` as a validated floating tensor on ``device`` (CPU by default), never sharing memory with ``X``.
+    """``X`` as a validated tensor of ``dtype`` (float64) on ``device`` (CPU), never sharing memory with ``X``.
 
     ``name`` names ``X`` in the messages, ``ndim`` is the accepted number(s) of dimensions, ``min_samples`` the
     least length of the first axis. Sparse input is refused (the models need dense kernel matrices).

@@ -305,8 +305,8 @@ def init_params(obj: Any) -> dict[str, Any]:
 def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None) -> str | None:
     """None if a live object is valid by its own class (parameters, then declared fitted state, recursively), else why.
 
-    ``unfitted=True`` accepts an object without fitted state (a template). ``symbols``: those bound by the enclosing
-    object (``"n"`` is the same in a model and in its centerer).
+    ``unfitted=True`` accepts an object without fitted state (a template). ``symbols``: the shape symbols of the
+    enclosing object (``"n"`` is the same in a model and in its centerer).
     """
     cls, params = type(obj), init_params(obj)
     try:
