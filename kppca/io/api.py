@@ -146,12 +146,12 @@ class SavableMixin:
 
     @classmethod
     def load(cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None) -> Any:
-        """Load an estimator written by :meth:`save`, checking its class.
+        """Load an estimator written by :meth:`save` as :func:`kppca.load` does (see its errors), checking its class.
 
         Parameters
         ----------
         path, map_location, kernel
-            As for :func:`kppca.load`, which also lists the errors.
+            As for :func:`kppca.load`.
 
         Raises
         ------
