@@ -74,9 +74,7 @@ class Interval(Constraint):
         if self.type is Integral:
             if not _is_int(value):
                 return False
-        elif not _is_real(value) or (self.type is RealNotInt and _is_int(value)):
-            return False
-        elif not math.isfinite(value):
+        elif not _is_real(value) or (self.type is RealNotInt and _is_int(value)) or not math.isfinite(value):
             return False
         if self.left is not None:
             if value < self.left or (value == self.left and self.closed in ("right", "neither")):
