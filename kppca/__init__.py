@@ -1,14 +1,9 @@
 """kppca: Probabilistic PCA in Hilbert space, primal and dual, with generation.
 
-Main entry points: :class:`PrimalPPCA` (explicit features) and
-:class:`DualPPCA` (kernels); see :mod:`kppca.kernels`, :mod:`kppca.features`,
-:mod:`kppca.distributions`.
+Main entry points: :class:`PrimalPPCA` (explicit features) and :class:`DualPPCA` (kernels).
 
-Everything is imported on first use (PEP 562 ``__getattr__``): ``import kppca`` itself
-loads neither torch nor scikit-learn, so the ``kppca`` command parses its arguments
-before paying for them, and ``kppca.DualPPCA`` loads the models without Pyro, ArviZ,
-matplotlib or the RKMs (``kppca.distributions``, ``kppca.inference``, ``kppca.plotting``
-and ``kppca.rkm`` load them when they are used).
+Names are imported on first use (PEP 562 ``__getattr__``): ``import kppca`` loads neither torch nor
+scikit-learn, so the ``kppca`` command parses its arguments before paying for them.
 """
 
 from __future__ import annotations

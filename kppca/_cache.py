@@ -1,12 +1,6 @@
-"""One home for what a fitted estimator derives lazily from its fitted state.
+"""What a fitted estimator derives lazily (factors, eigendecompositions, Gram matrices: up to ``O(N^3)``).
 
-Factors, full eigendecompositions and Gram matrices are expensive (up to
-``O(N^3)`` time, ``N^2`` memory) and are needed only by some methods, so
-estimators compute them on first use and keep them in a :class:`LazyCache`.
-The cache is the single place that ``fit`` resets, that pickling leaves behind
-and that model files never contain: a pickled cache travels as an *empty*
-cache, and everything in it is recomputed on demand from the fitted state
-(bitwise the same, the computations being deterministic).
+The one place that ``fit`` resets and that pickles and model files leave out (recomputed bitwise the same).
 """
 
 from __future__ import annotations
@@ -16,16 +10,7 @@ from typing import Any, Callable
 
 
 class LazyCache:
-    """A keyed store of values computed on first use.
-
-    Examples
-    --------
-    >>> cache = LazyCache()
-    >>> cache.get("answer", lambda: 42)
-    42
-    >>> "answer" in cache
-    True
-    """
+    """A keyed store of values computed on first use."""
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -37,7 +22,7 @@ class LazyCache:
         return self._values[key]
 
     def peek(self, key: str) -> Any:
-        """The value under ``key`` if it has been computed, else None (computes nothing)."""
+        """The value under ``key`` if computed, else None."""
         return self._values.get(key)
 
     def set(self, key: str, value: Any) -> None:
@@ -50,8 +35,7 @@ class LazyCache:
     def __len__(self) -> int:
         return len(self._values)
 
-    # Pickles carry an empty cache (its values are recomputed on demand); an in-memory deep
-    # copy keeps them, as it keeps the rest of the estimator.
+    # Pickles carry an empty cache (recomputed on demand); a deep copy keeps the values, as the rest of the estimator.
     def __reduce__(self) -> tuple[type, tuple]:
         return (type(self), ())
 

@@ -1,29 +1,10 @@
-"""One declarative vocabulary for validating hyper-parameters, and the fit context built on it.
+"""Hyper-parameter validation in scikit-learn's vocabulary (``Interval``, ``StrOptions``), and the fit context.
 
-Estimators declare what each constructor argument may be in a class attribute,
-as scikit-learn does, with scikit-learn's names (``sklearn/utils/_param_validation.py``:
-``Interval(Integral | Real | RealNotInt, left, right, closed=...)``, ``StrOptions``)::
-
-    _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"mle"}), None],
-        "center": ["boolean"],
-        "random_state": ["random_state"],
-    }
-
-and wrap ``fit`` with :func:`fit_context` (every parameter checked before any work, the
-fit atomic). Scalar arguments of functions use :func:`check_scalar`, which speaks the same
-vocabulary, so the phrase "must be an int in the range [1, inf)" means the same thing everywhere.
-
-Constraints are either :class:`Constraint` objects or these shorthands:
-
-``None``            the value None
-``"boolean"``       a Python or numpy bool (not an int)
-``"random_state"``  None, an int in ``[0, 2**64 - 1]``, a numpy ``Generator`` /
-                    ``RandomState`` or a ``torch.Generator``
-``"dtype"``         None, ``"float32"``/``"float64"``, or the torch/numpy float dtypes
-``"device"``        None or a torch device (string or ``torch.device``) that exists here
-``callable``        any callable
-a type              an instance of that type
+Estimators declare ``_parameter_constraints`` (name -> list of allowed constraints, any one may hold) and wrap
+``fit`` with :func:`fit_context`; function arguments use :func:`check_scalar` and :func:`check_sequence`, so
+a phrase like "must be an int in the range [1, inf)" means the same everywhere. Besides :class:`Constraint`
+objects, a constraint may be ``None``, ``"boolean"`` (not an int), ``"random_state"``, ``"dtype"``,
+``"device"`` (one that exists here), ``callable`` or a type (an instance of it).
 """
 
 from __future__ import annotations
@@ -38,17 +19,8 @@ import numpy as np
 import torch
 
 __all__ = [
-    "InvalidParameterError",
-    "Constraint",
-    "Integral",
-    "Interval",
-    "Real",
-    "RealNotInt",
-    "StrOptions",
-    "fit_context",
-    "check_scalar",
-    "check_sequence",
-    "validate_parameter_constraints",
+    "InvalidParameterError", "Constraint", "Integral", "Interval", "Real", "RealNotInt", "StrOptions",
+    "fit_context", "check_scalar", "check_sequence", "validate_parameter_constraints",
 ]
 
 #: Largest seed a ``torch.Generator`` accepts (it stores an unsigned 64-bit integer).
@@ -56,11 +28,7 @@ MAX_SEED = 2**64 - 1
 
 
 class InvalidParameterError(ValueError, TypeError):
-    """A hyper-parameter has the wrong type or value.
-
-    Subclasses both ``ValueError`` and ``TypeError`` (as scikit-learn's error of
-    the same name), so callers may catch either.
-    """
+    """A hyper-parameter has the wrong type or value (a ``ValueError`` and a ``TypeError``, as scikit-learn's)."""
 
 
 class Constraint:
@@ -91,14 +59,8 @@ RealNotInt.register(float)
 class Interval(Constraint):
     """Numbers of one type in an interval (scikit-learn's ``Interval``, stricter).
 
-    Parameters
-    ----------
-    type : {numbers.Integral, numbers.Real, RealNotInt}
-        ``Real`` accepts ints too; ``RealNotInt`` only non-integral reals. Unlike scikit-learn,
-        bools are never numbers here, and reals must be finite whatever the bounds.
-    left, right : float or None
-        Bounds; None means unbounded.
-    closed : {"left", "right", "both", "neither"}, default "both"
+    ``type`` is ``Integral``, ``Real`` (ints too) or ``RealNotInt``; unlike scikit-learn, bools are never
+    numbers and reals must be finite. A bound of None is unbounded.
     """
 
     def __init__(self, type: type, left: float | None, right: float | None, *, closed: str = "both"):
@@ -112,9 +74,7 @@ class Interval(Constraint):
         if self.type is Integral:
             if not _is_int(value):
                 return False
-        elif not _is_real(value) or (self.type is RealNotInt and _is_int(value)):
-            return False
-        elif not math.isfinite(value):
+        elif not _is_real(value) or (self.type is RealNotInt and _is_int(value)) or not math.isfinite(value):
             return False
         if self.left is not None:
             if value < self.left or (value == self.left and self.closed in ("right", "neither")):
@@ -236,12 +196,8 @@ _SHORTHANDS: dict[str, Constraint] = {
     "random_state": _Predicate(
         _is_random_state, "None, an int in the range [0, 2**64 - 1], a numpy Generator/RandomState or a torch.Generator"
     ),
-    "dtype": _Predicate(
-        _parses(dtype_from_spec), "None, 'float64' or 'float32' (or the torch/numpy float dtype)"
-    ),
-    "device": _Predicate(
-        _parses(device_from_spec), "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"
-    ),
+    "dtype": _Predicate(_parses(dtype_from_spec), "None, 'float64' or 'float32' (or the torch/numpy float dtype)"),
+    "device": _Predicate(_parses(device_from_spec), "None or an available torch device ('cpu', 'cuda', 'cuda:0', ...)"),
 }
 
 
@@ -271,16 +227,7 @@ def _describe(constraints: list[Constraint]) -> str:
 def validate_parameter_constraints(
     constraints: dict[str, list[Any]], params: dict[str, Any], caller: str, hints: dict[str, str] | None = None
 ) -> None:
-    """Check each parameter named in ``constraints`` against its list (any one may hold).
-
-    ``hints`` adds advice to the message of a parameter (e.g. how to reach a
-    limit the constraint excludes).
-
-    Raises
-    ------
-    InvalidParameterError
-        Naming the parameter, what it may be and what it got.
-    """
+    """Check each parameter named in ``constraints`` against its list (any one may hold); ``hints`` add advice."""
     for name, allowed in constraints.items():
         if name not in params:
             continue
@@ -296,10 +243,7 @@ def validate_parameter_constraints(
 
 
 def check_scalar(value: Any, name: str, constraints: list[Any]) -> Any:
-    """Validate one argument of a function with the same vocabulary; return it unchanged.
-
-    Example: ``check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")])``.
-    """
+    """Validate one argument of a function with the same vocabulary; return it unchanged."""
     made = [make_constraint(c) for c in constraints]
     if not any(c.is_satisfied_by(value) for c in made):
         raise InvalidParameterError(f"{name} must be {_describe(made)}, got {value!r}.")
@@ -310,14 +254,10 @@ def check_sequence(
     value: Any, name: str, constraints: list[Any], *, length: int | None = None, repeat: int | None = None,
     what: str = "",
 ) -> list[Any]:
-    """Validate a sequence argument (a list, tuple, array, range, ...) item by item with the same vocabulary;
-    return it as a list.
+    """Validate a sequence argument item by item with the same vocabulary; return it as a list.
 
-    ``length`` fixes the number of items (None: any number >= 1). ``repeat``: a single item
-    satisfying ``constraints`` stands for ``repeat`` copies of itself (``n_components=2`` for
-    ``(2, 2)``). ``what`` names the items in the message (e.g. ``"(s2, s3)"``).
-
-    Example: ``check_sequence(etas, "eta_levels", [Interval(Real, 0, None, closed="neither")], length=2)``.
+    ``length``: the number of items (None: any, at least one). ``repeat``: a single valid item stands for
+    ``repeat`` copies (``n_components=2`` for ``(2, 2)``). ``what`` names the items in the message.
     """
     made = [make_constraint(c) for c in constraints]
     ok = lambda v: any(c.is_satisfied_by(v) for c in made)  # noqa: E731
@@ -338,15 +278,9 @@ def check_sequence(
 
 
 def fit_context(fit: Callable) -> Callable:
-    """Decorate an estimator's ``fit``: validate hyper-parameters first, and make the fit atomic.
+    """Decorate an estimator's ``fit``: validate ``_parameter_constraints`` first, and make the fit atomic.
 
-    The constraints are the class attribute ``_parameter_constraints`` (checked
-    against ``get_params(deep=False)``), with optional advice per parameter in
-    ``_parameter_hints``. When ``fit`` raises, every attribute is
-    put back as it was before the call, so a failed refit leaves the previously
-    fitted model intact instead of a mixture of old and new state. This works
-    because ``fit`` only ever *rebinds* attributes (new tensors, new centerers,
-    copied kernels) and never mutates the old objects in place.
+    A failed fit puts every attribute back (``fit`` only rebinds attributes, never mutates the old objects).
     """
 
     @functools.wraps(fit)

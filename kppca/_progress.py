@@ -1,9 +1,4 @@
-"""Progress bars: tqdm's notebook widget where ipywidgets can draw it, its text bar elsewhere.
-
-``tqdm.auto`` picks the widget inside Jupyter, but without ipywidgets it warns
-("TqdmWarning: IProgress not found", with an absolute path into site-packages) and
-falls back to text anyway; choosing here keeps notebook outputs clean.
-"""
+"""Progress bars: tqdm's notebook widget where ipywidgets can draw it (else tqdm.auto warns), its text bar elsewhere."""
 
 from __future__ import annotations
 

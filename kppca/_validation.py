@@ -1,10 +1,4 @@
-"""Input checking and numpy/torch conversion shared by every public entry point.
-
-Every public function that takes user data goes through :func:`as_tensor`, so the
-error messages (which name the argument and say how to fix it) are the same
-everywhere, and the user's array is never modified: we always work on a copy or
-on a freshly converted tensor.
-"""
+"""Input checking and numpy/torch conversion shared by every public entry point (the user's array is never modified)."""
 
 from __future__ import annotations
 
@@ -19,25 +13,16 @@ from ._param_validation import check_scalar, dtype_from_spec
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
-DEFAULT_DTYPE = torch.float64
-
 
 def resolve_dtype(dtype: Any, like: ArrayLike = None) -> torch.dtype:
-    """The floating torch dtype to compute in.
-
-    An explicit ``dtype`` ("float64", "float32", or the torch/numpy dtype) wins.
-    With ``dtype=None`` the data decide, as in scikit-learn: float32 input
-    (``like``, a numpy array or tensor) stays float32, everything else is float64.
-    """
+    """The torch dtype to compute in: ``dtype`` if given, else float32 for float32 ``like``, else float64."""
     resolved = dtype_from_spec(dtype)
     if resolved is not None:
         return resolved
     data_dtype = getattr(like, "dtype", None)
-    if data_dtype in (torch.float32, np.float32) or (
-        isinstance(data_dtype, np.dtype) and data_dtype == np.float32
-    ):
+    if data_dtype in (torch.float32, np.float32) or (isinstance(data_dtype, np.dtype) and data_dtype == np.float32):
         return torch.float32
-    return DEFAULT_DTYPE
+    return torch.float64
 
 
 def is_numpy_like(X: ArrayLike) -> bool:
@@ -76,35 +61,11 @@ def as_tensor(
     dtype: torch.dtype | None = None,
     device: torch.device | None = None,
     min_samples: int = 1,
-    min_features: int = 1,
-    allow_nonfinite: bool = False,
 ) -> torch.Tensor:
-    """Convert ``X`` to a floating tensor and validate it.
+    """``X`` as a validated tensor of ``dtype`` (float64) on ``device`` (CPU), never sharing memory with ``X``.
 
-    Parameters
-    ----------
-    X : array-like or torch.Tensor
-        The user's data (numpy arrays of any memory layout, pandas objects,
-        nested sequences, tensors). It is never modified: the result is a copy
-        whenever the conversion would otherwise share memory with ``X``.
-        Sparse matrices are refused (the models need dense kernel matrices).
-    name : str
-        Argument name used in error messages.
-    ndim : int or tuple of int
-        Accepted number(s) of dimensions.
-    dtype, device
-        Target dtype (float64 by default) and device (CPU by default).
-    min_samples : int
-        Minimum length of the first axis.
-    min_features : int
-        Minimum length of the second axis of 2-D input.
-    allow_nonfinite : bool
-        Accept NaN/inf (only for internal use).
-
-    Returns
-    -------
-    torch.Tensor
-        A tensor with the requested dtype and device.
+    ``name`` names ``X`` in the messages, ``ndim`` is the accepted number(s) of dimensions, ``min_samples`` the
+    least length of the first axis. Sparse input is refused (the models need dense kernel matrices).
     """
     dtype = resolve_dtype(dtype)
     device = torch.device("cpu") if device is None else device
@@ -116,13 +77,11 @@ def as_tensor(
         if X.is_complex():
             raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
         T = X.detach().to(device=device, dtype=dtype)
-        # .to() returns the same object when nothing changes: copy so that
-        # in-place work downstream can never touch the user's tensor.
+        # .to() returns the same object when nothing changes: copy, so in-place work never touches the user's tensor.
         if T.data_ptr() == X.data_ptr():
             T = T.clone()
     else:
-        # ascontiguousarray: torch refuses negative strides (X[::-1], np.flip); it copies
-        # only when needed, and torch.tensor copies again, so X itself is never shared.
+        # torch refuses negative strides (X[::-1], np.flip); torch.tensor copies, so X itself is never shared.
         T = torch.tensor(np.ascontiguousarray(_to_numpy(X, name)), dtype=dtype, device=device)
     ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if T.ndim not in ndims:
@@ -136,23 +95,20 @@ def as_tensor(
         raise ValueError(
             f"{name} has {T.shape[0]} sample(s) (shape={tuple(T.shape)}) while a minimum of {min_samples} is required."
         )
-    if T.ndim == 2 and T.shape[1] < min_features:
-        raise ValueError(
-            f"{name} has {T.shape[1]} feature(s) (shape={tuple(T.shape)}) while a minimum of {min_features} is required."
-        )
+    if T.ndim == 2 and T.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={tuple(T.shape)}) while a minimum of 1 is required.")
     # A finite sum proves every entry finite (NaN and inf propagate); only an overflowing or
     # non-finite sum needs the elementwise check, which allocates a mask as large as X.
-    if not allow_nonfinite and T.numel() and not bool(torch.isfinite(T.sum())):
+    if T.numel() and not bool(torch.isfinite(T.sum())):
         if not bool(torch.isfinite(T).all()):
             raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
     return T
 
 
 def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
-    """``X`` (n, D) for an evaluation (``kernel(X, Y)``, ``feature_map.transform(X)``), and whether to return numpy.
+    """``X`` (n, D) for an evaluation (``kernel(X, Y)``), and whether to return numpy.
 
-    scipy.sparse input is densified (the results equal the dense ``X``'s); a floating tensor
-    keeps its dtype and a tensor its device; otherwise as :func:`as_tensor`.
+    Sparse input is densified; a floating tensor keeps its dtype and a tensor its device.
     """
     X = X.toarray() if scipy.sparse.issparse(X) else X
     dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
@@ -160,25 +116,14 @@ def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
     return as_tensor(X, "X", dtype=dtype, device=device), is_numpy_like(X)
 
 
-def feature_names(X: ArrayLike) -> np.ndarray | None:
-    """Column names of a DataFrame-like ``X`` when they are all strings, else None (as scikit-learn)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, (np.ndarray, torch.Tensor)):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    if len(names) and all(isinstance(n, str) for n in names):
-        return names
-    return None
-
-
 def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
-    """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``.
-
-    The checks and messages are scikit-learn's: names must match those seen in
-    ``fit`` in the same order; a mismatch in whether names are present at all
-    only warns.
-    """
-    names = feature_names(X)
+    """Record (``reset=True``) or check the column names of ``X`` against ``feature_names_in_``, as scikit-learn."""
+    columns = getattr(X, "columns", None)
+    names = None  # unless X is DataFrame-like with string column names only
+    if columns is not None and not isinstance(X, (np.ndarray, torch.Tensor)):
+        names = np.asarray(list(columns), dtype=object)
+        if not (len(names) and all(isinstance(n, str) for n in names)):
+            names = None
     if reset:
         if names is not None:
             estimator.feature_names_in_ = names
@@ -187,10 +132,9 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
         return
     fitted = getattr(estimator, "feature_names_in_", None)
     cls = type(estimator).__name__
-    if fitted is None and names is None:
-        return
-    if fitted is not None and names is None:
-        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning)
+    if names is None:
+        if fitted is not None:
+            warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", UserWarning)
         return
     if fitted is None:
         warnings.warn(f"X has feature names, but {cls} was fitted without feature names", UserWarning)
@@ -215,10 +159,7 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
 
 
 def check_new_input(estimator: Any, X: ArrayLike, name: str = "X") -> torch.Tensor:
-    """New data for a fitted estimator: its feature names and width, as a tensor of its dtype and device.
-
-    ``estimator`` has ``n_features_in_``, ``_dtype`` and ``_device`` from ``fit``.
-    """
+    """New data for a fitted estimator, its feature names and width checked, as a tensor of its dtype and device."""
     check_feature_names(estimator, X, reset=False)
     T = as_tensor(X, name, dtype=estimator._dtype, device=estimator._device)
     if T.shape[1] != estimator.n_features_in_:
@@ -238,18 +179,11 @@ def as_numpy(values: Any, dtype: Any = None) -> np.ndarray:
 
 def to_output(T: torch.Tensor, like_numpy: bool) -> np.ndarray | torch.Tensor:
     """Return ``T`` as a numpy array when the user's input was not a tensor."""
-    if like_numpy:
-        return T.detach().cpu().numpy()
-    return T
+    return as_numpy(T) if like_numpy else T
 
 
 def check_random_state(random_state: Any) -> Any:
-    """Validate a ``random_state`` argument (the one definition of what it may be); return it unchanged.
-
-    Accepted: None (fresh entropy), an int in ``[0, 2**64 - 1]``, a numpy
-    ``Generator``/``RandomState`` (seeds are drawn from it) or a
-    ``torch.Generator`` (used as is where torch draws the numbers).
-    """
+    """Validate ``random_state`` (None, an int in ``[0, 2**64 - 1]``, a numpy or torch generator); return it."""
     return check_scalar(random_state, "random_state", ["random_state"])
 
 
@@ -287,25 +221,9 @@ def numpy_rng(random_state: Any) -> np.random.Generator:
 
 
 def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
-    """What to add to a message about data that carry no variation, when the computation is in float32.
+    """The advice (" In float32, <cause>: pass float64 data.") for a message on data without variation; "" in float64.
 
-    float32 keeps about 7 significant digits: a spread below ``1.2e-7`` of the data's
-    magnitude (a small signal on a large offset, say) rounds away when the data are
-    cast, so data that vary in float64 can be constant (or of lower rank) in float32.
-    Such a failure is a precision limit, and the remedy is float64, which the message
-    must then say. Empty for float64.
-
-    Parameters
-    ----------
-    dtype : torch.dtype
-        Floating dtype of the computation.
-    cause : str, optional
-        What the lower precision does (default: a small spread of the data is lost).
-
-    Returns
-    -------
-    str
-        ``""`` for float64, else a sentence (with a leading space) naming float64.
+    float32 keeps about 7 digits: a small spread on a large offset can round away when the data are cast.
     """
     if torch.finfo(dtype).eps <= torch.finfo(torch.float64).eps:
         return ""

@@ -19,42 +19,28 @@ from .specs import validate_object
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
     """Write a fitted estimator to ``path`` in kppca's safe model-file format.
 
-    One `safetensors` file (any extension): the tensors bit-exactly (with a
-    SHA-256 checksum), and as JSON the class (by its registered name), the
-    constructor parameters, nested kernels, feature maps and estimators (by
-    name, with their parameters and fitted state) and the declared fitted
-    state. No code is stored and loading runs none (unlike pickle), so files
-    from others can be opened safely with :func:`kppca.load`. Caches are not
-    stored: the file does not depend on what was computed after fit.
+    One safetensors file (any extension): the tensors bit-exactly, the class, parameters and declared fitted
+    state as JSON, under a SHA-256 checksum; no code and no caches, so :func:`kppca.load` runs none. A
+    ``random_state`` that is a numpy/torch Generator is saved as None, with a warning.
 
     Parameters
     ----------
     model : estimator
-        A fitted instance of a class registered with :func:`kppca.io.register`
-        (every kppca estimator).
+        A fitted instance of a class registered with :func:`kppca.io.register` (every kppca estimator).
     path : str or Path
     allow_callable_kernel : bool, default False
-        A custom kernel (a callable, :class:`~kppca.kernels.CallableKernel` or
-        a user ``Kernel`` subclass) is code and cannot be stored: ``save``
-        raises unless this is True, in which case the file records only the
-        kernel's name, and loading needs it again: ``kppca.load(path, kernel=fn)``.
-
-    Notes
-    -----
-    A ``random_state`` that is a numpy/torch Generator (not an int) is saved
-    as None, with a warning: the fitted model does not depend on it, but its
-    random draws (``sample(random_state=None)``) and a refit would.
+        Store a custom kernel (a callable, :class:`~kppca.kernels.CallableKernel` or a user ``Kernel``
+        subclass: code) by its name only; loading then needs it: ``kppca.load(path, kernel=fn)``.
 
     Raises
     ------
     TypeError
-        ``model`` is not of a registered class, or holds a value the format
-        cannot store or an undeclared fitted attribute (the message names it).
+        ``model`` is not of a registered class, or holds a value the format cannot store or an undeclared
+        fitted attribute.
     kppca.io.CustomKernelError
         A custom kernel without ``allow_callable_kernel=True`` (a ValueError).
     kppca.ModelFileError
-        The model's state (or a nested part's) breaks its class's declaration, e.g. a
-        tensor of the wrong shape or NaN: the file would be refused at load.
+        The model's state breaks its class's declaration (e.g. a tensor of the wrong shape, or NaN).
     """
     # The package is imported whenever this module is; read its version without importing it back.
     version = getattr(sys.modules.get("kppca"), "__version__", "unknown")
@@ -80,37 +66,20 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     write_file(path, document, encoder.tensors)
 
 
-def _target_device(document: dict[str, Any], decoder: Decoder, map_location: Any, path: Path) -> torch.device | None:
-    """Where the tensors go: ``map_location``, else the device the model was saved from (checked to exist)."""
-    if map_location is not None:
-        return device_from_spec(map_location)
-    state = document["state"]
-    saved = state.get("_device") if isinstance(state, dict) else None
-    device = None if saved is None else decoder.decode(saved)
-    if not (device is None or isinstance(device, torch.device)):
-        raise invalid(path, "_device is not a device")
-    return device
-
-
 def load(path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None) -> Any:
     """Load an estimator saved by :func:`kppca.save` or ``model.save``.
 
-    Nothing in the file is executed or imported: it may only name registered
-    classes and kppca's kernels and feature maps, filled with tensors, numbers
-    and strings, all validated as ``fit`` validates parameters (the parameters
-    against ``_parameter_constraints``, the fitted state against
-    ``_fitted_constraints``). The file is read into memory once: the loaded
-    model does not depend on the file afterwards.
+    Nothing in the file is executed or imported: it may only name registered classes, kernels and feature
+    maps, filled with tensors, numbers and strings that are validated as ``fit`` validates parameters. The
+    file is read once: the model does not depend on it afterwards.
 
     Parameters
     ----------
     path : str or Path
     map_location : str or torch.device, optional
-        Device for the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
-        default: the device the model was saved from.
+        Device for the tensors (e.g. ``"cpu"`` for a model saved on a GPU); default: the one it was saved from.
     kernel : Kernel or callable, optional
-        The custom kernel of a model saved with ``allow_callable_kernel=True``
-        (required for such files, refused for the others).
+        The custom kernel of a model saved with ``allow_callable_kernel=True`` (required there, refused elsewhere).
 
     Returns
     -------
@@ -120,11 +89,8 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     Raises
     ------
     ModelFileError
-        The file is not a valid kppca model file: another format (a PNG, an old
-        pickle), truncated or corrupt (checksum), from a newer kppca, naming an
-        unknown class, missing fields, holding undeclared or invalid fitted state,
-        saved on a device this machine lacks, or a custom-kernel file loaded
-        without ``kernel=``.
+        Not a valid kppca model file (another format, corrupt, newer, invalid state, ...), a device this
+        machine lacks, or no ``kernel=`` for a custom-kernel file.
     FileNotFoundError
         ``path`` does not exist.
     """
@@ -135,8 +101,14 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     if cls is None or not hasattr(cls, "get_params"):
         known = ", ".join(k for k, c in registered().items() if hasattr(c, "get_params"))
         raise invalid(path, f"unknown model class {key!r} (known: {known})")
-    probe = Decoder(path, {}, None, None)
-    device = _target_device(document, probe, map_location, path)
+    if map_location is not None:
+        device = device_from_spec(map_location)
+    else:  # the device the model was saved from, checked to exist
+        state = document["state"]
+        saved = state.get("_device") if isinstance(state, dict) else None
+        device = None if saved is None else Decoder(path, {}, None, None).decode(saved)
+        if not (device is None or isinstance(device, torch.device)):
+            raise invalid(path, "_device is not a device")
     decoder = Decoder(path, tensors, device, kernel, override_device=map_location is not None)
     model = decoder.build(cls, document["params"], document["state"], cls.__name__)
     if kernel is not None and not decoder.used_kernel:
@@ -151,13 +123,12 @@ class SavableMixin:
     """``save`` and ``load`` for estimators (registration is :func:`kppca.io.register`)."""
 
     def save(self, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
-        """Save the fitted estimator to ``path`` (see :func:`kppca.save`).
+        """Save the fitted estimator to ``path``.
 
         Parameters
         ----------
-        path : str or Path
-        allow_callable_kernel : bool, default False
-            Store a custom kernel as a marker only (supply it again to :func:`kppca.load`).
+        path, allow_callable_kernel
+            As for :func:`kppca.save`.
 
         Raises
         ------
@@ -175,21 +146,15 @@ class SavableMixin:
 
     @classmethod
     def load(cls, path: str | Path, map_location: str | torch.device | None = None, *, kernel: Any = None) -> Any:
-        """Load an estimator written by :meth:`save` (as :func:`kppca.load`, plus a class check).
+        """Load an estimator written by :meth:`save` as :func:`kppca.load` does (see its errors), checking its class.
 
         Parameters
         ----------
-        path : str or Path
-        map_location : device, optional
-            Where to put the tensors (e.g. ``"cpu"`` for a model saved on a GPU);
-            default: the device the model was saved from.
-        kernel : Kernel or callable, optional
-            The custom kernel of a model saved with ``allow_callable_kernel=True``.
+        path, map_location, kernel
+            As for :func:`kppca.load`.
 
         Raises
         ------
-        kppca.ModelFileError
-            Not a valid kppca model file (see :func:`kppca.load`).
         TypeError
             The file holds another class than ``cls``.
         """

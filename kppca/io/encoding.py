@@ -1,13 +1,7 @@
 """Values <-> JSON + tensors: plain values, tensors, and nested objects by registered name.
 
-:class:`Encoder` turns attribute values into JSON, collecting tensors (stored
-bit-exactly, with their memory layout) by path; :class:`Decoder` is its inverse
-and raises :class:`~kppca.io.format.ModelFileError` on anything unexpected.
-Tags (JSON objects with one of :data:`TAGS`) mark what JSON cannot hold
-directly. Objects are ``{"__object__": name, "params": ..., "state": ...}``
-where ``name`` is a registered class (:mod:`kppca.io.registry`) or a kernel,
-feature map or the kernel centerer: loading builds only those, never anything
-else a file names, and fills them with tensors, numbers and strings.
+Tags (:data:`TAGS`) mark what JSON cannot hold directly. Loading builds only registered classes, kernels,
+feature maps and the kernel centerer, filled with tensors, numbers and strings.
 """
 
 from __future__ import annotations
@@ -21,11 +15,7 @@ import numpy as np
 import torch
 
 from .._param_validation import (
-    Integral,
-    Interval,
-    InvalidParameterError,
-    device_from_spec,
-    validate_parameter_constraints,
+    Integral, Interval, InvalidParameterError, device_from_spec, validate_parameter_constraints,
 )
 from .format import CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
@@ -101,9 +91,8 @@ class Encoder:
         return self._object(value, where)
 
     def _tensor(self, value: torch.Tensor, where: str) -> dict:
-        # A CPU copy (the caller's tensors are never touched); dtype and bits are kept exactly.
-        # The layout is recorded because matmuls round differently on different layouts
-        # (e.g. LAPACK's column-major eigenvectors), and round trips must be bit-exact.
+        # A CPU copy, bits kept exactly. The layout is recorded because matmuls round differently on different
+        # layouts (e.g. LAPACK's column-major eigenvectors), and round trips must be bit-exact.
         copy = value.detach().cpu().clone()
         self.tensors[where] = copy.contiguous()
         if copy.is_contiguous():
@@ -223,7 +212,11 @@ class Decoder:
         if tag == "__ndarray__":
             return self.tensor(body).cpu().numpy()
         if tag == "__object__":
-            return self.decode_object(value)
+            cls = (self.components.get(body) or lookup(body)) if isinstance(body, str) else None
+            if cls is None:
+                raise self.fail(f"unknown object type {body!r} (known: {', '.join(sorted(self.components))} and the "
+                                "classes registered with kppca.io.register)")
+            return self.build(cls, value.get("params"), value.get("state"), body)
         if tag == "__custom_kernel__":
             return self.custom_kernel(value)
         return self._plain(tag, body, value)
@@ -276,10 +269,7 @@ class Decoder:
             if body not in _DTYPES:
                 raise self.fail(f"unknown dtype {body!r}")
             return getattr(torch, body)
-        return self.device_of(body)
-
-    def device_of(self, body: Any) -> torch.device:
-        """A ``__device__`` value: ``map_location`` when given, else the saved device, checked to exist here."""
+        # __device__: map_location when given, else the saved device, checked to exist here
         try:
             device = torch.device(str(body))
         except (RuntimeError, ValueError) as exc:
@@ -305,30 +295,13 @@ class Decoder:
                 raise self.fail(f"{what} has an invalid name {key!r}")
         return {key: self.decode(v) for key, v in encoded.items()}
 
-    def decode_object(self, value: dict) -> Any:
-        name = value["__object__"]
-        cls = None
-        if isinstance(name, str):
-            cls = self.components.get(name) or lookup(name)
-        if cls is None:
-            raise self.fail(f"unknown object type {name!r} (known: {', '.join(sorted(self.components))} and the "
-                            "classes registered with kppca.io.register)")
-        return self.build(cls, value.get("params"), value.get("state"), name)
-
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
         """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
 
-        A registered estimator's parameters are checked against ``_parameter_constraints`` as ``fit``
-        checks them, its fitted state against ``_fitted_constraints`` (:func:`~kppca.io.specs.validate_state`).
-        A registered class without ``get_params`` (a fitted view, a level) is rebuilt without calling
-        ``__init__``, from its declared and checked state alone. Components (kernels, feature maps, the
-        kernel centerer) may hold only fitted attributes (``name_``: no private names, no methods or
-        properties), their floating tensors finite. A parameter the class names in ``_retired_params``
-        (one it no longer takes) is dropped when the file holds it at None, its former default.
-
-        An estimator inside another one's constructor parameters (e.g. a meta-estimator's
-        template ``estimator``) may be unfitted: an empty state, no fitted state required.
-        Everywhere else (the saved model, fitted submodels) the declared state is required.
+        A registered class without ``get_params`` (a fitted view, a level) is rebuilt from its state alone,
+        without ``__init__``. Components (kernels, feature maps, the centerer) may hold only finite ``name_``
+        attributes. ``_retired_params`` (parameters a class no longer takes) are dropped when None, their former
+        default. Only an estimator among another's parameters (a template) may be unfitted.
         """
         in_params = self.in_params
         try:

@@ -1,26 +1,8 @@
-"""The model-file container: a safetensors file whose header holds one JSON document.
+"""The model-file container: a safetensors file whose header metadata holds one JSON document.
 
-Layout (``format_version`` 3)::
-
-    safetensors header  {"__metadata__": {"kppca": "<JSON document>"}, "<tensor>": {...}, ...}
-    JSON document       {"format": "kppca-model", "format_version": 3, "kppca_version": "...",
-                         "class": "kppca.DualPPCA", "params": {...}, "state": {...},
-                         "sha256": "<hex>"}
-    body                the tensors, bit-exact
-
-``sha256`` is the SHA-256 of the whole document (every field but itself, as
-canonical JSON) followed by the tensors in name order (name, dtype, shape and
-raw bytes of each, see :func:`document_digest`): a flipped digit in the
-metadata or a flipped byte in the body is a :class:`ModelFileError` instead of
-a silently different model. It detects corruption and careless edits, not a
-forger who recomputes it; what a file may hold is checked separately, by the
-classes' declarations (:mod:`kppca.io.specs`). Only this version is read
-(:func:`check_version`).
-
-Reading takes the whole file into memory once and copies every tensor out of
-it: a loaded model never maps its file, so overwriting or truncating the file
-later changes nothing (the safetensors ``safe_open`` handle memory-maps it).
-The JSON is bounded in size and nesting depth before it is parsed.
+Its ``sha256`` digest of the rest and of the tensors detects corruption and careless edits, not a forger.
+Reading copies the whole file into memory once (a loaded model never maps its file) and bounds the JSON's
+size and nesting depth before parsing it.
 """
 
 from __future__ import annotations
@@ -51,10 +33,7 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class ModelFileError(ValueError):
-    """A file that is not a valid kppca model file: not safetensors, corrupt, truncated, or unknown content.
-
-    The message names the file and what is wrong with it.
-    """
+    """A file that is not a valid kppca model file (not safetensors, corrupt, truncated, unknown content)."""
 
 
 class CustomKernelError(ValueError):
@@ -67,19 +46,7 @@ def invalid(path: Any, what: str) -> ModelFileError:
 
 
 def document_digest(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> str:
-    """SHA-256 (hex) of ``document`` without its ``sha256`` field, then ``tensors`` in name order.
-
-    The document is hashed as canonical JSON (sorted keys, no spaces), so the
-    digest of a parsed document equals that of the one written; each tensor as
-    its name, dtype, shape and raw bytes.
-
-    Parameters
-    ----------
-    document : dict
-        The JSON document (JSON-ready values).
-    tensors : dict of str to Tensor
-        CPU tensors (any dtype, any layout: hashed in row-major order).
-    """
+    """SHA-256 (hex) of ``document`` (canonical JSON, less ``sha256``), then of ``tensors`` (CPU) in name order."""
     digest = hashlib.sha256()
     fields = {k: v for k, v in document.items() if k != "sha256"}
     digest.update(json.dumps(fields, sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
@@ -167,12 +134,7 @@ def _ints(values: Any) -> bool:
 
 
 def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, torch.Tensor]:
-    """Every tensor the header lists, each copied out of ``data`` into memory of its own.
-
-    The header's entries are checked (dtype, shape, offsets inside the body, sizes,
-    no overlaps) as safetensors checks them; the copies do not share ``data``, which
-    the caller drops.
-    """
+    """Every tensor the header lists, copied out of ``data``; the entries checked as safetensors checks them."""
     begin_body = 8 + int.from_bytes(data[:8], "little")
     body = len(data) - begin_body
     tensors, spans = {}, []
@@ -202,39 +164,8 @@ def _tensors(data: bytearray, header: dict[str, Any], path: Path) -> dict[str, t
     return tensors
 
 
-def check_version(document: dict[str, Any], path: Path) -> None:
-    """Raise a :class:`ModelFileError` unless this kppca reads the file's ``format_version``."""
-    if document["format"] != FORMAT_NAME:
-        raise ModelFileError(f"{path} is not a kppca model file (format {document['format']!r}).")
-    version = document["format_version"]
-    if not Interval(Integral, 1, None, closed="left").is_satisfied_by(version):
-        raise invalid(path, f"bad format_version {version!r}")
-    if version != FORMAT_VERSION:
-        fix = "upgrade kppca" if version > FORMAT_VERSION else "refit the model with this kppca and save it again"
-        raise ModelFileError(
-            f"{path} was written by kppca {str(document['kppca_version'])[:40]} in model-file format version "
-            f"{version}; this kppca reads version {FORMAT_VERSION} only: {fix}."
-        )
-
-
 def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Read, bound-check and verify a model file.
-
-    Returns
-    -------
-    document : dict
-        The JSON document (fields checked: format, version, required fields).
-    tensors : dict of str to Tensor
-        CPU tensors, copies owned by the caller; the digest of the document and
-        the tensors has been verified.
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path`` does not exist.
-    ModelFileError
-        Anything else: another format, truncated, corrupt, too deep, newer, bad checksum.
-    """
+    """The JSON document (format, version and fields checked) and the CPU tensors of a verified model file."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist.")
@@ -254,7 +185,17 @@ def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]
     missing = [field for field in _REQUIRED_FIELDS if field not in document]
     if missing:
         raise invalid(path, f"missing field(s) {', '.join(missing)}")
-    check_version(document, path)
+    if document["format"] != FORMAT_NAME:
+        raise ModelFileError(f"{path} is not a kppca model file (format {document['format']!r}).")
+    version = document["format_version"]
+    if not Interval(Integral, 1, None, closed="left").is_satisfied_by(version):
+        raise invalid(path, f"bad format_version {version!r}")
+    if version != FORMAT_VERSION:
+        fix = "upgrade kppca" if version > FORMAT_VERSION else "refit the model with this kppca and save it again"
+        raise ModelFileError(
+            f"{path} was written by kppca {str(document['kppca_version'])[:40]} in model-file format version "
+            f"{version}; this kppca reads version {FORMAT_VERSION} only: {fix}."
+        )
     tensors = _tensors(data, header, path)
     del data
     expected = document.get("sha256")

@@ -1,13 +1,7 @@
-"""Which classes a model file may name: registration instead of a fixed list.
+"""Which classes a model file may name: those registered under a stable name (:func:`register`).
 
-A class takes part in model files by registering under a stable name (:func:`register`):
-estimators and the helper objects they hold (fitted views, levels) alike. Kernels and
-feature maps are named through their own registries (:data:`kppca.kernels.KERNELS`,
-:data:`kppca.features.FEATURE_MAPS`), as ``"kernel:<name>"`` and ``"feature_map:<name>"``. Loading builds only classes
-found here, never anything a file names otherwise: nothing is imported from a
-name read in a file. A registry miss first imports kppca's own estimator
-packages (:data:`PLUGIN_PACKAGES`, a constant), whose classes register when
-imported; classes of other packages register when their module is imported.
+Nothing is imported from a name read in a file: a registry miss imports only kppca's own estimator
+packages (:data:`PLUGIN_PACKAGES`), whose classes register when imported.
 """
 
 from __future__ import annotations
@@ -21,25 +15,18 @@ PLUGIN_PACKAGES = ("kppca.models", "kppca.rkm")
 _CLASSES: dict[str, type] = {}
 
 
-def default_name(cls: type) -> str:
-    """``"<top-level package>.<class name>"``, e.g. ``"kppca.DualPPCA"``."""
-    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
-
-
 def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None) -> Any:
     """Register ``cls`` with the model-file format (usable as ``@register`` or ``@register(name=...)``).
 
     Parameters
     ----------
     cls : type
-        The class. Its constructor parameters are stored by ``get_params(deep=False)``
-        (scikit-learn estimators), dataclass fields, or the ``__init__`` arguments kept
-        under their own names; its fitted state is what ``_fitted_constraints`` declares.
+        The class. Its parameters are stored by ``get_params(deep=False)``, dataclass fields or ``__init__``
+        arguments kept under their own names; its fitted state is what ``_fitted_constraints`` declares.
     name : str, optional
-        The stable name written to files; default :func:`default_name`. Never
-        rename a registered class's name: files written before would not load.
+        The stable name written to files (never change it), default ``"<top-level package>.<class name>"``.
     fitted_constraints : dict, optional
-        Sets ``cls._fitted_constraints`` (for declaring a class from outside).
+        Sets ``cls._fitted_constraints`` (to declare a class from outside).
 
     Returns
     -------
@@ -58,7 +45,7 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
             raise ValueError(
                 f"{klass.__qualname__} declares no _fitted_constraints: a model file may hold only declared state."
             )
-        key = name or default_name(klass)
+        key = name or f"{klass.__module__.split('.')[0]}.{klass.__qualname__}"
         other = _CLASSES.get(key)
         if other is not None and (other.__module__, other.__qualname__) != (klass.__module__, klass.__qualname__):
             taken = f"{other.__module__}.{other.__qualname__}"
@@ -92,8 +79,7 @@ def _import_plugins(until: str | None = None) -> None:
 
 def lookup(key: str) -> type | None:
     """The registered class named ``key``, or None."""
-    if key not in _CLASSES:
-        _import_plugins(until=key)
+    _import_plugins(until=key)  # imports nothing when key is registered
     return _CLASSES.get(key)
 
 

@@ -1,21 +1,7 @@
 """Declared fitted state: what a model file may hold, checked at load as parameters are checked at fit.
 
-A registered class declares its fitted attributes in a class attribute, in the
-vocabulary of :mod:`kppca._param_validation` (``Interval``, ``StrOptions``, types,
-``None``, ``"boolean"``, ``"device"``, ...) plus the specs below::
-
-    _fitted_constraints = {
-        "n_components_": [Interval(Integral, 1, None, closed="left")],
-        "sigma2_": [Interval(Real, 0, None, closed="neither")],
-        "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
-        "feature_names_in_": [ArraySpec(ndim=1), OPTIONAL],
-    }
-
-Shape entries are ints, None (any size), the name of an int attribute of the
-same state (``"n_samples_"``) or a free symbol (``"d"``), bound by its first use
-and equal wherever else it appears. Attributes are required unless their list
-holds :data:`OPTIONAL`. A file holding an undeclared attribute (e.g.
-``_parameter_constraints`` or a cache) is refused.
+``_fitted_constraints`` maps attributes to constraint lists in the vocabulary of :mod:`kppca._param_validation`
+plus the specs here; a file holding an undeclared attribute (e.g. a cache) is refused.
 """
 
 from __future__ import annotations
@@ -29,12 +15,7 @@ import numpy as np
 import torch
 
 from .._param_validation import (
-    Constraint,
-    Integral,
-    Interval,
-    InvalidParameterError,
-    make_constraint,
-    validate_parameter_constraints,
+    Constraint, Integral, Interval, InvalidParameterError, make_constraint, validate_parameter_constraints,
 )
 
 #: In a constraint list: the attribute may be absent from the state.
@@ -99,7 +80,8 @@ class TensorSpec(StateConstraint):
     dtype : {"float", "any_float", "int", "bool"} or torch.dtype, default "float"
         "float": float32/float64, and the model's own ``_dtype`` when the state has one.
     shape : tuple, optional
-        Sizes per axis (see the module docstring); None: any shape.
+        Per axis an int, None (any size), the name of an int attribute of the state (``"n_samples_"``) or a
+        free symbol (``"d"``), bound by its first use and equal wherever else it appears. None: any shape.
     ndim : int, optional
         Number of dimensions when ``shape`` is not given.
     finite : bool, default True
@@ -171,12 +153,7 @@ class ArraySpec(StateConstraint):
 
 
 def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str | None:
-    """None if ``value`` satisfies one of ``constraints``, else the reasons.
-
-    A value that is an instance of a class in ``constraints`` is also validated by
-    its own class (:func:`validate_object`), recursively: a nested kernel, feature
-    map, centerer, view, level or estimator is checked as the model itself is.
-    """
+    """None if ``value`` satisfies one of ``constraints`` (an instance of a listed class: by its class), else why."""
     for c in constraints:
         if isinstance(c, type) and isinstance(value, c):
             reason = validate_object(value, symbols=context.symbols)
@@ -313,8 +290,7 @@ def declared(cls: type) -> dict[str, list[Any]]:
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params(deep=False)`` for estimators, none for other registered
-    classes (rebuilt from their declared state alone), dataclass fields or ``__init__`` names for components."""
+    """Constructor arguments of ``obj`` (none for a registered class without ``get_params``: rebuilt from state)."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
     if getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:  # registered helper object
@@ -327,20 +303,10 @@ def init_params(obj: Any) -> dict[str, Any]:
 
 
 def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None) -> str | None:
-    """Check a live object by its own class: parameters, then declared fitted state, nested objects included.
+    """None if a live object is valid by its own class (parameters, then declared fitted state, recursively), else why.
 
-    The parameters by the class's own checks (``_check_params`` of kernels and
-    feature maps, ``_parameter_constraints`` of estimators), nested kernels and
-    feature maps among them recursively; the state (public ``name_`` attributes
-    and declared private ones) by :func:`validate_state`. ``unfitted=True``: an object
-    with no fitted state at all is valid (a template among parameters). ``symbols``:
-    the free shape symbols bound by the enclosing object, shared with this one (``"n"``,
-    the number of training points, is the same in a model and in its centerer).
-
-    Returns
-    -------
-    str or None
-        None when valid, else what is wrong.
+    ``unfitted=True`` accepts an object without fitted state (a template). ``symbols``: the shape symbols of the
+    enclosing object (``"n"`` is the same in a model and in its centerer).
     """
     cls, params = type(obj), init_params(obj)
     try:
@@ -384,16 +350,7 @@ def _holds_objects(value: Any) -> bool:
 
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
                    symbols: dict[str, int] | None = None) -> str | None:
-    """Check a decoded fitted ``state`` against ``cls._fitted_constraints``.
-
-    Values that are not nested objects are checked first, so that the shape
-    symbols they bind also hold in the nested objects (see :func:`validate_object`).
-
-    Returns
-    -------
-    str or None
-        None when valid, else what is wrong (the caller raises ModelFileError with it).
-    """
+    """None if a decoded ``state`` satisfies ``cls._fitted_constraints`` (plain values first: they bind shapes)."""
     constraints = declared(cls)
     extra = sorted(set(state) - set(constraints))
     if extra:
