@@ -1,13 +1,8 @@
 """Riemannian optimisers of geoopt on the Stiefel manifold (methods ``"adam"``, ``"sgd"``, ``"line_search"``, ``"cg"``).
 
-``H`` is a ``geoopt.ManifoldParameter`` on ``geoopt.EuclideanStiefel()``: the embedded
-metric with a QR retraction costs ``O(n s^2)`` per step, whereas ``geoopt.Stiefel()``
-(canonical metric) retracts by a Cayley transform with an ``n x n`` solve, ``O(n^3)``,
-as costly as the eigendecomposition the solver is meant to avoid. Each step uses the
-Riemannian gradient and a retraction, so every iterate stays orthonormal.
-
-This is the only module of :mod:`kppca` that imports geoopt, and it does so lazily
-inside :func:`geoopt_minimize`, so ``import kppca`` works without the ``rkm`` extra.
+``geoopt.EuclideanStiefel()`` retracts by QR, ``O(n s^2)`` per step; ``geoopt.Stiefel()`` would need an
+``n x n`` solve, as costly as the eigendecomposition the solver is meant to avoid. geoopt is imported
+lazily, so ``import kppca`` works without the ``rkm`` extra.
 """
 
 from __future__ import annotations
@@ -47,11 +42,9 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
                     max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
     """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
 
-    Stops when ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)`` (``converged``), after
-    ``max_iter`` steps, or when a line search finds no decrease (rounding level; geoopt's
-    ``LineSearchWarning`` is absorbed). Adam/SGD halve their step whenever the objective
-    rises or the gradient norm has not improved for :data:`STALL_STEPS` steps, and the
-    best point seen is returned. Deterministic given ``H0``.
+    Stops at ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)``, after ``max_iter`` steps, or when a line search
+    finds no decrease. Adam/SGD halve their step when ``f`` rises or the gradient norm stalls for
+    :data:`STALL_STEPS` steps, and return the best point seen.
     """
     geoopt = import_geoopt()
     from geoopt.optim.rlinesearch import LineSearchWarning
