@@ -34,7 +34,9 @@ def augmented_mnist(
 
     Every base digit (the selected rows of :func:`load_mnist`) is used once, in random order, before any is
     used again. Each copy is shifted by a random ``(dy, dx)`` in ``-max_shift .. max_shift`` (the uncovered
-    border is black), gets ``N(0, noise**2)`` noise on every pixel, and is clipped to [0, 1].
+    border is black), gets ``N(0, noise**2)`` noise on every pixel, and is clipped to [0, 1]. Filled in
+    blocks: the working memory beyond the output is a few tens of MB, and the result for a seed does not
+    depend on the machine.
 
     Parameters
     ----------
@@ -65,18 +67,8 @@ def augmented_mnist(
 
     Raises
     ------
-    InvalidParameterError
-        (a ``ValueError`` and ``TypeError``) for a parameter of the wrong type or out of range.
-    ValueError
-        Unknown ``digits`` (see :func:`load_mnist`).
     MNISTNotFoundError
         If ``path`` does not hold the MNIST files.
-
-    Notes
-    -----
-    Filled in blocks, so the working memory beyond the output is a few tens of MB; the result for a seed
-    does not depend on the machine. With ``max_shift=0`` and ``noise=0`` the rows are rows of
-    :func:`load_mnist`.
 
     Examples
     --------

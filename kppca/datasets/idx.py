@@ -1,8 +1,7 @@
 """Reader and writer for the IDX format of the original MNIST files, plain or gzip-compressed.
 
-A file is two zero bytes, a type code, ``ndim``, ``ndim`` big-endian int32 sizes, then the big-endian
-values in C order. Gzip is recognised from its magic bytes, not the name: downloaded copies are often
-renamed or decompressed without fixing the suffix.
+Gzip is recognised from its magic bytes, not the name: downloaded copies are often renamed or
+decompressed without fixing the suffix.
 """
 
 from __future__ import annotations
@@ -132,13 +131,6 @@ def write_idx(path: PathLike, array: np.ndarray, *, compress: bool | None = None
         ``int32``, ``float32``, ``float64``); nothing is cast, so convert ``int64`` labels first.
     compress : bool or None, default None
         Gzip-compress the file; ``None`` compresses exactly when the name ends in ``.gz``.
-
-    Raises
-    ------
-    TypeError
-        If the dtype cannot be stored in IDX.
-    ValueError
-        If the array has too many dimensions or a dimension is too large.
     """
     arr = np.asarray(array)
     code = _CODE_FOR_KIND.get((arr.dtype.kind, arr.dtype.itemsize))

@@ -183,6 +183,8 @@ def load_mnist(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Load MNIST handwritten digits as floats in [0, 1].
 
+    Parsed files are cached (keyed on path, modification time and size); every call returns fresh arrays.
+
     Parameters
     ----------
     digits : None, int or iterable of int, default None
@@ -211,11 +213,7 @@ def load_mnist(
     MNISTNotFoundError
         (a ``FileNotFoundError``) if the folder or its IDX files are missing.
     ValueError
-        Corrupt files, unknown or absent ``digits``, a bad ``n_samples`` or ``subset``.
-
-    Notes
-    -----
-    Parsed files are cached (keyed on path, modification time and size); every call returns fresh arrays.
+        If a file is corrupt.
 
     Examples
     --------

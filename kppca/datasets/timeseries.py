@@ -49,15 +49,12 @@ def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np
 
     Parameters
     ----------
-    n_train : int, default 1000
-        Length of the training part (the first values).
-    n_test : int, default 100
-        Length of the test part (the next values).
+    n_train, n_test : int, default 1000, 100
+        Lengths of the training part (the first values) and of the test part (the next ones).
 
     Returns
     -------
-    train : ndarray of shape (n_train,), float64
-    test : ndarray of shape (n_test,), float64
+    train, test : ndarray of shape (n_train,) and (n_test,), float64
 
     Raises
     ------

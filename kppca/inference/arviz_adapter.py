@@ -59,13 +59,13 @@ def from_groups(
     Parameters
     ----------
     groups : mapping
-        E.g. ``{"posterior": {"h": array (chain, draw, obs, component)}}``; sampled groups start with (chain, draw).
+        E.g. ``{"posterior": {"h": array (chain, draw, obs, component)}}``.
     dims : mapping of variable name -> list of dimension names (sample dims excluded)
     coords : mapping of dimension name -> coordinate values
     attrs : mapping, optional
-        Attributes of the posterior group (e.g. ``sigma2``, ``n_components``).
+        Attributes of the posterior group.
     arviz_module : module, optional
-        Use this module instead of ``import arviz`` (for tests of the 1.x branch).
+        Instead of ``import arviz`` (for tests).
 
     Returns
     -------
@@ -118,9 +118,8 @@ def to_inference_data(
     num_chains : int, default 4
     random_state : int, Generator or None
     obs_names : sequence of length M, optional
-        Coordinate values of the ``obs`` dimension; default ``0 .. M-1``.
+        Coordinates of the ``obs`` dimension; default ``0 .. M-1``.
     arviz_module : module, optional
-        For tests; default the installed ``arviz``.
 
     Returns
     -------
@@ -166,15 +165,13 @@ def from_pyro_mcmc(
     Parameters
     ----------
     mcmc : pyro.infer.MCMC
-        After ``run``; samples are read with ``get_samples(group_by_chain=True)``.
+        After ``run``.
     var_names : sequence of str, optional
         Sites to keep; default all sampled sites.
-    dims : mapping, optional
-        Extra or overriding dims per site; the sites of the models of this package have defaults.
-    coords : mapping, optional
-        Extra coordinate values; ``obs`` and ``component`` are filled from the shape of ``h``.
+    dims, coords : mapping, optional
+        Extra or overriding dims per site and coordinate values; this package's sites have defaults.
     obs_names : sequence, optional
-        Coordinate values of ``obs``.
+        Coordinates of ``obs``.
     model : callable, optional
         The sampled model with its arguments bound (e.g. from :func:`~kppca.inference.latent_model`);
         needed for ``deterministic``.

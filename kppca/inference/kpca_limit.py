@@ -1,8 +1,4 @@
-"""The ``sigma2 -> 0`` limit of dual PPCA with a fixed ``q``: kernel PCA (paper §4.3–4.4, see docs/theory).
-
-The reconstruction and the latent code converge with error ``O(sigma2)``; :func:`kpca_limit_sweep` measures
-both against an independent scikit-learn ``KernelPCA`` fit.
-"""
+"""The ``sigma2 -> 0`` limit of dual PPCA with a fixed ``q``: kernel PCA (paper §4.3–4.4, see docs/theory)."""
 
 from __future__ import annotations
 
@@ -11,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from .._param_validation import Integral, Interval, check_sequence
 from .._validation import as_numpy
@@ -35,8 +32,6 @@ def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
     -------
     DualPPCA, fitted
     """
-    from sklearn.base import clone
-
     if not 0.0 < ratio < 1.0:
         raise ValueError(f"ratio must lie in (0, 1), got {ratio!r}.")
     s2 = ratio * float(model.eigenvalues_[-1]) / model.n_samples_
@@ -83,7 +78,6 @@ def kpca_limit_sweep(
     Parameters
     ----------
     X : array-like of shape (N, D)
-        Training data.
     kernel : Kernel, callable or str, default "rbf"
         As for :class:`~kppca.DualPPCA` (e.g. ``kppca.kernels.RBF(2.0)``).
     n_components : int or sequence of int, default 2
@@ -110,11 +104,6 @@ def kpca_limit_sweep(
 
         Both errors are ``O(sigma2)`` down to a rounding floor of about ``N eps lam_1 / (lam_q - lam_{q+1})``
         (two independent eigendecompositions).
-
-    Raises
-    ------
-    ValueError
-        If a ``sigma2`` is not in ``(0, lam_q / N)`` or ``q`` is not below the rank of ``K_c``.
     """
     from sklearn.decomposition import KernelPCA
 

@@ -1,9 +1,7 @@
 """Pyro model functions for the latent codes (and, optionally, ``sigma2`` and ``W``) of a PPCA model.
 
 The models observe the ``r`` coordinates of a point in ``H_E`` along the fitted eigenbasis, never the
-ambient vector: ``k_c | h`` is degenerate (rank ``r`` in ``R^N``), and its coordinates keep NUTS away from
-flat directions. ``pyro.deterministic`` sites embed them back for predictive checks. Every model has a
-``pyro.plate("data", M)``, so SVI, MCMC and Predictive all apply.
+ambient vector, which is degenerate (rank ``r``): the coordinates keep NUTS away from flat directions.
 """
 
 from __future__ import annotations
@@ -56,8 +54,7 @@ def primal_latent_model(
 ) -> torch.Tensor:
     """Primal PPCA with fixed parameters, latent ``h`` only: ``y_i | h_i ~ N(V_r^T W h_i, sigma2 I_r)``.
 
-    Sites: ``"h"`` (M, q); ``"y"`` (M, r), observed when given; ``"phi"`` (M, d), deterministic
-    ``V_r y + m``, when ``basis`` is given.
+    Sites: ``"h"`` (M, q), ``"y"`` (M, r), and ``"phi"`` (M, d) ``= V_r y + m`` when ``basis`` is given.
 
     Parameters
     ----------
@@ -76,7 +73,7 @@ def primal_latent_model(
     Returns
     -------
     Tensor of shape (M, q)
-        The latent codes ``h`` of this trace.
+        The latent codes.
     """
     M = _num_points(y, num_points)
     r, q = loading.shape
@@ -101,9 +98,8 @@ def dual_latent_model(
 ) -> torch.Tensor:
     """Dual PPCA with fixed parameters, latent ``h`` only: ``k_c | h ~ N(K_c A h, sigma2 K_c)``.
 
-    ``k_c`` is modelled through its coordinates ``u = E_r^T k_c``, independent given ``h`` with variances
-    ``sigma2 lam_p``. Sites: ``"h"`` (M, q); ``"u"`` (M, r), observed when given; ``"k_c"`` (M, N),
-    deterministic ``E_r u``, when ``basis`` is given.
+    Observes ``u = E_r^T k_c``, independent given ``h`` with variances ``sigma2 lam_p``. Sites: ``"h"`` (M, q),
+    ``"u"`` (M, r), and ``"k_c"`` (M, N) ``= E_r u`` when ``basis`` is given.
 
     Parameters
     ----------
@@ -172,24 +168,22 @@ def bayesian_ppca_model(
     ``W`` only through ``W W^T``, so ``W`` is sampled in its lower-triangular (Bartlett) form: the same law
     of ``W W^T``, without the flat ring of rotations ``W -> W R`` that NUTS cannot mix over.
 
-    Sites: ``"sigma2"`` (); ``"W_chi2"`` (q,), ``"W_lower"`` (q (q-1) / 2,) and deterministic ``"W"`` (q, q)
-    when the loading is not fixed; ``"h"`` (M, q) unless ``collapse_latent``; ``"y"`` (M, r).
+    Sites: ``"sigma2"``; ``"W_chi2"``, ``"W_lower"`` and ``"W"`` (q, q) unless the loading is fixed; ``"h"``
+    (M, q) unless ``collapse_latent``; ``"y"`` (M, r).
 
     Parameters
     ----------
     y : Tensor of shape (M, r) or None
         The data's :func:`subspace_coordinates`; None to sample (then pass ``rank`` and ``num_points``).
     n_components : int
-        ``q``.
     sigma2_prior : Distribution
         A positive scalar prior, e.g. ``InverseGamma(a, b)`` or ``LogNormal(mu, s)``.
     loading : Tensor of shape (r, q), optional
-        Fixed loading (e.g. the ML ``V_r^T W``); then only ``sigma2`` (and ``h``) are random.
+        Fixed loading (e.g. the ML ``V_r^T W``).
     loading_prior_scale : float, optional
-        Prior standard deviation ``s`` of the entries of ``W``; required when ``loading`` is None.
+        Prior sd of the entries of ``W``; required when ``loading`` is None.
     collapse_latent : bool, default False
-        Integrate ``h`` out (``y_i ~ N(0, L L^T + sigma2 I)``): much cheaper for NUTS when only ``sigma2``
-        and ``W`` matter.
+        Integrate ``h`` out: much cheaper for NUTS when only ``sigma2`` and ``W`` matter.
     rank : int, optional
         ``r`` when ``y`` is None and ``loading`` is None.
     num_points : int, optional
@@ -284,7 +278,6 @@ def latent_model(
     Returns
     -------
     callable
-        ``functools.partial`` of the model function with every argument bound.
     """
     model = _check_model(model)
     values, basis, loading = _loading_coordinates(model)

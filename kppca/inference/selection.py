@@ -58,10 +58,10 @@ def select_by_heldout_likelihood(
     Parameters
     ----------
     estimator : PrimalPPCA or DualPPCA (any estimator with ``fit`` / ``score``)
-        Template; it is cloned (``sklearn.base.clone``), never fitted itself.
+        Cloned, never fitted itself.
     X_train : array-like of shape (N, D)
     X_val : array-like of shape (M, D)
-        Held-out points; never used for fitting.
+        Held-out points, never fitted.
     param_grid : dict or list of dicts
         As for ``sklearn.model_selection.ParameterGrid``, e.g. ``{"n_components": range(1, 8)}``.
     error_score : float or "raise", default nan

@@ -13,10 +13,7 @@ from scipy.stats import norm
 from .._param_validation import Interval, Real, check_scalar
 from .arviz_adapter import _obs_coords
 
-__all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi", "SUMMARY_COLUMNS"]
-
-#: Columns of the summary tables (version-independent names; ``hdi_prob`` is in ``DataFrame.attrs``).
-SUMMARY_COLUMNS = ("mean", "sd", "hdi_lower", "hdi_upper")
+__all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi"]
 
 
 def _check_prob(hdi_prob: float) -> float:

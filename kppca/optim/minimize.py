@@ -33,8 +33,7 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
     Parameters
     ----------
     fun : callable
-        Differentiable with torch autograd, returning a scalar tensor. On the manifold
-        ``fun(H)`` (``fun(H, *params)`` with ``params``); without one ``fun(*x)``.
+        Returns a scalar tensor, differentiable by autograd: ``fun(H, *params)`` on the manifold, else ``fun(*x)``.
     x0 : Tensor of shape (n, s), or sequence of Tensor
         Starting point, never modified. On the Stiefel manifold it must have orthonormal columns
         (``"pgd"`` projects it instead).
@@ -70,8 +69,6 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
 
     Raises
     ------
-    ValueError, TypeError
-        For an unknown method or manifold, bad options, a start off the manifold or a non-finite objective.
     ImportError
         For a geoopt method when geoopt is not installed (``pip install kppca[rkm]``).
     """

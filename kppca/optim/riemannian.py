@@ -10,32 +10,18 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from .._linalg import objective_rounding
 from .result import OptimizeResult, ProgressBar
 
-__all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize", "import_geoopt"]
+__all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize"]
 
 #: Methods of :func:`geoopt_minimize`.
 GEOOPT_METHODS = ("adam", "sgd", "line_search", "cg")
 #: Steps without a smaller Riemannian gradient norm after which Adam/SGD halve their step.
 STALL_STEPS = 20
-
-
-def import_geoopt() -> Any:
-    """Import geoopt, or raise an ImportError that says how to install it."""
-    try:
-        import geoopt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "the Riemannian methods ('adam', 'sgd', 'line_search', 'cg' on the Stiefel manifold) need the "
-            "optional dependency geoopt; install it with `pip install kppca[rkm]` (or `pip install geoopt`), "
-            "or use method='pgd' (projected gradient) or an eigen solver."
-        ) from exc
-    return geoopt
 
 
 def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
@@ -46,7 +32,14 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
     finds no decrease. Adam/SGD halve their step when ``f`` rises or the gradient norm stalls for
     :data:`STALL_STEPS` steps, and return the best point seen.
     """
-    geoopt = import_geoopt()
+    try:
+        import geoopt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the Riemannian methods ('adam', 'sgd', 'line_search', 'cg' on the Stiefel manifold) need the "
+            "optional dependency geoopt; install it with `pip install kppca[rkm]` (or `pip install geoopt`), "
+            "or use method='pgd' (projected gradient) or an eigen solver."
+        ) from exc
     from geoopt.optim.rlinesearch import LineSearchWarning
 
     manifold = geoopt.EuclideanStiefel()
@@ -65,11 +58,9 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
         return float(value.detach()), float(torch.linalg.norm(rgrad)), egrad
 
     line_search = method in ("line_search", "cg")
-    step_size = lr
     opt = None
     if method == "adam":
-        step_size = 1e-2 if lr is None else lr
-        opt = geoopt.optim.RiemannianAdam([H], lr=step_size)
+        opt = geoopt.optim.RiemannianAdam([H], lr=1e-2 if lr is None else lr)
     elif line_search:
         cg = "steepest" if method == "line_search" else "fr"
         opt = geoopt.optim.RiemannianLineSearch([H], line_search_method="armijo", cg_method=cg)
@@ -101,7 +92,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
             if n_iter == max_iter:
                 break
             if method == "sgd" and opt is None:  # default step: the size of the starting point
-                step_size = step_size if step_size is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
+                step_size = lr if lr is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
                 opt = geoopt.optim.RiemannianSGD([H], lr=step_size)
             rounding = objective_rounding(f, H.dtype)
             rose = len(history) > 1 and f > history[-2] + rounding

@@ -19,11 +19,6 @@ def project_stiefel(M: torch.Tensor) -> torch.Tensor:
     Returns
     -------
     Tensor of shape (n, s)
-
-    Raises
-    ------
-    ValueError
-        When ``M`` has more columns than rows.
     """
     if M.shape[-2] < M.shape[-1]:
         raise ValueError(
@@ -68,10 +63,6 @@ def check_orthonormal(H0: Any, name: str = "H0") -> torch.Tensor:
     """Validate a starting point: a finite floating (n, s) tensor, ``s <= n``, with ``H0^T H0 = I``.
 
     The tolerance ``10 n eps`` bounds the rounding of a Householder QR, so any QR basis passes.
-
-    Raises
-    ------
-    TypeError, ValueError
     """
     if not isinstance(H0, torch.Tensor) or not H0.is_floating_point():
         raise TypeError(f"{name} must be a floating torch.Tensor of shape (n, s), got {type(H0).__name__}.")
