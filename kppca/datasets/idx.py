@@ -68,8 +68,6 @@ def read_idx(path: PathLike) -> np.ndarray:
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     ValueError
         If the content is not a valid IDX file (bad magic number or type code, truncated, trailing
         bytes); the message starts with ``"corrupt IDX file <path>"``.

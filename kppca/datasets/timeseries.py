@@ -20,9 +20,8 @@ def sum_of_sines(
 ) -> np.ndarray:
     """A sum of two sines ``a_1 sin(f_1 t) + a_2 sin(f_2 t)`` on ``t = 0, step, ..., stop``.
 
-    The multi-view KPCA paper's first data set. Its frequencies "omega in {100, 2000}" in
-    ``sin(2 pi omega l)`` alias to a constant on an integer grid, so the defaults are angular frequencies
-    1 and 20, the shape of the paper's Fig. 2 (501 points by default).
+    The multi-view KPCA paper's first data set; its "omega in {100, 2000}" in ``sin(2 pi omega l)`` alias to a
+    constant on an integer grid, so the defaults are angular frequencies 1 and 20, the shape of its Fig. 2.
 
     Parameters
     ----------

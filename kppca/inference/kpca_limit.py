@@ -92,18 +92,12 @@ def kpca_limit_sweep(
     Returns
     -------
     pandas.DataFrame
-        One row per (q, sigma2), sorted by ``q`` then decreasing ``sigma2``, columns:
-
-        * ``n_components``, ``sigma2``; ``ml``: True on the maximum-likelihood row;
-        * ``noise_fraction``: ``sigma2 / (trace(K_c) / N)``, the paper's "sigma2 %";
-        * ``reconstruction_error``: relative Frobenius distance of ``K_c A h_MAP`` to the KPCA projection;
-        * ``latent_error``: relative distance of ``h_MAP`` to ``sqrt(N / lam) z`` (``z`` the KPCA scores,
-          signs aligned);
-        * ``posterior_sd``: the largest posterior sd of ``h``, ``sqrt(N sigma2 / lam_q)``;
-        * ``explained_variance``: ``sum_{p <= q} lam_p / trace(K_c)``.
-
-        Both errors are ``O(sigma2)`` down to a rounding floor of about ``N eps lam_1 / (lam_q - lam_{q+1})``
-        (two independent eigendecompositions).
+        One row per (q, sigma2), by ``q`` then decreasing ``sigma2``: ``n_components``, ``sigma2``, ``ml``
+        (the maximum-likelihood row), ``noise_fraction`` (``sigma2 / (trace(K_c) / N)``, the paper's
+        "sigma2 %"), the relative Frobenius distances ``reconstruction_error`` (to the KPCA projection) and
+        ``latent_error`` (to ``sqrt(N / lam) z``, ``z`` the KPCA scores), ``posterior_sd`` (the largest) and
+        ``explained_variance``. Both errors are ``O(sigma2)`` down to a rounding floor of about
+        ``N eps lam_1 / (lam_q - lam_{q+1})`` (two independent eigendecompositions).
     """
     from sklearn.decomposition import KernelPCA
 
