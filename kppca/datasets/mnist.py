@@ -44,7 +44,7 @@ def _find_file(folder: str, names: list[str]) -> str | None:
 
 
 def _locate_split(folder: str, split: str) -> tuple[str, str]:
-    """Image and label paths of ``split``; ``train-images-idx3-ubyte`` or ``train-images.idx3-ubyte``, [``.gz``]."""
+    """Image and label paths of ``split`` (either spelling, ``-idx3`` or ``.idx3``, optionally ``.gz``)."""
     image_names, label_names = (
         [f"{_PREFIX[split]}-{part}{sep}{idx_kind}-ubyte{gz}" for sep in ("-", ".") for gz in ("", ".gz")]
         for part, idx_kind in (("images", "idx3"), ("labels", "idx1"))
