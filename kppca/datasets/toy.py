@@ -31,7 +31,6 @@ def make_moons(
     Parameters
     ----------
     n_samples : int, default 50
-        Total number of points, split evenly between the two moons.
     noise : float, default 0.1
         Standard deviation of the Gaussian noise added to each coordinate.
     random_state : None, int or numpy.random.Generator, default None
