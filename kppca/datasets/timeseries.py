@@ -1,9 +1,4 @@
-"""Time series for auto-regressive forecasting (no network access).
-
-* :func:`sum_of_sines` -- ``sin(t) + 0.2 sin(20 t)`` on ``t = 0, 0.01, ..., 5``.
-* :func:`load_santafe` -- the Santa Fe far-infrared laser series, read from the copy
-  bundled with the ``reservoirpy`` package (``pip install kppca[rkm]``).
-"""
+"""Time series for auto-regressive forecasting (no network access)."""
 
 from __future__ import annotations
 
@@ -25,13 +20,8 @@ def sum_of_sines(
 ) -> np.ndarray:
     """A sum of two sines ``a_1 sin(f_1 t) + a_2 sin(f_2 t)`` on ``t = 0, step, ..., stop``.
 
-    The multi-view KPCA paper's first data set (amplitudes 1 and 0.2). The paper's
-    frequencies "omega in {100, 2000}" in ``sin(2 pi omega l)`` alias to a constant on an
-    integer grid, so the defaults are angular frequencies 1 and 20 per time unit (a
-    slow wave with a fast ripple, the shape of the paper's Fig. 2); with
-    ``stop=5, step=0.01`` it has 501 points (400 for training, 100 for testing).
-    A sum of two sines satisfies an exact order-4 linear recurrence, so a linear
-    auto-regressive model with enough lags forecasts it exactly.
+    The multi-view KPCA paper's first data set; its "omega in {100, 2000}" in ``sin(2 pi omega l)`` alias to a
+    constant on an integer grid, so the defaults are angular frequencies 1 and 20, the shape of its Fig. 2.
 
     Parameters
     ----------
@@ -54,20 +44,16 @@ def sum_of_sines(
 def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """The Santa Fe laser series (Weigend & Gershenfeld), split into train and test parts.
 
-    Read from ``santafe_laser.npy`` bundled with the ``reservoirpy`` package (10,093
-    integer intensities); nothing is downloaded.
+    Read from the copy bundled with ``reservoirpy`` (10,093 values; ``pip install kppca[rkm]``).
 
     Parameters
     ----------
-    n_train : int, default 1000
-        Length of the training part (the first ``n_train`` values).
-    n_test : int, default 100
-        Length of the test part (the next ``n_test`` values).
+    n_train, n_test : int, default 1000, 100
+        Lengths of the training part (the first values) and of the test part (the next ones).
 
     Returns
     -------
-    train : ndarray of shape (n_train,), float64
-    test : ndarray of shape (n_test,), float64
+    train, test : ndarray of shape (n_train,) and (n_test,), float64
 
     Raises
     ------
@@ -80,7 +66,7 @@ def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np
             "load_santafe reads the Santa Fe laser series bundled with reservoirpy; install it with "
             "`pip install kppca[rkm]` (or `pip install reservoirpy`)."
         )
-    # The file only (importing reservoirpy itself is slow and not needed).
+    # The file only: importing reservoirpy is slow.
     path = Path(spec.origin).parent / "datasets" / "santafe_laser.npy"
     series = np.load(path, allow_pickle=False).astype(np.float64).ravel()  # data only, never code
     check_scalar(n_train, "n_train", [Interval(Integral, 1, None, closed="left")])

@@ -1,8 +1,6 @@
 """scikit-learn's toy generators and 8x8 digits with fixed output types (float64, int64 labels).
 
-They accept a numpy ``Generator`` as ``random_state``, and :func:`load_digits` selects like
-:func:`kppca.datasets.load_mnist`. scikit-learn is imported inside the functions: importing
-``sklearn.datasets`` costs about half a second, which users who only need MNIST should not pay.
+``sklearn.datasets`` is imported inside the functions: its import costs about half a second.
 """
 
 from __future__ import annotations
@@ -33,12 +31,9 @@ def make_moons(
     Parameters
     ----------
     n_samples : int, default 50
-        Total number of points (split evenly between the two moons; the first
-        moon gets the extra point when odd).
     noise : float, default 0.1
         Standard deviation of the Gaussian noise added to each coordinate.
     random_state : None, int or numpy.random.Generator, default None
-        Seed for the noise and the shuffling.
 
     Returns
     -------
@@ -61,7 +56,6 @@ def make_circles(
     Parameters
     ----------
     n_samples : int, default 50
-        Total number of points, split between the outer and inner circle.
     noise : float, default 0.05
         Standard deviation of the Gaussian noise added to each coordinate.
     factor : float, default 0.5
@@ -92,7 +86,6 @@ def make_swiss_roll(
     Parameters
     ----------
     n_samples : int, default 500
-        Number of points.
     noise : float, default 0.0
         Standard deviation of the Gaussian noise added to each coordinate.
     random_state : None, int or numpy.random.Generator, default None
@@ -103,8 +96,7 @@ def make_swiss_roll(
     -------
     X : numpy.ndarray of shape (n_samples, 3), dtype float64
     t : numpy.ndarray of shape (n_samples,), dtype float64
-        Position of each point along the roll (a continuous "label", handy
-        for colouring plots).
+        Position of each point along the roll (for colouring plots).
     """
     from sklearn.datasets import make_swiss_roll as _sk_make_swiss_roll
 
@@ -121,8 +113,7 @@ def _read_digits() -> tuple[np.ndarray, np.ndarray]:
     from sklearn.datasets import load_digits as _sk_load_digits
 
     bunch = _sk_load_digits()
-    # The values are integers 0..16, so uint8 storage loses nothing.
-    images = bunch.images.astype(np.uint8)
+    images = bunch.images.astype(np.uint8)  # integers 0..16: uint8 loses nothing
     labels = bunch.target.astype(np.int64)
     return read_only(images, labels)
 
@@ -134,10 +125,7 @@ def load_digits(
     *,
     return_images: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """scikit-learn's 8x8 handwritten digits, scaled to [0, 1].
-
-    A 1,797-image data set bundled with scikit-learn (about 180 per class);
-    a quick, low-dimensional stand-in for MNIST.
+    """scikit-learn's 1,797 8x8 handwritten digits scaled to [0, 1], a small stand-in for MNIST.
 
     Parameters
     ----------
@@ -152,7 +140,6 @@ def load_digits(
         Pixel intensities as float64 in [0, 1] (raw values 0..16 divided by 16).
     y : numpy.ndarray of shape (n,), dtype int64
         Digit labels, rows in the original order.
-
     """
     images, labels = _read_digits()  # raw values 0..16: 4-bit counts of a downsampled 32x32 bitmap
     return select_images(images, labels, 16.0, digits=digits, n_samples=n_samples, random_state=random_state,

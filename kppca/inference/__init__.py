@@ -1,14 +1,4 @@
-"""Uncertainty and inference for the PPCA models.
-
-* :mod:`~kppca.inference.pyro_models` -- Pyro models of the latent codes with the
-  ML parameters fixed (:func:`latent_model`), and a Bayesian variant with priors
-  on ``sigma2`` and ``W`` (:func:`bayesian_model`), for NUTS / SVI / Predictive.
-* :mod:`~kppca.inference.arviz_adapter` -- closed-form or MCMC latent posteriors as
-  ArviZ data (:func:`to_inference_data`, :func:`from_pyro_mcmc`), ArviZ 0.x and 1.x.
-* :mod:`~kppca.inference.summaries` -- mean / sd / HDI tables of the latent codes.
-* :mod:`~kppca.inference.kpca_limit` -- the ``sigma2 -> 0`` limit against kernel PCA.
-* :mod:`~kppca.inference.selection` -- held-out log-likelihood model selection.
-"""
+"""Uncertainty and inference for the PPCA models: Pyro models, ArviZ data, summaries, model selection."""
 
 from .arviz_adapter import arviz_major_version, from_groups, from_pyro_mcmc, to_inference_data
 from .kpca_limit import default_sigma2_grid, kpca_limit_model, kpca_limit_sweep

@@ -1,11 +1,7 @@
 """Latent posteriors as ArviZ data: closed-form draws and Pyro MCMC results, for ArviZ 0.x and 1.x.
 
-ArviZ 0.x builds an ``arviz.InferenceData`` with
-``from_dict(posterior={...}, dims=..., coords=...)``; ArviZ 1.x (``arviz-base``,
-an ``xarray.DataTree``) takes the groups as one nested mapping,
-``from_dict({"posterior": {...}}, dims=..., coords=...)``, and has no
-``from_pyro``. Everything here goes through :func:`from_groups`, the one place
-that knows the difference.
+ArviZ 0.x's ``from_dict`` takes the groups as keywords, 1.x's (an ``xarray.DataTree``, no ``from_pyro``)
+as one nested mapping; :func:`from_groups` is the one place that knows the difference.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from .._validation import torch_generator
 
 __all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "LATENT_DIMS"]
 
-#: Dimension names of the latent codes ``h``: (chain, draw, obs, component).
+#: Dimension names of the latent codes ``h`` after (chain, draw).
 LATENT_DIMS = ("obs", "component")
 
 #: Default dims of the sites of :mod:`kppca.inference.pyro_models` (sample dims excluded).
@@ -63,14 +59,13 @@ def from_groups(
     Parameters
     ----------
     groups : mapping
-        E.g. ``{"posterior": {"h": array (chain, draw, obs, component)}}``; every
-        array of a sampled group starts with (chain, draw).
+        E.g. ``{"posterior": {"h": array (chain, draw, obs, component)}}``.
     dims : mapping of variable name -> list of dimension names (sample dims excluded)
     coords : mapping of dimension name -> coordinate values
     attrs : mapping, optional
-        Attributes of the posterior group (e.g. ``sigma2``, ``n_components``).
+        Attributes of the posterior group.
     arviz_module : module, optional
-        Use this module instead of ``import arviz`` (for tests of the 1.x branch).
+        Instead of ``import arviz`` (for tests).
 
     Returns
     -------
@@ -112,9 +107,7 @@ def to_inference_data(
 ) -> Any:
     """Draws of the closed-form latent posterior ``p(h | x)`` as ArviZ data.
 
-    The draws are exact and independent (``h = mean + std * eps``), arranged in
-    ``num_chains`` chains so ArviZ diagnostics and plots (``plot_forest``,
-    ``summary``, ``hdi``) apply as to MCMC output.
+    The draws are exact and independent, arranged in chains so that ArviZ's diagnostics and plots apply.
 
     Parameters
     ----------
@@ -125,15 +118,13 @@ def to_inference_data(
     num_chains : int, default 4
     random_state : int, Generator or None
     obs_names : sequence of length M, optional
-        Coordinate values of the ``obs`` dimension; default ``0 .. M-1``.
+        Coordinates of the ``obs`` dimension; default ``0 .. M-1``.
     arviz_module : module, optional
-        For tests; default the installed ``arviz``.
 
     Returns
     -------
     arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ >= 1)
-        Posterior variable ``h`` with dims (chain, draw, obs, component); the
-        posterior attributes hold ``n_components``, ``sigma2`` and the model name.
+        Posterior variable ``h`` (chain, draw, obs, component); attributes ``n_components``, ``sigma2``, ``model``.
     """
     num_draws = int(check_scalar(num_draws, "num_draws", [Interval(Integral, 1, None, closed="left")]))
     num_chains = int(check_scalar(num_chains, "num_chains", [Interval(Integral, 1, None, closed="left")]))
@@ -174,31 +165,25 @@ def from_pyro_mcmc(
     Parameters
     ----------
     mcmc : pyro.infer.MCMC
-        After ``run``; samples are read with ``get_samples(group_by_chain=True)``.
+        After ``run``.
     var_names : sequence of str, optional
         Sites to keep; default all sampled sites.
-    dims : mapping, optional
-        Extra / overriding dims per site; the sites of :mod:`kppca.inference.pyro_models`
-        (``h``, ``W``, ``sigma2``, ``y``, ``u``) have defaults, so ``h`` gets
-        (chain, draw, obs, component).
-    coords : mapping, optional
-        Extra coordinate values; ``obs`` and ``component`` are filled from the shape of ``h``.
+    dims, coords : mapping, optional
+        Extra or overriding dims per site and coordinate values; this package's sites have defaults.
     obs_names : sequence, optional
-        Coordinate values of ``obs``.
+        Coordinates of ``obs``.
     model : callable, optional
-        The model that was sampled (with its arguments bound, e.g. from
-        :func:`~kppca.inference.latent_model`); needed for ``deterministic``.
+        The sampled model with its arguments bound (e.g. from :func:`~kppca.inference.latent_model`);
+        needed for ``deterministic``.
     deterministic : sequence of str, default ()
-        ``pyro.deterministic`` sites to add to the posterior (MCMC does not store
-        them), recomputed per draw with ``pyro.infer.Predictive``; e.g. ``("W",)``
+        ``pyro.deterministic`` sites (MCMC does not store them) to recompute per draw, e.g. ``("W",)``
         for :func:`~kppca.inference.bayesian_model` with ``learn_loading=True``.
     arviz_module : module, optional
 
     Returns
     -------
     arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ >= 1)
-        ``posterior`` group, plus ``sample_stats`` with ``diverging`` when the
-        run recorded it.
+        ``posterior``, plus ``sample_stats`` with ``diverging`` when the run recorded it.
     """
     samples = mcmc.get_samples(group_by_chain=True)
     names = list(samples) if var_names is None else list(var_names)

@@ -1,17 +1,4 @@
-"""The ``sigma2 -> 0`` limit of dual PPCA with a fixed ``q``: kernel PCA (paper §4.3–4.4).
-
-With ``q`` fixed and ``sigma2`` given, the dual model gives
-
-* the MAP reconstruction ``E_q diag(1 - N sigma2 / lam) E_q^T k_c``, which tends
-  to the KPCA projection ``E_q E_q^T k_c`` with error ``O(sigma2)``;
-* the latent code ``h_p = sqrt(N / lam_p) sqrt(1 - N sigma2 / lam_p) z_p``, with
-  ``z = e_p^T k_c / sqrt(lam_p)`` the scikit-learn ``KernelPCA`` score, which
-  tends to ``sqrt(N / lam_p) z_p`` with error ``O(sigma2)``;
-* the posterior covariance ``N sigma2 diag(1/lam)``, which vanishes.
-
-:func:`kpca_limit_sweep` measures all three against an independent KPCA fit
-(scikit-learn, precomputed kernel) over a range of ``sigma2`` (and ``q``).
-"""
+"""The ``sigma2 -> 0`` limit of dual PPCA with a fixed ``q``: kernel PCA (paper §4.3–4.4, see docs/theory)."""
 
 from __future__ import annotations
 
@@ -20,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from .._param_validation import Integral, Interval, check_sequence
 from .._validation import as_numpy
@@ -31,21 +19,19 @@ __all__ = ["kpca_limit_model", "kpca_limit_sweep", "default_sigma2_grid", "KPCA_
 def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
     """A copy of a fitted dual model refitted on ``X`` with the same ``q`` and a tiny fixed ``sigma2``.
 
-    ``sigma2 = ratio * lam_q / N``: the kernel PCA limit (spec, "sigma2 -> 0"), where the
-    reconstruction is the KPCA projection ``E_q E_q^T k_c`` and samples stay in ``range(E_q)``.
+    ``sigma2 = ratio * lam_q / N``: the kernel PCA limit, where samples stay in ``range(E_q)``.
 
     Parameters
     ----------
     model : DualPPCA, fitted
-    X : array-like of shape (N, D), the data to refit on
+    X : array-like of shape (N, D)
+        The data to refit on.
     ratio : float in (0, 1), default 1e-6
 
     Returns
     -------
     DualPPCA, fitted
     """
-    from sklearn.base import clone
-
     if not 0.0 < ratio < 1.0:
         raise ValueError(f"ratio must lie in (0, 1), got {ratio!r}.")
     s2 = ratio * float(model.eigenvalues_[-1]) / model.n_samples_
@@ -86,21 +72,18 @@ def kpca_limit_sweep(
 ) -> pd.DataFrame:
     """Distance between dual PPCA and kernel PCA as ``sigma2 -> 0``, for one or several ``q``.
 
-    For each ``q`` and ``sigma2``, :class:`~kppca.DualPPCA` is fitted with
-    ``sigma2`` fixed and compared with scikit-learn's
-    ``KernelPCA(kernel="precomputed")`` on the same Gram matrix.
+    For each ``q`` and ``sigma2``, :class:`~kppca.DualPPCA` with ``sigma2`` fixed is compared with
+    scikit-learn's ``KernelPCA(kernel="precomputed")`` on the same Gram matrix.
 
     Parameters
     ----------
     X : array-like of shape (N, D)
-        Training data.
     kernel : Kernel, callable or str, default "rbf"
         As for :class:`~kppca.DualPPCA` (e.g. ``kppca.kernels.RBF(2.0)``).
     n_components : int or sequence of int, default 2
         ``q`` (one table block per value).
     sigma2_values : iterable of float, optional
-        Noise variances, each in ``(0, lam_q / N)``. Default
-        :func:`default_sigma2_grid` (``(lam_q / N) 10^{-1..-10}``), per ``q``.
+        Noise variances, each in ``(0, lam_q / N)``; default :func:`default_sigma2_grid` per ``q``.
     X_eval : array-like of shape (M, D), optional
         Points at which to compare (default the training points).
     include_ml : bool, default True
@@ -109,28 +92,12 @@ def kpca_limit_sweep(
     Returns
     -------
     pandas.DataFrame
-        One row per (q, sigma2), sorted by ``q`` then decreasing ``sigma2``, columns:
-
-        * ``n_components``, ``sigma2``;
-        * ``ml``: True on the maximum-likelihood row;
-        * ``noise_fraction``: ``sigma2 / (trace(K_c) / N)``, the paper's "sigma2 %";
-        * ``reconstruction_error``: ``||K_c A h_MAP - E_q E_q^T k_c||_F / ||E_q E_q^T k_c||_F``
-          over the evaluation points (rows ``k_c``), KPCA side from scikit-learn;
-        * ``latent_error``: ``||h_MAP - sqrt(N / lam) z||_F / ||sqrt(N / lam) z||_F`` with
-          ``z`` the scikit-learn scores, signs aligned per component;
-        * ``posterior_sd``: the largest posterior sd of ``h``, ``sqrt(N sigma2 / lam_q)``;
-        * ``explained_variance``: ``sum_{p <= q} lam_p / trace(K_c)`` (independent of ``sigma2``).
-
-        Both errors are ``O(sigma2)``: ``error / sigma2`` stays bounded. They compare two independent
-        eigendecompositions, so they bottom out at a rounding floor of at most about
-        ``N eps lam_1 / (lam_q - lam_{q+1})`` (``eps`` the float64 machine epsilon; ~1e-14 on the
-        paper's two moons, where ~1e-15 is seen): at tiny ``sigma2`` the last digits of the errors
-        depend on the BLAS summation order.
-
-    Raises
-    ------
-    ValueError
-        If a ``sigma2`` is not in ``(0, lam_q / N)`` or ``q`` is not below the rank of ``K_c``.
+        One row per (q, sigma2), by ``q`` then decreasing ``sigma2``: ``n_components``, ``sigma2``, ``ml``
+        (the maximum-likelihood row), ``noise_fraction`` (``sigma2 / (trace(K_c) / N)``, the paper's
+        "sigma2 %"), the relative Frobenius distances ``reconstruction_error`` (to the KPCA projection) and
+        ``latent_error`` (to ``sqrt(N / lam) z``, ``z`` the KPCA scores), ``posterior_sd`` (the largest) and
+        ``explained_variance``. Both errors are ``O(sigma2)`` down to a rounding floor of about
+        ``N eps lam_1 / (lam_q - lam_{q+1})`` (two independent eigendecompositions).
     """
     from sklearn.decomposition import KernelPCA
 

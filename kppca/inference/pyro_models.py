@@ -1,20 +1,7 @@
 """Pyro model functions for the latent codes (and, optionally, ``sigma2`` and ``W``) of a PPCA model.
 
-Every model here is written in the ``r`` coordinates of ``H_E`` along the
-orthonormal eigenbasis of the fitted model, never in the ambient space:
-
-* primal: ``y = V_r^T (phi(x) - m)`` with ``V_r`` (d, r) the principal directions;
-  ``y | h ~ N(V_r^T W h, sigma2 I_r)``;
-* dual: ``u = E_r^T k_c(x)`` with ``E_r`` (N, r) the eigenvectors of ``K_c``;
-  ``u | h ~ N(E_r^T K_c A h, sigma2 diag(lam_r))``.
-
-``k_c | h`` is a Gaussian supported on ``range(K_c)`` (N-dimensional vectors, rank
-``r``); sampling or observing it in its ``r`` coordinates keeps NUTS away from flat
-directions, and ``pyro.deterministic`` embeds the coordinates back into ``R^N``
-(``k_c = E_r u``) or ``R^d`` (``phi = V_r y + m``) for predictive checks.
-
-All functions use ``pyro.plate("data", M)`` over the data points, so they work with
-``pyro.infer.SVI``, ``pyro.infer.MCMC`` (NUTS/HMC) and ``pyro.infer.Predictive``.
+The models observe the ``r`` coordinates of a point in ``H_E`` along the fitted eigenbasis, never the
+ambient vector, which is degenerate (rank ``r``): the coordinates keep NUTS away from flat directions.
 """
 
 from __future__ import annotations
@@ -40,7 +27,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------- helpers
 def _num_points(obs: torch.Tensor | None, num_points: int | None) -> int:
     if obs is not None:
         if num_points is not None and num_points != obs.shape[0]:
@@ -52,12 +38,11 @@ def _num_points(obs: torch.Tensor | None, num_points: int | None) -> int:
 
 
 def _standard_normal_latent(q: int, like: torch.Tensor) -> torch.Tensor:
-    """``h_i ~ N(0, I_q)``; must be called inside the data plate."""
+    """``h_i ~ N(0, I_q)``, inside the data plate."""
     zeros = like.new_zeros(q)
     return pyro.sample("h", dist.Normal(zeros, torch.ones_like(zeros)).to_event(1))
 
 
-# ---------------------------------------------------------------------------- latent-only models
 def primal_latent_model(
     y: torch.Tensor | None,
     loading: torch.Tensor,
@@ -67,18 +52,16 @@ def primal_latent_model(
     mean: torch.Tensor | None = None,
     num_points: int | None = None,
 ) -> torch.Tensor:
-    """Primal PPCA with fixed parameters, latent ``h`` only: ``phi_i = W h_i + m + zeta_i``.
+    """Primal PPCA with fixed parameters, latent ``h`` only: ``y_i | h_i ~ N(V_r^T W h_i, sigma2 I_r)``.
 
-    Sites: ``"h"`` (M, q) latent; ``"y"`` (M, r) the coordinates of
-    ``phi_i - m`` in ``H_E`` (observed when ``y`` is given); ``"phi"`` (M, d)
-    deterministic ``V_r y + m`` when ``basis`` is given.
+    Sites: ``"h"`` (M, q), ``"y"`` (M, r), and ``"phi"`` (M, d) ``= V_r y + m`` when ``basis`` is given.
 
     Parameters
     ----------
     y : Tensor of shape (M, r) or None
         Observed coordinates ``V_r^T (phi(x_i) - m)``; None to sample them.
     loading : Tensor of shape (r, q)
-        ``V_r^T W`` (for the ML fit ``[diag(sqrt(lam_q/N - sigma2)); 0]`` up to signs).
+        ``V_r^T W``.
     sigma2 : float or 0-d Tensor
     basis : Tensor of shape (d, r), optional
         ``V_r``, to embed ``y`` into feature space.
@@ -90,7 +73,7 @@ def primal_latent_model(
     Returns
     -------
     Tensor of shape (M, q)
-        The latent codes ``h`` of this trace.
+        The latent codes.
     """
     M = _num_points(y, num_points)
     r, q = loading.shape
@@ -115,19 +98,15 @@ def dual_latent_model(
 ) -> torch.Tensor:
     """Dual PPCA with fixed parameters, latent ``h`` only: ``k_c | h ~ N(K_c A h, sigma2 K_c)``.
 
-    ``k_c`` is degenerate (supported on ``range(K_c)``), so it is modelled through
-    its ``r`` coordinates ``u = E_r^T k_c``, which are independent given ``h``
-    with variances ``sigma2 lam_p``.
-
-    Sites: ``"h"`` (M, q) latent; ``"u"`` (M, r) (observed when ``u`` is given);
-    ``"k_c"`` (M, N) deterministic ``E_r u`` when ``basis`` is given.
+    Observes ``u = E_r^T k_c``, independent given ``h`` with variances ``sigma2 lam_p``. Sites: ``"h"`` (M, q),
+    ``"u"`` (M, r), and ``"k_c"`` (M, N) ``= E_r u`` when ``basis`` is given.
 
     Parameters
     ----------
     u : Tensor of shape (M, r) or None
         Observed ``E_r^T k_c(x_i)``; None to sample.
     loading : Tensor of shape (r, q)
-        ``E_r^T K_c A`` (for the ML fit ``[diag(lam_q sqrt(1/N - sigma2/lam_q)); 0]`` up to signs).
+        ``E_r^T K_c A``.
     sigma2 : float or 0-d Tensor
     eigenvalues : Tensor of shape (r,)
         All non-zero eigenvalues ``lam`` of ``K_c``.
@@ -153,13 +132,10 @@ def dual_latent_model(
     return h
 
 
-# ---------------------------------------------------------------------------- Bayesian variant
 def _bartlett_loading(q: int, scale: float, like: torch.Tensor) -> torch.Tensor:
     """Sample a lower-triangular ``W`` (q, q) whose ``W W^T`` has the law of ``G G^T``, ``G_ij ~ N(0, scale^2)``.
 
-    Bartlett decomposition of the Wishart(q, scale^2 I) matrix ``G G^T``: its
-    Cholesky factor has ``W_ii = scale sqrt(c_i)``, ``c_i ~ chi2(q - i)``
-    (``i = 0 .. q-1``) and ``W_ij ~ N(0, scale^2)`` below the diagonal.
+    The Bartlett decomposition of the Wishart matrix ``G G^T``: ``W_ii = scale sqrt(chi2(q - i))``.
     """
     df = torch.arange(q, 0, -1, dtype=like.dtype, device=like.device)
     c = pyro.sample("W_chi2", dist.Chi2(df).to_event(1))
@@ -187,35 +163,27 @@ def bayesian_ppca_model(
 ) -> None:
     """PPCA in the ``r`` orthonormal coordinates of ``H_E`` with priors on ``sigma2`` and optionally ``W``.
 
-    ``y_i | h_i ~ N(L h_i, sigma2 I_r)``, ``h_i ~ N(0, I_q)``, ``sigma2 ~ sigma2_prior``,
-    where the loading ``L`` (r, q) is either fixed or ``[W; 0]`` with
-    ``W`` (q, q) Gaussian (``N(0, s^2)`` entries) in the top-``q`` principal
-    coordinates. That restriction keeps the problem small (``q (q+1) / 2``
-    parameters instead of ``r q``). Because the likelihood sees ``W`` only
-    through ``W W^T``, ``W`` is sampled in its lower-triangular (Bartlett) form,
-    which has exactly the law of ``W W^T`` under the Gaussian prior but not
-    the flat ring of rotations ``W -> W R`` that NUTS cannot mix over.
+    ``y_i | h_i ~ N(L h_i, sigma2 I_r)``, ``h_i ~ N(0, I_q)``, ``sigma2 ~ sigma2_prior``, with the loading
+    ``L`` (r, q) fixed or ``[W; 0]``, ``W`` (q, q) Gaussian in the top-``q`` coordinates. The likelihood sees
+    ``W`` only through ``W W^T``, so ``W`` is sampled in its lower-triangular (Bartlett) form: the same law
+    of ``W W^T``, without the flat ring of rotations ``W -> W R`` that NUTS cannot mix over.
 
-    Sites: ``"sigma2"`` (); ``"W_chi2"`` (q,), ``"W_lower"`` (q (q-1) / 2,) and
-    deterministic ``"W"`` (q, q) when the loading is not fixed; ``"h"`` (M, q)
-    unless ``collapse_latent``; ``"y"`` (M, r).
+    Sites: ``"sigma2"``; ``"W_chi2"``, ``"W_lower"`` and ``"W"`` (q, q) unless the loading is fixed; ``"h"``
+    (M, q) unless ``collapse_latent``; ``"y"`` (M, r).
 
     Parameters
     ----------
     y : Tensor of shape (M, r) or None
-        Coordinates of the centered data along the principal directions (see
-        :func:`subspace_coordinates`); None to sample (then pass ``rank`` and ``num_points``).
+        The data's :func:`subspace_coordinates`; None to sample (then pass ``rank`` and ``num_points``).
     n_components : int
-        ``q``.
     sigma2_prior : Distribution
         A positive scalar prior, e.g. ``InverseGamma(a, b)`` or ``LogNormal(mu, s)``.
     loading : Tensor of shape (r, q), optional
-        Fixed loading (e.g. the ML ``V_r^T W``); then only ``sigma2`` (and ``h``) are random.
+        Fixed loading (e.g. the ML ``V_r^T W``).
     loading_prior_scale : float, optional
-        Prior standard deviation ``s`` of the entries of ``W``; required when ``loading`` is None.
+        Prior sd of the entries of ``W``; required when ``loading`` is None.
     collapse_latent : bool, default False
-        Integrate ``h`` out analytically: ``y_i ~ N(0, L L^T + sigma2 I)``. Much
-        cheaper for NUTS when only ``sigma2`` / ``W`` matter.
+        Integrate ``h`` out: much cheaper for NUTS when only ``sigma2`` and ``W`` matter.
     rank : int, optional
         ``r`` when ``y`` is None and ``loading`` is None.
     num_points : int, optional
@@ -250,7 +218,6 @@ def bayesian_ppca_model(
         pyro.sample("y", dist.MultivariateNormal(loading.new_zeros(r), covariance_matrix=cov), obs=y)
 
 
-# ---------------------------------------------------------------------------- builders from fitted models
 def _check_model(model: Any) -> BasePPCA:
     if not isinstance(model, (PrimalPPCA, DualPPCA)):
         raise TypeError(f"model must be a fitted PrimalPPCA or DualPPCA, got {type(model).__name__}.")
@@ -261,8 +228,7 @@ def _check_model(model: Any) -> BasePPCA:
 def subspace_coordinates(model: PrimalPPCA | DualPPCA, X: Any) -> torch.Tensor:
     """Coordinates of ``phi(x) - m`` along all ``r`` orthonormal principal directions of ``H_E``.
 
-    The same numbers for the primal and the dual model (up to the sign of each
-    direction): ``V_r^T (phi - m)`` = ``diag(lam)^{-1/2} E_r^T k_c``.
+    Primal and dual models give the same numbers, up to the sign of each direction.
 
     Parameters
     ----------
@@ -280,9 +246,7 @@ def subspace_coordinates(model: PrimalPPCA | DualPPCA, X: Any) -> torch.Tensor:
 def _loading_coordinates(model: BasePPCA) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(all eigenvalues (r,), basis (·, r), loading in that basis (r, q)) of a fitted model.
 
-    The loading is computed as ``basis^T W`` (primal) or ``basis^T K_c A``
-    (dual) rather than assumed diagonal, so it stays right whatever sign
-    convention the cached full eigenbasis and the top-``q`` vectors use.
+    The loading is computed, not assumed diagonal, so that it holds whatever signs the two eigenbases use.
     """
     values, basis = model._full_eigen()
     if isinstance(model, PrimalPPCA):
@@ -299,26 +263,21 @@ def latent_model(
 ) -> Callable[[], torch.Tensor]:
     """A zero-argument Pyro model for the latent codes of ``X`` under a fitted model (ML parameters fixed).
 
-    The returned callable can be handed directly to ``pyro.infer.NUTS``,
-    ``SVI`` / autoguides and ``Predictive``. Its posterior over ``"h"`` is the
-    closed form :meth:`~kppca.DualPPCA.latent_posterior`.
+    For NUTS, SVI and Predictive; its posterior over ``"h"`` is the closed form
+    :meth:`~kppca.DualPPCA.latent_posterior`.
 
     Parameters
     ----------
     model : fitted PrimalPPCA or DualPPCA
-        Primal: :func:`primal_latent_model` observing ``y = V_r^T (phi - m)``
-        (the component of ``phi - m`` outside ``H_E`` is not modelled, as in
-        ``score_samples``). Dual: :func:`dual_latent_model` observing ``u = E_r^T k_c``.
+        Gives :func:`primal_latent_model` or :func:`dual_latent_model`.
     X : array-like of shape (M, D), optional
-        Points whose latent codes are inferred; None gives a generative model
-        of ``num_points`` points (prior / predictive sampling).
+        Points whose latent codes are inferred; None gives a generative model of ``num_points`` points.
     num_points : int, optional
         Plate size when ``X`` is None.
 
     Returns
     -------
     callable
-        ``functools.partial`` of the model function with every argument bound.
     """
     model = _check_model(model)
     values, basis, loading = _loading_coordinates(model)
@@ -345,23 +304,18 @@ def bayesian_model(
 ) -> Callable[[], None]:
     """A zero-argument :func:`bayesian_ppca_model` on the ``H_E`` coordinates of a fitted model.
 
-    The fitted model supplies the basis of ``H_E`` (and ``q``, and the ML
-    loading when it is kept fixed); ``sigma2`` (and ``W``) get priors.
+    The fitted model supplies the basis of ``H_E``, ``q`` and (when kept fixed) the ML loading.
 
     Parameters
     ----------
     model : fitted PrimalPPCA or DualPPCA
     X : array-like of shape (M, D), optional
-        The data (usually the training set); default ``model.X_fit_`` (required for models fitted
-        with ``partial_fit`` or on a Dask array, which keep no training inputs).
+        The data; default ``model.X_fit_`` (required for models fitted with ``partial_fit`` or on Dask).
     sigma2_prior : Distribution, optional
-        Default ``LogNormal(log(v), 2)`` with ``v = trace(K_c) / (N r)`` the
-        average variance per direction of ``H_E``: broad (two orders of
-        magnitude either way) and centered on the total variance, not on the
-        ML estimate, so that the data must move it there.
+        Default ``LogNormal(log(v), 2)``, ``v = trace(K_c) / (N r)``: broad and centered on the average
+        variance per direction, not on the ML estimate, so that the data must move it there.
     learn_loading : bool, default False
-        False: the loading is the ML ``W`` (in coordinates). True: ``W`` (q, q)
-        gets a Gaussian prior in the top-``q`` coordinates.
+        False: the loading is the ML ``W``. True: ``W`` (q, q) gets a Gaussian prior.
     loading_prior_scale : float, optional
         Prior sd of ``W``'s entries; default ``sqrt(lam_1 / N)``, the largest principal standard deviation.
     collapse_latent : bool, default False

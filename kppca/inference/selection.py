@@ -1,24 +1,9 @@
 """Model selection by held-out log-likelihood (``score`` on a validation set).
 
-``PPCA.score`` is the average log-density of the points on ``H_E`` under the
-fitted marginal Gaussian. When ``H_E`` is the whole feature space (explicit
-features with ``N > d``, e.g. the linear kernel) it is a proper predictive
-criterion across ``q``: too few components model real variance as noise, too many
-fit noise directions whose held-out variance is smaller than fitted.
-
-With a kernel whose feature space is larger than ``H_E`` (RBF, Laplacian, ...) it
-is not: new points lie partly outside ``H_E`` (that part is not scored), and
-inside it their coordinates along the weak directions are smaller than the
-training ones, so a smaller ``sigma2`` (a larger ``q``) keeps winning. Use it
-there only as a heuristic, next to Minka's evidence.
-
-Across kernels or bandwidths the numbers are densities on *different* spaces
-(another ``H_E``, another dimension ``r``, another metric), so comparing them is a
-heuristic, not a likelihood-ratio comparison; the result table keeps ``rank`` so
-that this stays visible. To compare kernels or bandwidths use the held-out
-input-space error of :func:`kppca.metrics.reconstruction_error` (a scikit-learn
-scorer: :data:`kppca.metrics.reconstruction_scorer`). Minka's evidence (``n_components="mle"``) is the
-training-set-only alternative for choosing ``q``.
+``score`` is a density on ``H_E``. It is a proper criterion across ``q`` only when ``H_E`` is the whole
+feature space (explicit features with ``N > d``); with RBF-like kernels a larger ``q`` keeps winning, so
+it is a heuristic there, as it is across kernels or bandwidths (densities on different spaces, hence the
+``rank`` column). To compare kernels use :func:`kppca.metrics.reconstruction_error` on held-out data.
 """
 
 from __future__ import annotations
@@ -50,9 +35,8 @@ class HeldoutSelection:
     best_estimator : estimator
         A clone fitted on ``X_train`` with ``best_params``.
     results : pandas.DataFrame
-        One row per grid point: a column per parameter, then ``heldout_score``,
-        ``train_score``, ``n_components_``, ``sigma2_``, ``rank_``, ``error``
-        (the message when the fit failed, else empty) and ``rank_test_score`` (1 = best).
+        One row per grid point: a column per parameter, then ``heldout_score``, ``train_score``,
+        ``n_components_``, ``sigma2_``, ``rank_``, ``error`` (why a fit failed) and ``rank_test_score`` (1 = best).
     """
 
     best_params: dict[str, Any]
@@ -74,17 +58,14 @@ def select_by_heldout_likelihood(
     Parameters
     ----------
     estimator : PrimalPPCA or DualPPCA (any estimator with ``fit`` / ``score``)
-        Template; it is cloned (``sklearn.base.clone``), never fitted itself.
+        Cloned, never fitted itself.
     X_train : array-like of shape (N, D)
     X_val : array-like of shape (M, D)
-        Held-out points; never used for fitting.
+        Held-out points, never fitted.
     param_grid : dict or list of dicts
-        As for ``sklearn.model_selection.ParameterGrid``, e.g.
-        ``{"n_components": range(1, 8)}`` or
-        ``{"n_components": [2, 5], "kernel": [RBF(1.0), RBF(2.0)]}``.
+        As for ``sklearn.model_selection.ParameterGrid``, e.g. ``{"n_components": range(1, 8)}``.
     error_score : float or "raise", default nan
-        Held-out score recorded when a fit fails (e.g. ``q >= rank``); "raise" re-raises.
-        A warning names the failed points.
+        Held-out score of a failed fit (a warning names it); "raise" re-raises.
 
     Returns
     -------

@@ -1,11 +1,4 @@
-"""Per-point summaries of the latent codes: mean, sd and highest-density intervals.
-
-For the closed-form posterior ``h | x ~ N(mean, N sigma2 diag(1/lam))`` each
-component is a univariate normal, whose HDI is the central interval
-``mean +- z sd`` with ``z = Phi^{-1}((1 + hdi_prob) / 2)``. The same table can be
-computed from draws (closed-form samples, NUTS, SVI) with :func:`draws_summary`,
-where the HDI is the shortest interval holding ``hdi_prob`` of the draws.
-"""
+"""Per-point summaries of the latent codes: mean, sd and highest-density intervals (closed form or draws)."""
 
 from __future__ import annotations
 
@@ -20,10 +13,7 @@ from scipy.stats import norm
 from .._param_validation import Interval, Real, check_scalar
 from .arviz_adapter import _obs_coords
 
-__all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi", "SUMMARY_COLUMNS"]
-
-#: Columns of the summary tables (version-independent names; ``hdi_prob`` is in ``DataFrame.attrs``).
-SUMMARY_COLUMNS = ("mean", "sd", "hdi_lower", "hdi_upper")
+__all__ = ["latent_summary", "draws_summary", "normal_hdi", "sample_hdi"]
 
 
 def _check_prob(hdi_prob: float) -> float:
@@ -40,7 +30,7 @@ def normal_hdi(mean: Any, sd: Any, hdi_prob: float = 0.94) -> tuple[np.ndarray, 
 
     Returns
     -------
-    lower, upper : ndarray of the broadcast shape
+    lower, upper : ndarray
     """
     z = norm.ppf(0.5 + 0.5 * _check_prob(hdi_prob))
     mean, sd = np.asarray(mean, dtype=np.float64), np.asarray(sd, dtype=np.float64)
@@ -95,16 +85,14 @@ def latent_summary(
     model : fitted PrimalPPCA or DualPPCA
     X : array-like of shape (M, D)
     hdi_prob : float in (0, 1), default 0.94
-        ArviZ's default credible mass.
     obs_names : sequence of length M, optional
         Labels of the points; default ``0 .. M-1``.
 
     Returns
     -------
     pandas.DataFrame
-        ``M q`` rows indexed by (obs, component); columns ``mean``, ``sd``,
-        ``hdi_lower``, ``hdi_upper``. ``df.attrs["hdi_prob"]`` holds the mass.
-        ``df["mean"].unstack()`` gives the (M, q) table of posterior means.
+        ``M q`` rows indexed by (obs, component); columns ``mean``, ``sd``, ``hdi_lower``, ``hdi_upper``;
+        ``df.attrs["hdi_prob"]``. ``df["mean"].unstack()`` is the (M, q) table of posterior means.
     """
     hdi_prob = _check_prob(hdi_prob)
     post = model.latent_posterior(X)

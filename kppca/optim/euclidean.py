@@ -1,7 +1,4 @@
-"""Unconstrained methods (no manifold): L-BFGS with a monotone record (``"lbfgs"``) and Adam (``"adam"``).
-
-``x`` is a list of tensors and the objective is called as ``fun(*x)``.
-"""
+"""Unconstrained methods of :func:`kppca.optim.minimize`, on a list of tensors ``x`` with ``fun(*x)``."""
 
 from __future__ import annotations
 
@@ -21,11 +18,10 @@ def _leaves(x0: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 
 def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_iter: int, tol: float,
           progress: bool, desc: str, history_size: int = 20, max_eval: int = 25) -> OptimizeResult:
-    """``torch.optim.LBFGS`` (strong-Wolfe line search) one iteration at a time, every recorded value a decrease.
+    """``torch.optim.LBFGS`` (strong Wolfe) one iteration at a time, ``history`` non-increasing.
 
-    An iterate that does not lower ``fun`` (or is not finite) is rejected and ends the run,
-    so ``history`` is non-increasing; the run has converged when an iteration lowers
-    ``fun`` by at most ``tol * max(1, |f|)``.
+    A step that does not lower ``fun`` ends the run; converged when an iteration lowers ``fun`` by at most
+    ``tol * max(1, |f|)``.
     """
     params = _leaves(x0)
     opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=max_eval, history_size=history_size,
@@ -74,10 +70,8 @@ def adam(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_it
          progress: bool, desc: str, state: dict | None = None) -> OptimizeResult:
     """``max_iter`` steps of ``torch.optim.Adam`` (default ``lr`` 1e-2); ``state`` resumes an earlier run.
 
-    Adam is not a descent method and has no stopping rule of its own here: ``converged``
-    is False and ``history`` records ``fun`` before every step and at the end. The
-    optimiser's ``state_dict`` is returned in ``state`` so that a caller alternating Adam
-    with other steps (the MLP head of the deep RKM classifier) keeps its moments.
+    No stopping rule (``converged`` is False); the returned ``state`` keeps the moments for a caller that
+    alternates Adam with other steps (the MLP head of the deep RKM classifier).
     """
     params = _leaves(x0)
     opt = torch.optim.Adam(params, lr=1e-2 if lr is None else lr)

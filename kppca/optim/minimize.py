@@ -33,37 +33,30 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
     Parameters
     ----------
     fun : callable
-        Differentiable with torch autograd, returning a scalar tensor. On the manifold
-        ``fun(H)`` (``fun(H, *params)`` with ``params``); without one ``fun(*x)``.
+        Returns a scalar tensor, differentiable by autograd: ``fun(H, *params)`` on the manifold, else ``fun(*x)``.
     x0 : Tensor of shape (n, s), or sequence of Tensor
-        Starting point. On the Stiefel manifold an (n, s) tensor with orthonormal columns
-        (checked; ``"pgd"`` projects it instead); without a manifold a tensor or a sequence
-        of tensors. It is never modified.
+        Starting point, never modified. On the Stiefel manifold it must have orthonormal columns
+        (``"pgd"`` projects it instead).
     method : str, default "adam"
-        On ``manifold="stiefel"``: ``"adam"``, ``"sgd"`` (geoopt's ``RiemannianAdam``/``SGD``
-        with a step-halving safeguard), ``"line_search"`` (Riemannian steepest descent with an
-        Armijo search), ``"cg"`` (the same along Fletcher-Reeves directions), ``"pgd"``
-        (projected gradient with Armijo backtracking, no geoopt needed). With
-        ``manifold=None``: ``"lbfgs"`` (strong-Wolfe L-BFGS with a non-increasing record)
-        or ``"adam"`` (``max_iter`` steps of ``torch.optim.Adam``).
+        On ``manifold="stiefel"``: geoopt's ``"adam"``, ``"sgd"``, ``"line_search"`` (Armijo steepest
+        descent), ``"cg"`` (Fletcher-Reeves), or ``"pgd"`` (:func:`projected_gradient`, no geoopt needed).
+        With ``manifold=None``: ``"lbfgs"`` (strong Wolfe, non-increasing) or ``"adam"`` (``max_iter`` steps).
     manifold : {"stiefel", None}, default "stiefel"
     params : sequence of Tensor
         ``"pgd"`` only: unconstrained parameters stepped beside ``H``.
     max_iter : int >= 0, default 1000
     tol : float >= 0, default 1e-8
-        Stopping tolerance, relative to ``max(1, |f|)``: on the Riemannian gradient norm
-        (geoopt), the projected-gradient norm (``"pgd"``) or the decrease per iteration (``"lbfgs"``).
+        Stopping tolerance relative to ``max(1, |f|)``, on the (Riemannian or projected) gradient norm, or
+        on the decrease per iteration (``"lbfgs"``).
     lr : float > 0, optional
-        Step of ``"adam"``/``"sgd"`` (line-search methods choose their own).
+        Step of ``"adam"``/``"sgd"``.
     progress : bool, default False
-        Show a tqdm progress bar (useful for long runs).
+        Show a tqdm progress bar.
     desc : str, optional
         Label of the progress bar and of the warning.
     warn : bool, default True
-        Issue a :class:`~sklearn.exceptions.ConvergenceWarning` when the run stops before its
-        criterion is met (``max_iter`` reached, or a failed step). Callers that report
-        non-convergence themselves pass False. ``"adam"`` without a manifold never warns
-        (it has no stopping criterion).
+        Issue a :class:`~sklearn.exceptions.ConvergenceWarning` when the run stops before its criterion is
+        met (never for ``"adam"`` without a manifold, which has none).
     state : dict, optional
         ``"adam"`` without a manifold: the ``state`` of an earlier result, to resume.
     **options
@@ -76,9 +69,6 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
 
     Raises
     ------
-    ValueError, TypeError
-        For an unknown method or manifold, bad options, a starting point off the manifold, or a
-        non-finite objective at the start.
     ImportError
         For a geoopt method when geoopt is not installed (``pip install kppca[rkm]``).
     """

@@ -1,15 +1,4 @@
-"""Projected gradient on the Stiefel manifold with Armijo backtracking (method ``"pgd"``).
-
-One iteration takes a gradient step on ``H`` (and on optional unconstrained
-parameters, with the same step) and maps ``H`` back to the manifold with the
-polar factor :func:`~kppca.optim.project_stiefel`. The step ``alpha`` is found by
-backtracking until the sufficient-decrease (Armijo) condition for projected steps holds,
-
-``f(x_new) <= f(x) - c / alpha * ||x_new - x||^2``,
-
-so the objective never increases; ``alpha`` grows again (x2, at most ``1e3`` times the
-first trial step) after an accepted step so that it can recover from one short step.
-"""
+"""Projected gradient on the Stiefel manifold with Armijo backtracking (method ``"pgd"``)."""
 
 from __future__ import annotations
 
@@ -29,6 +18,10 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
                        progress: bool = False, desc: str = "projected gradient") -> OptimizeResult:
     """Minimise ``objective(H, *params)`` subject to ``H^T H = I`` by projected gradient with Armijo steps.
 
+    Each step moves ``H`` and ``params`` along their gradients and maps ``H`` back with
+    :func:`project_stiefel`; ``alpha`` backtracks until ``f(x_new) <= f(x) - c / alpha * ||x_new - x||^2``
+    (so ``f`` never increases), then doubles again (at most ``1e3 * step``) to recover from a short step.
+
     Parameters
     ----------
     objective : callable ``(H, *params) -> scalar Tensor``
@@ -42,19 +35,19 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
         Stop when ``||x_new - x|| / alpha`` (the projected-gradient norm) is below ``tol * max(1, |f|)``.
     step : float, default 1.0
         First trial step.
-    c, shrink : float
+    c, shrink : float, default 1e-4, 0.5
         Armijo constant and backtracking factor.
-    max_backtracks : int
+    max_backtracks : int, default 40
         An iteration that finds no acceptable step ends the run (``converged`` False).
-    progress : bool
+    progress : bool, default False
         Show a tqdm bar.
+    desc : str, default "projected gradient"
+        Label of the progress bar.
 
     Returns
     -------
     OptimizeResult
-        ``x`` the final ``H``, ``params`` the final unconstrained parameters, ``history``
-        non-increasing, ``step_sizes`` the accepted steps, ``grad_norm`` the last
-        projected-gradient norm.
+        With the final ``params`` and the accepted ``step_sizes``.
     """
     H = project_stiefel(H0.detach())
     ps = [p.detach().clone() for p in params]

@@ -25,17 +25,15 @@ class OptimizeResult:
     Attributes
     ----------
     x : Tensor or list of Tensor
-        The final point (detached): ``H`` (n, s) with ``H^T H = I`` on the Stiefel
-        manifold; the tensors of ``x0`` (same structure) without a manifold.
+        The final point (detached), structured as ``x0``.
     fun : float
         Objective at ``x``.
     n_iter : int
         Iterations (accepted steps) taken.
     converged : bool
-        True when the method's stopping criterion was met (not stopped by ``max_iter``
-        or by a failed step).
+        True when the method's stopping criterion was met.
     grad_norm : float
-        Norm of the (Riemannian, projected) gradient at ``x`` where the method computes it, else NaN.
+        Norm of the (Riemannian, projected) gradient at ``x``, NaN where the method has none.
     history : list of float
         Objective at the start and after every iteration.
     params : list of Tensor
@@ -48,7 +46,7 @@ class OptimizeResult:
         Why the run stopped.
     method : str
     state : dict or None
-        Optimiser state to resume with (``"adam"`` without a manifold: pass it back as ``state=``).
+        Optimiser state to pass back as ``state=`` (``"adam"`` without a manifold).
     """
 
     x: Any

@@ -1,13 +1,8 @@
 """Riemannian optimisers of geoopt on the Stiefel manifold (methods ``"adam"``, ``"sgd"``, ``"line_search"``, ``"cg"``).
 
-``H`` is a ``geoopt.ManifoldParameter`` on ``geoopt.EuclideanStiefel()``: the embedded
-metric with a QR retraction costs ``O(n s^2)`` per step, whereas ``geoopt.Stiefel()``
-(canonical metric) retracts by a Cayley transform with an ``n x n`` solve, ``O(n^3)``,
-as costly as the eigendecomposition the solver is meant to avoid. Each step uses the
-Riemannian gradient and a retraction, so every iterate stays orthonormal.
-
-This is the only module of :mod:`kppca` that imports geoopt, and it does so lazily
-inside :func:`geoopt_minimize`, so ``import kppca`` works without the ``rkm`` extra.
+``geoopt.EuclideanStiefel()`` retracts by QR, ``O(n s^2)`` per step; ``geoopt.Stiefel()`` would need an
+``n x n`` solve, as costly as the eigendecomposition the solver is meant to avoid. geoopt is imported
+lazily, so ``import kppca`` works without the ``rkm`` extra.
 """
 
 from __future__ import annotations
@@ -15,14 +10,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from .._linalg import objective_rounding
 from .result import OptimizeResult, ProgressBar
 
-__all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize", "import_geoopt"]
+__all__ = ["GEOOPT_METHODS", "STALL_STEPS", "geoopt_minimize"]
 
 #: Methods of :func:`geoopt_minimize`.
 GEOOPT_METHODS = ("adam", "sgd", "line_search", "cg")
@@ -30,8 +24,14 @@ GEOOPT_METHODS = ("adam", "sgd", "line_search", "cg")
 STALL_STEPS = 20
 
 
-def import_geoopt() -> Any:
-    """Import geoopt, or raise an ImportError that says how to install it."""
+def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
+                    max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
+    """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
+
+    Stops at ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)``, after ``max_iter`` steps, or when a line search
+    finds no decrease. Adam/SGD halve their step when ``f`` rises or the gradient norm stalls for
+    :data:`STALL_STEPS` steps, and return the best point seen.
+    """
     try:
         import geoopt
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -40,20 +40,6 @@ def import_geoopt() -> Any:
             "optional dependency geoopt; install it with `pip install kppca[rkm]` (or `pip install geoopt`), "
             "or use method='pgd' (projected gradient) or an eigen solver."
         ) from exc
-    return geoopt
-
-
-def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
-                    max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
-    """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
-
-    Stops when ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)`` (``converged``), after
-    ``max_iter`` steps, or when a line search finds no decrease (rounding level; geoopt's
-    ``LineSearchWarning`` is absorbed). Adam/SGD halve their step whenever the objective
-    rises or the gradient norm has not improved for :data:`STALL_STEPS` steps, and the
-    best point seen is returned. Deterministic given ``H0``.
-    """
-    geoopt = import_geoopt()
     from geoopt.optim.rlinesearch import LineSearchWarning
 
     manifold = geoopt.EuclideanStiefel()
@@ -72,11 +58,9 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
         return float(value.detach()), float(torch.linalg.norm(rgrad)), egrad
 
     line_search = method in ("line_search", "cg")
-    step_size = lr
     opt = None
     if method == "adam":
-        step_size = 1e-2 if lr is None else lr
-        opt = geoopt.optim.RiemannianAdam([H], lr=step_size)
+        opt = geoopt.optim.RiemannianAdam([H], lr=1e-2 if lr is None else lr)
     elif line_search:
         cg = "steepest" if method == "line_search" else "fr"
         opt = geoopt.optim.RiemannianLineSearch([H], line_search_method="armijo", cg_method=cg)
@@ -108,7 +92,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
             if n_iter == max_iter:
                 break
             if method == "sgd" and opt is None:  # default step: the size of the starting point
-                step_size = step_size if step_size is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
+                step_size = lr if lr is not None else 1.0 / max(float(torch.linalg.norm(egrad)), 1e-300)
                 opt = geoopt.optim.RiemannianSGD([H], lr=step_size)
             rounding = objective_rounding(f, H.dtype)
             rose = len(history) > 1 and f > history[-2] + rounding

@@ -10,9 +10,7 @@ __all__ = ["check_orthonormal", "project_stiefel", "random_stiefel"]
 
 
 def project_stiefel(M: torch.Tensor) -> torch.Tensor:
-    """Closest matrix with orthonormal columns to ``M`` (n, s), ``n >= s``: ``P Q^T`` from the thin SVD.
-
-    The polar factor of ``M``: the Euclidean projection onto the manifold in Frobenius norm.
+    """Closest matrix with orthonormal columns to ``M`` (n, s), ``n >= s``: its polar factor ``P Q^T`` (SVD).
 
     Parameters
     ----------
@@ -21,11 +19,6 @@ def project_stiefel(M: torch.Tensor) -> torch.Tensor:
     Returns
     -------
     Tensor of shape (n, s)
-
-    Raises
-    ------
-    ValueError
-        When ``M`` has more columns than rows (no (n, s) matrix has ``s > n`` orthonormal columns).
     """
     if M.shape[-2] < M.shape[-1]:
         raise ValueError(
@@ -40,8 +33,7 @@ def random_stiefel(n: int, s: int, *, generator: torch.Generator, dtype: torch.d
                    device: torch.device | str | None = None) -> torch.Tensor:
     """The package's one random start on the Stiefel manifold: QR of a Gaussian (n, s) matrix, ``diag(R) > 0``.
 
-    With the sign fix the result is Haar-distributed and a deterministic function of the
-    generator's state (the Gaussian is drawn on the generator's device, then moved).
+    Haar-distributed, and a deterministic function of the generator's state on any ``device``.
 
     Parameters
     ----------
@@ -50,7 +42,7 @@ def random_stiefel(n: int, s: int, *, generator: torch.Generator, dtype: torch.d
     generator : torch.Generator
     dtype : torch dtype
     device : torch device, optional
-        Where the result lives (default: the generator's device).
+        Default: the generator's device.
 
     Returns
     -------
@@ -70,12 +62,7 @@ def random_stiefel(n: int, s: int, *, generator: torch.Generator, dtype: torch.d
 def check_orthonormal(H0: Any, name: str = "H0") -> torch.Tensor:
     """Validate a starting point: a finite floating (n, s) tensor, ``s <= n``, with ``H0^T H0 = I``.
 
-    The tolerance ``10 n eps`` is the rounding error of a Householder QR of an
-    ``(n, s)`` matrix, so any basis from :func:`torch.linalg.qr` passes.
-
-    Raises
-    ------
-    TypeError, ValueError
+    The tolerance ``10 n eps`` bounds the rounding of a Householder QR, so any QR basis passes.
     """
     if not isinstance(H0, torch.Tensor) or not H0.is_floating_point():
         raise TypeError(f"{name} must be a floating torch.Tensor of shape (n, s), got {type(H0).__name__}.")
