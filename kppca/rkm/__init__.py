@@ -1,8 +1,7 @@
-"""Restricted Kernel Machines: multi-view kernel PCA in primal and dual form, and forecasting with it;
-LS-SVM, kernel PCA and the matrix SVD as RKMs, the deep RKM of the 2017 paper and the deep RKM classifier.
+"""Restricted Kernel Machines: multi-view kernel PCA and forecasting, LS-SVM, kernel PCA and the SVD as RKMs,
+and deep RKMs.
 
-The optimisers (Stiefel manifold, L-BFGS) live in :mod:`kppca.optim`; geoopt (``pip install kppca[rkm]``)
-is imported only when ``solver="stiefel"`` (or ``optimizer="geoopt"``) is used.
+geoopt (``pip install kppca[rkm]``) is imported only for ``solver="stiefel"`` (or ``optimizer="geoopt"``).
 """
 
 from .deep import DeepLSSVMClassifier, DeepRKM, DeepRKMClassifier, KPCALevel, LSSVMLevel

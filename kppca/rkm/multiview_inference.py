@@ -1,10 +1,6 @@
-"""Inference and generation of a fitted multi-view kernel PCA: hidden features, missing views, samples.
+"""What a fitted :class:`kppca.rkm.MultiViewKPCA` does with new data: hidden features, missing views, samples.
 
-The estimator (parameters, fit, solvers) is :class:`kppca.rkm.MultiViewKPCA`
-(:mod:`kppca.rkm.multiview`); this mixin holds what a fitted model does with new
-data. Everything uses only what ``fit`` stored on the views
-(:meth:`~kppca.rkm.views.FittedView.attach_hidden`, all ``n x s`` or smaller): no
-``n x n`` Gram matrix is rebuilt.
+Only what ``fit`` stored on the views (all ``n x s`` or smaller) is used: no ``n x n`` Gram matrix is rebuilt.
 """
 
 from __future__ import annotations
@@ -27,13 +23,10 @@ PREIMAGE_METHODS = ("smoother",)
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
-    """Raw kernel weights with no positive mass replaced by the one-hot of their largest entry.
+    """Raw kernel weights (m, n), rows with no positive mass replaced by the one-hot of their largest entry.
 
-    The smoother averages the training inputs with the clipped (non-negative) weights;
-    a generated or inferred point whose weights are all ``<= 0`` after rounding (a
-    polynomial kernel far from the data, an RBF whose weights underflow) has no
-    weighted mean, and falls back to the training point with the largest weight
-    (the nearest in the kernel's sense), as the PPCA pre-images do.
+    Such a point (e.g. an RBF whose weights underflow) has no smoother mean, and falls back to the nearest
+    training point in the kernel's sense, as the PPCA pre-images do.
     """
     clipped = weights.clamp_min(0)
     # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
@@ -107,11 +100,9 @@ class MultiViewInference:
     def predict_view(self, views: Any, target: int, *, preimage: str = "smoother", n_neighbors: int | None = None) -> Any:
         """Infer view ``target`` of new points from the other (given) views (eqs. 15-16 of the paper).
 
-        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)``; dual:
-        ``k_v = K_v H (Gamma - H^T K_v H)^{-1} H^T sum_{w != v} k_c,w(x_w)``. The result is mapped
-        back to the input space of view ``v``: exactly for a linear kernel / Identity map, with the
-        kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the training inputs of that
-        view otherwise.
+        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)`` (dual alike, see
+        docs/theory), mapped back to the input space exactly for a linear kernel / Identity map, else by
+        the kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the view's training inputs.
 
         Parameters
         ----------
@@ -120,8 +111,7 @@ class MultiViewInference:
         target : int
             Index of the view to infer.
         preimage : {"smoother"}, default "smoother"
-            Pre-image method for a view without the identity map (the kernel smoother above, fed
-            with the exact raw kernel weights of the inferred point); the only option.
+            Pre-image method for a view without the identity map (the only option).
         n_neighbors : int, optional
             Passed to the kernel smoother (sharper pre-images).
 
@@ -146,21 +136,15 @@ class MultiViewInference:
         return self._to_output(out, like)
 
     def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
-        """Input-space view ``v`` from ``rhs`` (m, s).
+        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``.
 
-        ``conditional``: ``rhs`` is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
-        otherwise ``rhs`` is ``h`` itself (generation). Either way the view's feature vector is
-        ``phi_v = U_v h + m_v`` (``m_v = 0`` when not centering), i.e. ``phi_v - m_v = Phi_c^T H h``:
-        a point of the span of the training features with dual coefficients ``alpha = H h``.
-        Uses only what ``fit`` stored on the view (:meth:`FittedView.attach_hidden`, all ``n x s``
-        or smaller): no Gram matrix is rebuilt and no training feature is mapped again.
+        ``conditional``: ``rhs`` (m, s) is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
+        otherwise ``rhs`` is ``h`` itself (generation).
         """
         view = self.views_[v]
         if conditional:
-            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD).
-            # Where it is singular the other views carry no information on those hidden features: rhs
-            # has no component there (it lies in the range of A), so the least-norm solution keeps
-            # them at their prior mean 0 and solves exactly on the identifiable ones.
+            # A = sum over the other views of U_w^T U_w (PSD). Where it is singular they carry no information
+            # (rhs has no component there): the least-norm solution keeps those features at their prior mean 0.
             A = self.Gamma_ - view.inner_
             A = 0.5 * (A + A.T)
             eigs, vecs = torch.linalg.eigh(A)

@@ -1,18 +1,8 @@
 """Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3).
 
-Kernel PCA as an RKM: ``J = -sum_i phi(x_i)^T W h_i + lambda/2 sum_i h_i^T h_i + eta/2 Tr(W^T W)``.
-Its stationary points are ``W = (1/eta) sum_i phi(x_i) h_i^T`` and the eigenvalue
-problem ``(1/eta) K H = H Lam`` (rows of ``H`` are the hidden features ``h_i``;
-``Lam = diag(lambda)``), with the primal score ``e = W^T phi(x)`` and the dual score
-``e = (1/eta) sum_j h_j k(x_j, x)``. We take unit-norm eigenvectors (``H^T H = I``)
-of the *centred* Gram matrix, which is what the package's kernel PCA does.
-
-The matrix SVD is the RKM with two feature maps whose stationary points are the
-symmetric eigenvalue problem ``[[0, A], [A^T, 0]] [alpha; beta] = lambda [alpha; beta]``:
-its positive eigenvalues are the singular values, and ``alpha``, ``beta`` the
-left and right singular vectors (each block scaled by ``sqrt 2``).
-
-Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
+The stationary points of the kernel PCA RKM are the eigenvalue problem ``(1/eta) K H = H Lam``, solved on
+the centred Gram matrix with ``H^T H = I``; those of the SVD RKM are ``[[0, A], [A^T, 0]] [alpha; beta] =
+lambda [alpha; beta]``. Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
 """
 
 from __future__ import annotations
@@ -44,13 +34,11 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     n_components : int >= 1, default 2
         Number of hidden features ``s`` (at most the rank of the centred Gram matrix).
     kernel : Kernel, str, callable or None, default "rbf"
-        The default ``"rbf"`` (``RBF()``) takes its bandwidth from the data at fit
-        (``bandwidth="scale"``, see :mod:`kppca.kernels.bandwidth`); the resolved kernel is ``kernel_``.
+        The default ``"rbf"`` takes its bandwidth from the data (see :mod:`kppca.kernels.bandwidth`).
     eta : float > 0, default 1.0
         Scale of the eigenvalues: ``lambda_k = (eigenvalue k of K_c) / eta``.
     center : bool, default True
-        Centre the Gram matrix in feature space (kernel vectors of new points are
-        centred with the training means).
+        Centre the Gram matrix in feature space (new points with the training means).
     dtype, device
         As elsewhere in the package.
 
@@ -62,7 +50,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         ``lambda_k``, descending.
     X_fit_ : Tensor of shape (N, D)
     kernel_ : Kernel
-        The kernel used (the data-derived RBF for the default ``"rbf"``).
+        The kernel used, its data-derived widths resolved.
     centerer_ : KernelCenterer
     """
 
@@ -143,16 +131,14 @@ class SVDResult(NamedTuple):
 def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any = None) -> SVDResult:
     """Top singular triplets of ``A`` (m, n) from the RKM system ``[[0, A], [A^T, 0]] v = lambda v``.
 
-    The symmetric (m + n) x (m + n) matrix has eigenvalues ``+-sigma_k`` (and zeros);
-    the eigenvector of ``+sigma_k`` is ``[u_k; v_k] / sqrt 2``. The column signs
-    follow the package convention on the stacked eigenvector.
+    The eigenvector of its eigenvalue ``sigma_k`` is ``[u_k; v_k] / sqrt 2``; the column signs follow the
+    package convention on it.
 
     Parameters
     ----------
     A : array-like or Tensor of shape (m, n)
     n_components : int or None
-        Number of triplets ``k`` (default ``min(m, n)``); only positive singular
-        values above rounding are returned when fewer exist.
+        Number of triplets ``k`` (default ``min(m, n)``); fewer when fewer singular values exceed rounding.
     dtype : optional, float64 by default
 
     Returns
