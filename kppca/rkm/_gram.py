@@ -67,13 +67,6 @@ def check_rank(values: torch.Tensor, tolerance: float, s: int, what: str, found_
         )
 
 
-def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
-    """The top ``s`` resolved eigenpairs of ``spec``; a clear error when fewer than ``s`` exist."""
-    check_rank(spec.values, spec.tolerance, s, what)
-    return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
-                    spec.complete, spec.tolerance)
-
-
 def top_spectrum(
     A: torch.Tensor | CenteredGram,
     s: int,
@@ -93,8 +86,11 @@ def top_spectrum(
     m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
     solver = "partial" if prefer_partial(m, s) else "dense"
     if isinstance(A, CenteredGram):
-        return _checked(A.spectrum(solver, s, random_state=random_state), s, f"centered {A.what}")
-    # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
-    spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
-                          size=size or m, random_state=random_state)
-    return _checked(spec, s, what)
+        spec, what = A.spectrum(solver, s, random_state=random_state), f"centered {A.what}"
+    else:
+        # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
+        spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
+                              size=size or m, random_state=random_state)
+    check_rank(spec.values, spec.tolerance, s, what)
+    return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
+                    spec.complete, spec.tolerance)

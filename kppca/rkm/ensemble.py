@@ -1,8 +1,6 @@
 """Ensemble of classifiers on small disjoint subsets, combined by ridge regression (deep-RKM paper §6.2.3).
 
-The paper fits one small deep RKM per subset of 50 MNIST digits (5 per class, the training set doubled by
-noisy copies) and combines the ``tanh`` of their outputs linearly, fitted by ridge regression on validation
-data. Here that validation data is a class-stratified fraction of the training data the submodels never see.
+The combiner is fitted on a class-stratified part of the training data that the submodels never see.
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 def stratified_subsets(codes: np.ndarray, subset_size: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Partition ``0..N-1`` into ``max(1, N // subset_size)`` disjoint, class-stratified subsets.
 
-    Every subset holds nearly the same number of points of every class; their sizes are
-    ``subset_size`` up to ``2 subset_size - 1`` (all points used).
+    Each holds ``subset_size`` to ``2 subset_size - 1`` points, nearly the same number of every class.
     """
     per_class = [rng.permutation(np.flatnonzero(codes == c)) for c in np.unique(codes)]
     n = max(len(p) for p in per_class)
@@ -37,10 +34,14 @@ def stratified_subsets(codes: np.ndarray, subset_size: int, rng: np.random.Gener
     return np.array_split(order, n_subsets)
 
 
-def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray, k: int) -> Any:
+def _fit_one(template: Any, seed: int, X: np.ndarray, y: np.ndarray, k: int) -> Any:
+    """A clone of ``template`` with its own seed (as scikit-learn's ensembles), fitted on subset ``k``."""
+    est = clone(template)
+    if "random_state" in est.get_params(deep=False):
+        est.set_params(random_state=int(seed))
     if len(np.unique(y)) < 2:
         raise ValueError(f"subset {k} holds a single class; increase subset_size (or pass more data per class).")
-    return estimator.fit(X, y)
+    return est.fit(X, y)
 
 
 #: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
@@ -79,19 +80,16 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     Parameters
     ----------
     estimator : classifier or None, default None
-        Template of the submodels (cloned per subset); it needs ``decision_function``.
-        None: :class:`~kppca.rkm.DeepLSSVMClassifier` with its defaults.
+        Template of the submodels, with ``decision_function`` (None: :class:`~kppca.rkm.DeepLSSVMClassifier`).
     subset_size : int >= 2, default 50
         Points per subset (the paper: 50, five per class).
     validation_fraction : float in (0, 1), default 0.2
         Class-stratified fraction of the training data held out to fit the combiner.
     ridge : float > 0 or "loo", default "loo"
-        Ridge of the combiner (the intercept is not penalised). ``"loo"``: the value of a log grid
-        (``1e-6`` to ``1e4`` times the top eigenvalue of the centred feature scatter) with the fewest
-        leave-one-out errors on the held-out part, unless the members' mean output (a soft vote) errs
-        no more often; then the combiner is that mean.
+        Ridge of the combiner. ``"loo"``: the one of a log grid with the fewest leave-one-out errors on the
+        held-out part, or the members' mean output (a soft vote) when it errs no more often.
     noise : float > 0 or None, default None
-        Standard deviation of the noisy copies appended to the submodels' training part (the paper: 0.5).
+        Standard deviation of noisy copies appended to the submodels' training part (the paper: 0.5).
     clip : (float, float) or None, default (0.0, 1.0)
         Range the noisy copies are clipped to.
     n_jobs : int or None, default None
@@ -105,13 +103,11 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     ----------
     estimators_ : list of fitted classifiers
     subsets_ : list of ndarray of int
-        Row indices of each submodel's training points in the training part with the noisy
-        copies appended (index ``>= N_train``: a noisy copy).
+        Each submodel's training rows in the training part, noisy copies appended (from ``N_train`` on).
     holdout_indices_ : ndarray of int
         Rows of ``X`` used to fit the combiner.
     coef_ : Tensor of shape (n_submodel_features, n_outputs)
-        Combiner weights: one feature per submodel (binary) or per submodel and class;
-        ``n_outputs`` is 1 (binary) or ``n_classes``.
+        Combiner weights; ``n_outputs`` is 1 (binary) or ``n_classes``.
     intercept_ : Tensor of shape (n_outputs,)
     ridge_ : float or None
         The combiner's ridge; None when the combiner is the members' mean output.
@@ -162,7 +158,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
-    # ------------------------------------------------------------------ pieces
     def _template(self) -> Any:
         if self.estimator is None:
             from .deep import DeepLSSVMClassifier
@@ -172,14 +167,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
                             f"{type(self.estimator).__name__}.")
         return self.estimator
-
-    @staticmethod
-    def _clone(template: Any, seed: int) -> Any:
-        """A clone with its own seed (as scikit-learn's ensembles: fits are reproducible, submodels differ)."""
-        est = clone(template)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=int(seed))
-        return est
 
     def _holdout(self, codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Stratified split: per class ``max(1, round(f n_c))`` held out when ``n_c >= 2``, none otherwise."""
@@ -206,7 +193,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             blocks.append(cols)
         return np.concatenate(blocks, axis=1)
 
-    # ------------------------------------------------------------------ fit / predict
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
         """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
@@ -229,8 +215,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             Xtr, ytr, ctr = np.concatenate([Xtr, noisy]), np.concatenate([ytr, ytr]), np.concatenate([ctr, ctr])
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
-        jobs = (delayed(_fit_one)(self._clone(template, seed), Xtr[s], ytr[s], k)
-                for k, (s, seed) in enumerate(zip(subsets, seeds)))
+        jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
         from .._progress import tqdm  # tqdm.auto only where ipywidgets can draw it
 
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")

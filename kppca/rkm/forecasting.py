@@ -1,7 +1,6 @@
 """Non-linear auto-regression with a two-view kernel PCA (lag windows, next values): recursive forecasting.
 
-Each step infers the next-value view from the window view (:meth:`MultiViewKPCA.predict_view`) and shifts
-the window: no refit per step, and several series are forecast at once (one row each).
+Each step infers the next value from the window (:meth:`MultiViewKPCA.predict_view`): no refit per step.
 """
 
 from __future__ import annotations
@@ -29,16 +28,15 @@ def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
     Parameters
     ----------
     series : array-like of shape (T,) or (n_series, T)
-        One series, or several of the same length (their windows are stacked, series by series).
+        One series, or several of the same length (their windows stacked, series by series).
     p : int
         Lag order; each window holds ``p + 1`` values.
 
     Returns
     -------
     X : ndarray or Tensor of shape (n_series * (T - p - 1), p + 1)
-        Row ``l - p`` is ``series[l-p .. l]`` (oldest first), ``l = p .. T-2``.
+        Windows, oldest value first, for ``l = p .. T-2``.
     y : ndarray or Tensor of shape (n_series * (T - p - 1),)
-        ``series[l + 1]``.
     """
     p = int(check_scalar(p, "p (the lag order)", [Interval(Integral, 0, None, closed="left")]))
     numpy_out = is_numpy_like(series)
@@ -82,19 +80,12 @@ class NARForecaster(KernelEstimator):
         Lag order ``p``; a window holds ``p + 1`` values.
     n_components : int, default 4
         Hidden features ``s`` of the two-view model.
-    kernel_x : Kernel, str, FeatureMap or None, default None (linear)
-        Kernel of the window view, or an explicit :class:`~kppca.features.FeatureMap` for the primal
-        form (a map on one view and a kernel on the other is solved in the dual).
-    kernel_y : Kernel, str, FeatureMap or None, default None (linear)
-        Kernel of the next-value view (non-linear ones are mapped back by the kernel smoother).
-    form : {"auto", "primal", "dual"}, default "auto"
-    solver : {"eig", "stiefel"}, default "eig"
-    rotate, rescale : bool, default True
-        As in :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
+    kernel_x, kernel_y : Kernel, str, FeatureMap or None, default None (linear)
+        Kernels or explicit maps (:class:`~kppca.features.FeatureMap`) of the window and next-value views.
+    form, solver, rotate, rescale, stiefel_method, max_iter, tol, progress, random_state, dtype, device
+        Passed to :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
     standardize : bool, default True
         Fit on ``(series - mean) / std`` (training mean and std, ddof 1); forecasts are on the original scale.
-    stiefel_method, max_iter, tol, progress, random_state, dtype, device
-        Passed to :class:`MultiViewKPCA`.
 
     Attributes
     ----------
@@ -219,8 +210,7 @@ class NARForecaster(KernelEstimator):
         ----------
         n_steps : int
         history : array-like of shape (L,) or (m, L), ``L >= p + 1``, optional
-            Past values (original scale) whose last ``p + 1`` start the recursion; default: the end of
-            the training series.
+            Past values (original scale) whose last ``p + 1`` start the recursion; default: the training series.
         standardized : bool, default False
             Return the forecast on the standardized scale instead of the original one.
 
@@ -275,14 +265,13 @@ def plot_forecasts(
     train: ArrayLike, test: ArrayLike, forecasts: dict[str, ArrayLike], *, n_context: int = 200, ax: Any = None,
     title: str | None = None,
 ) -> Any:
-    """Plot the end of a training series, the test continuation and one or more forecasts.
+    """Plot the end of a training series, the test continuation and forecasts (MSE against ``test`` in the legend).
 
     Parameters
     ----------
     train : array-like of shape (T,)
     test : array-like of shape (n_steps,)
     forecasts : dict label -> array-like of shape (n_steps,)
-        The legend shows each forecast's mean squared error against ``test``.
     n_context : int, default 200
         Training values shown before the forecast origin.
     ax : matplotlib Axes, optional

@@ -1,13 +1,8 @@
-"""Kernel probability mass function as an RKM (deep-RKM paper §3.6, eqs. 3.33-3.35).
+"""Kernel probability mass function as an RKM (deep-RKM paper §3.6): ``p_i = (1/eta) sum_j k(x_j, x_i)``.
 
-The stationary points of ``J = sum_i (p_i - phi(x_i)^T w) h_i - sum_i p_i + eta/2 w^T w`` give
-``h_i = 1`` and ``p_i = (1/eta) sum_j k(x_j, x_i)`` (primal: ``w = (1/eta) sum_j phi(x_j)``), with
-``eta = sum_ij k(x_j, x_i)`` so that ``sum_i p_i = 1``. With labels, the class rule (Suykens 2013) is the
-kernel-weighted vote ``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``.
-
-For the RBF and Laplacian kernels the sums are taken in log space (``log k`` in closed form), so far-away
-points, whose kernel values all underflow to 0, keep finite log values and the class rule of their nearest
-training points.
+With labels, the class rule is the kernel-weighted vote ``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``.
+The sums are taken in log space (closed form for RBF and Laplacian), so far-away points, whose kernel
+values all underflow to 0, keep finite log values.
 """
 
 from __future__ import annotations
@@ -32,15 +27,10 @@ __all__ = ["KernelPMF", "log_kernel"]
 
 
 def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values.
+    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values (``ValueError`` on a negative one).
 
     RBF and Laplacian in closed form (no underflow; at least the dtype's most negative number);
     any other kernel: ``log`` of its values, ``-inf`` where a value is 0.
-
-    Raises
-    ------
-    ValueError
-        When a kernel value is negative: ``p_i >= 0`` needs a non-negative kernel.
     """
     lowest = torch.finfo(X.dtype).min  # finite even where the true value is below the dtype's range
     if type(kernel) is RBF:
@@ -69,11 +59,9 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     Parameters
     ----------
     kernel : Kernel, str or callable, default "rbf"
-        A kernel with non-negative values on the data (else ``fit`` and the scoring methods
-        raise ``ValueError``).
+        A kernel with non-negative values on the data (else ``fit`` and the scoring methods raise ``ValueError``).
     solver : {"dual", "primal"}, default "dual"
-        "primal": ``p_i = w^T phi(x_i)``; needs a kernel with an explicit feature map
-        (``kernel.explicit_features``: linear, small polynomial).
+        "primal": ``p_i = w^T phi(x_i)``, for a kernel with ``explicit_features`` (linear, small polynomial).
     dtype, device
         Floating dtype (float64 by default; float32 data stays float32) and torch device.
 
@@ -82,11 +70,10 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     probabilities_ : Tensor of shape (N,)
         ``p_i`` of the training points, ``sum_i p_i = 1``.
     log_eta_ : float
-        ``log eta``, ``eta = sum_ij k(x_j, x_i)`` (log, so that it cannot underflow).
+        ``log eta``, ``eta = sum_ij k(x_j, x_i)``.
     coef_ : Tensor of shape (d_f,)
         ``w`` (primal solver only).
     X_fit_ : Tensor of shape (N, D)
-        Training inputs (the dual form and the class rule sum over them).
     classes_ : ndarray of shape (n_classes,)
         With labels only.
     y_codes_ : Tensor of shape (N,) (int64)
@@ -140,7 +127,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         tags.target_tags.required = False
         return tags
 
-    # ------------------------------------------------------------------ fit
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         Phi = self.kernel_.explicit_features(X)
         if Phi is None:
@@ -184,7 +170,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
             self.probabilities_ = torch.exp(col - log_eta)
         return self
 
-    # ------------------------------------------------------------------ scoring
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """``log p(x) = log((1/eta) sum_j k(x_j, x))`` (M,) with the training ``eta`` (``-inf`` where it is 0)."""
         Xt = self._validate_new_input(X, method="score_samples")

@@ -71,7 +71,6 @@ class _LSSVMBase(KernelEstimator):
     }
     _fitted_marker = "intercept_"
 
-    # ------------------------------------------------------------------ fit core
     def _resolve(self, N: int, d: int) -> str:
         has_map = self.feature_map is not None or isinstance(as_kernel(self.kernel), Linear)
         if self.solver == "primal" and not has_map:
@@ -136,12 +135,10 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
     Parameters
     ----------
     kernel : Kernel, str, callable or None, default "rbf"
-        Kernel of the dual system (ignored when ``feature_map`` is given: its kernel
-        ``<phi(x), phi(y)>`` is used). The default ``"rbf"`` takes its bandwidth from the data
-        (scikit-learn's ``gamma="scale"``, see :mod:`kppca.kernels.bandwidth`).
+        Kernel of the dual system (with a ``feature_map``, the map's kernel). The default ``"rbf"`` takes its
+        bandwidth from the data (see :mod:`kppca.kernels.bandwidth`).
     feature_map : kppca.features.FeatureMap or None, default None
-        Explicit features for the primal system (fitted on ``X`` in ``fit``); with
-        ``kernel="linear"`` and no map, the identity features.
+        Explicit features for the primal system, fitted in ``fit`` (``kernel="linear"``: the identity).
     ridge : float > 0, default 0.1
         The paper's ``lambda``, added to ``K/eta`` in the dual system (Suykens' ``1/gamma``).
     eta : float > 0, default 1.0
@@ -162,7 +159,6 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
         Exact leave-one-out residuals ``y_i - f^{(-i)}(x_i)``; their mean square tunes ``ridge``.
     solver_ : str
     kernel_ : Kernel
-        The kernel used, its data-derived widths resolved.
     n_features_in_ : int
     """
 
@@ -205,14 +201,13 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
 class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """LS-SVM classification in RKM form: the regression system on ±1 codes of the labels.
 
-    Binary problems use one output (+1 for ``classes_[1]``); multiclass ones one-vs-all
-    (``multi_class="ova"``) or the ``ceil(log2 p)`` bits of the class index (``"code"``), decoded by
-    the codeword with the largest correlation.
+    Binary problems use one output (+1 for ``classes_[1]``); multiclass ones one-vs-all (``"ova"``) or
+    the ``ceil(log2 p)`` bits of the class index (``"code"``), decoded by the best-correlated codeword.
 
     Parameters
     ----------
     kernel, feature_map, ridge, eta, solver, dtype, device
-        As in :class:`LSSVMRegressor` (the default ``"rbf"`` kernel takes its width from the data).
+        As in :class:`LSSVMRegressor`.
     multi_class : {"ova", "code"}, default "ova"
 
     Attributes
@@ -279,9 +274,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
     def _class_scores(self, F: torch.Tensor) -> torch.Tensor:
         """Per-class scores from output values F (M, n_outputs): binary -> (M, 1), else correlations (M, p)."""
-        if len(self.classes_) == 2:
-            return F
-        return F @ self.codebook_.T
+        return F if len(self.classes_) == 2 else F @ self.codebook_.T
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes).
@@ -300,11 +293,10 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return self.classes_[idx.cpu().numpy()]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Class probabilities (M, n_classes), calibrated on leave-one-out decision values.
+        """Class probabilities (M, n_classes): ``softmax(scores / temperature_)`` (binary: a sigmoid).
 
-        ``softmax(scores / T)`` (binary: ``sigmoid(s / T)``), the temperature ``T = temperature_`` minimising
-        the log-loss of the exact leave-one-out scores of the training points (no held-out set needed).
-        Their argmax is :meth:`predict`'s class; they are estimates, not a model likelihood.
+        The temperature minimises the log-loss of the exact leave-one-out scores of the training points, so the
+        probabilities are calibrated as on unseen points; their argmax is :meth:`predict`'s class.
         """
         F = self._raw_decision(self._validate_new_input(X, method="predict_proba"))
         S = self._class_scores(F).detach().cpu().numpy()

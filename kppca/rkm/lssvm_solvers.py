@@ -1,8 +1,7 @@
 """The LS-SVM linear systems in RKM form (deep-RKM paper, §3.1), solved through their Schur complements.
 
-``ridge`` (the paper's ``lambda``) multiplies the identity of the dual system, so it is the inverse of
-Suykens' ``gamma`` when ``eta = 1``; the primal's ridge is ``ridge * eta``. Both solvers also give the exact
-leave-one-out residuals in closed form (Cawley & Talbot, 2004).
+``ridge`` (the paper's ``lambda``) multiplies the identity of the dual system: the inverse of Suykens'
+``gamma`` when ``eta = 1``. Both solvers give the exact leave-one-out residuals (Cawley & Talbot, 2004).
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ class LSSVMSolution:
 def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
     """Solve the dual system ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
 
-    Predictions are ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``.
-
     Parameters
     ----------
     K : Tensor of shape (N, N), symmetric PSD Gram matrix
@@ -37,14 +34,13 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
     Returns
     -------
     LSSVMSolution
-        ``coef`` is ``H`` (N, p); leave-one-out residuals ``h_i / [M^{-1}]_ii`` (``M`` the bordered matrix).
+        ``coef`` is ``H`` (N, p), predicting ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``.
 
     Raises
     ------
     ValueError
-        ``K/eta + ridge I`` is not numerically positive definite: the message tells a ridge below the
-        rounding level of ``K/eta`` in its dtype (use float64, a larger ridge, or rescale) from a kernel
-        that is not PSD.
+        ``K/eta + ridge I`` is not numerically positive definite: a ridge below the rounding level of
+        ``K/eta`` in its dtype, or a kernel that is not PSD (the message says which).
     """
     N = K.shape[0]
     A = K / eta
@@ -81,11 +77,10 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
 
 
 def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
-    """Solve the primal LS-SVM system with explicit features by its Schur complement.
+    """Solve the primal system ``[[Phi^T Phi + ridge eta I, Phi^T 1], [1^T Phi, N]] [W; b^T] = [Phi^T Y; 1^T Y]``.
 
-    Eliminating ``b`` leaves the centred ridge problem ``min |Phi_c W - Y_c|^2 + ridge eta |W|^2``, solved as
-    the least-squares problem ``[Phi_c; sqrt(ridge eta) I] W = [Y_c; 0]`` by QR: the normal equations square
-    the condition number (singular at 1e3-scaled float32 data). Predictions are ``y(x) = W^T phi(x) + b``.
+    Eliminating ``b`` leaves a centred ridge problem, solved as least squares by QR: the normal equations
+    square the condition number (singular at 1e3-scaled float32 data).
 
     Parameters
     ----------
@@ -96,7 +91,7 @@ def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: fl
     Returns
     -------
     LSSVMSolution
-        ``coef`` is ``W`` (d_f, p); leave-one-out residuals ``e_i / (1 - hat_ii)``.
+        ``coef`` is ``W`` (d_f, p), predicting ``y(x) = W^T phi(x) + b``.
 
     Raises
     ------

@@ -53,21 +53,17 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     n_components : int, default 2
         Number of hidden features ``s``.
     kernels : list of (Kernel, str, callable, FeatureMap or None), optional
-        One kernel per view (None: linear), its data-derived widths resolved on that view
-        (``views_[v].kernel_``); a :class:`~kppca.features.FeatureMap` is fitted on its view. A linear
-        kernel or a :class:`~kppca.features.FeatureMapKernel` also works in the primal. Give either
-        ``kernels`` or ``feature_maps``.
+        One kernel per view (None: linear), its data-derived widths resolved on that view; a
+        :class:`~kppca.features.FeatureMap` is fitted on its view. Give either ``kernels`` or ``feature_maps``.
     feature_maps : list of (FeatureMap or None), optional
         One explicit map per view (None: :class:`~kppca.features.Identity`), cloned and fitted on its view.
     form : {"auto", "primal", "dual"}, default "auto"
-        ``"primal"``: the ``d_f x d_f`` problem on ``C = Phi^T Phi`` (needs explicit maps); ``"dual"``: the
-        ``n x n`` problem on ``K``. ``"auto"``: the primal when every view has an explicit map and ``d_f < n``.
+        Solve on ``C = Phi^T Phi`` (primal, needs explicit maps) or on ``K`` (dual); ``"auto"``: the primal
+        when every view has an explicit map and ``d_f < n``.
     solver : {"eig", "stiefel"}, default "eig"
-        ``"eig"``: dense (or Lanczos) top-``s`` eigenvectors. ``"stiefel"``: minimise ``-1/2 Tr(H^T K H)``
-        on the Stiefel manifold with geoopt (:func:`~kppca.optim.minimize`).
+        Eigenvectors, or minimise ``-1/2 Tr(H^T K H)`` on the Stiefel manifold (:func:`~kppca.optim.minimize`).
     rotate : bool, default True
-        Stiefel only: rotate ``H`` to diagonalise ``Gamma``, so the result equals the eig solution up to
-        column signs. With False, the non-diagonal ``Gamma'`` is kept.
+        Stiefel only: rotate ``H`` to diagonalise ``Gamma`` (the eig solution up to column signs).
     rescale : bool, default True
         ``U = U~ Gamma^{1/2}`` (Algorithm 1 step 6); False is the paper's Fig. 7 ablation (ruins forecasts).
     center : bool, default True
@@ -96,11 +92,10 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     eigenvalues_ : Tensor (s,)
         Eigenvalues of ``Gamma_``, descending.
     U_ : list of (Tensor (d_v, s) or None)
-        Interconnection matrices of views with an explicit map (``Phi_v^T hidden_features_``).
-    views_ : list of FittedView
-        Per-view state (:class:`~kppca.rkm.views.FittedView`); no ``n x n`` matrix outlives ``fit``.
+        Interconnection matrices ``Phi_v^T H`` of views with an explicit map.
+    views_ : list of :class:`~kppca.rkm.views.FittedView`
     solver_result_ : OptimizeResult or None
-        Outcome of the Stiefel solver (a ``ConvergenceWarning`` when it did not reach ``tol``).
+        Outcome of the Stiefel solver.
     n_iter_ : int
         Stiefel steps (1 for the direct eigen solve).
     n_features_in_ : int

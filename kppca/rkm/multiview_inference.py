@@ -1,7 +1,4 @@
-"""What a fitted :class:`kppca.rkm.MultiViewKPCA` does with new data: hidden features, missing views, samples.
-
-Only what ``fit`` stored on the views (all ``n x s`` or smaller) is used: no ``n x n`` Gram matrix is rebuilt.
-"""
+"""What a fitted :class:`kppca.rkm.MultiViewKPCA` does with new data: hidden features, missing views, samples."""
 
 from __future__ import annotations
 
@@ -23,10 +20,8 @@ PREIMAGE_METHODS = ("smoother",)
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
-    """Raw kernel weights (m, n), rows with no positive mass replaced by the one-hot of their largest entry.
-
-    Such a point (e.g. an RBF whose weights underflow) has no smoother mean, and falls back to the nearest
-    training point in the kernel's sense, as the PPCA pre-images do.
+    """Raw kernel weights (m, n), rows with no positive mass (no smoother mean) replaced by the one-hot of their
+    largest entry, the nearest training point in the kernel's sense (as the PPCA pre-images do).
     """
     clipped = weights.clamp_min(0)
     # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
@@ -86,7 +81,7 @@ class MultiViewInference:
         return total
 
     def transform(self, views: Any) -> Any:
-        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` of new points, shape (m, s).
+        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points.
 
         Parameters
         ----------
@@ -98,11 +93,10 @@ class MultiViewInference:
         return self._to_output(h, like)
 
     def predict_view(self, views: Any, target: int, *, preimage: str = "smoother", n_neighbors: int | None = None) -> Any:
-        """Infer view ``target`` of new points from the other (given) views (eqs. 15-16 of the paper).
+        """Infer view ``target`` of new points from the other views (eqs. 15-16 of the paper, see docs/theory).
 
-        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)`` (dual alike, see
-        docs/theory), mapped back to the input space exactly for a linear kernel / Identity map, else by
-        the kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the view's training inputs.
+        The inferred features are mapped back to the input space exactly for a linear kernel / Identity map, else
+        by the kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the view's training inputs.
 
         Parameters
         ----------
@@ -136,10 +130,8 @@ class MultiViewInference:
         return self._to_output(out, like)
 
     def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
-        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``.
-
-        ``conditional``: ``rhs`` (m, s) is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
-        otherwise ``rhs`` is ``h`` itself (generation).
+        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``, with ``h = rhs`` (generation) or, when
+        ``conditional``, ``h = (Gamma - U_v^T U_v)^{-1} rhs`` for the known-view sum ``rhs`` (m, s).
         """
         view = self.views_[v]
         if conditional:
@@ -170,10 +162,10 @@ class MultiViewInference:
             k_c = h @ view.gram_hidden_.T  # (m, n) centered kernel vectors K_c,v H h (raw when not centering)
             # The row mean s = 1^T k / n of the raw vector is known exactly for a point of the span
             # (alpha = H h): s = grand mean + alpha . (K 1 / n - grand mean) (spec, "Pre-image").
-            row_means = None if view.row_mean_hidden_ is None else (
-                view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
-            )
-            weights = uncenter_kernel_vectors(k_c, view.centerer_, "mean" if row_means is None else row_means)
+            row_means = "mean"
+            if view.row_mean_hidden_ is not None:
+                row_means = view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
+            weights = uncenter_kernel_vectors(k_c, view.centerer_, row_means)
         return torch.as_tensor(kernel_smoother(_smoother_weights(weights), view.X_fit_, n_neighbors=n_neighbors))
 
     def sample(self, n_samples: int = 1, *, latent: str = "prior", scale: float = 0.1, random_state: Any = None,
@@ -184,11 +176,13 @@ class MultiViewInference:
         ----------
         n_samples : int >= 1
         latent : {"prior", "mixture"}
-            ``"prior"``: ``h ~ N(0, Sigma_H)`` with ``Sigma_H = H^T H / n`` (the training codes'
-            covariance). ``"mixture"``: a random training code ``h_i`` plus ``N(0, scale^2 Sigma_H)``.
+            ``"prior"``: ``h ~ N(0, Sigma_H)``, ``Sigma_H = H^T H / n``; ``"mixture"``: a random training code
+            plus ``N(0, scale^2 Sigma_H)``.
         scale : float >= 0
             Relative width of the mixture components.
         random_state : int, Generator or None
+        n_neighbors : int, optional
+            Passed to the kernel smoother.
 
         Returns
         -------
@@ -210,6 +204,5 @@ class MultiViewInference:
         else:
             idx = torch.randint(n, (int(n_samples),), generator=gen).to(H.device)
             h = H[idx] + float(scale) * (z @ L.T)
-        # Generation (Gen-RKM): phi_v = U_v h, i.e. k_c,v = K_v H h.
         outs = [self._decode(h, v, conditional=False, n_neighbors=n_neighbors) for v in range(self.n_views_)]
         return [self._to_output(o) for o in outs]

@@ -1,8 +1,5 @@
-"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3).
-
-The stationary points of the kernel PCA RKM are the eigenvalue problem ``(1/eta) K H = H Lam``, solved on
-the centred Gram matrix with ``H^T H = I``; those of the SVD RKM are ``[[0, A], [A^T, 0]] [alpha; beta] =
-lambda [alpha; beta]``. Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
+"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3): thin wrappers
+on :mod:`kppca._linalg`'s eigensolvers.
 """
 
 from __future__ import annotations
@@ -45,12 +42,11 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     Attributes
     ----------
     hidden_features_ : Tensor of shape (N, s)
-        ``H``, orthonormal columns (sign convention of :func:`kppca._linalg.flip_signs`).
+        ``H``, orthonormal columns.
     eigenvalues_ : Tensor of shape (s,)
         ``lambda_k``, descending.
     X_fit_ : Tensor of shape (N, D)
     kernel_ : Kernel
-        The kernel used, its data-derived widths resolved.
     centerer_ : KernelCenterer
     """
 
@@ -107,21 +103,14 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         return self.n_components_
 
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Dual scores ``e = (1/eta) sum_j h_j k_c(x_j, x)`` of new points, shape (M, s).
-
-        For the training points these are ``H Lam`` (the stationarity condition).
-        """
+        """Dual scores ``e = (1/eta) sum_j h_j k_c(x_j, x)`` (M, s) of new points (``H Lam`` on the training points)."""
         Xt = self._validate_new_input(X, method="transform")
         Kx = self.centerer_.transform(self.kernel_.gram(Xt, self.X_fit_))
         return self._to_output(Kx @ self.hidden_features_ / float(self.eta), X)
 
 
 class SVDResult(NamedTuple):
-    """Singular triplets from the RKM eigenvalue problem.
-
-    ``values`` (k,) are descending and positive; ``left`` (m, k) and ``right``
-    (n, k) have orthonormal columns (``alpha`` and ``beta`` scaled by sqrt 2).
-    """
+    """Singular triplets: ``values`` (k,) descending and positive; ``left`` (m, k), ``right`` (n, k) orthonormal."""
 
     values: torch.Tensor
     left: torch.Tensor
@@ -131,8 +120,7 @@ class SVDResult(NamedTuple):
 def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any = None) -> SVDResult:
     """Top singular triplets of ``A`` (m, n) from the RKM system ``[[0, A], [A^T, 0]] v = lambda v``.
 
-    The eigenvector of its eigenvalue ``sigma_k`` is ``[u_k; v_k] / sqrt 2``; the column signs follow the
-    package convention on it.
+    The column signs follow the package convention on the eigenvector ``[u_k; v_k] / sqrt 2``.
 
     Parameters
     ----------

@@ -1,8 +1,4 @@
-"""Views of a multi-view model: input checking, feature maps or kernels, and per-view centering.
-
-A view has an explicit feature map (a linear kernel is the :class:`~kppca.features.Identity` map) or
-only a kernel, and is centered on its own, with its training means.
-"""
+"""Views of a multi-view model: input checking, feature maps or kernels, and per-view centering."""
 
 from __future__ import annotations
 
@@ -50,9 +46,9 @@ class FittedView:
     ----------
     X : Tensor of shape (n, d_v)
     kernel : Kernel or None
-        The view's kernel (dual), when no explicit map is known; its data-derived widths are resolved on ``X``.
+        The view's kernel when it has no explicit map (its data-derived widths resolved on ``X``).
     feature_map : FeatureMap or None
-        The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
+        The view's explicit map, fitted here on ``X``.
     center : bool
 
     Attributes
@@ -66,19 +62,8 @@ class FittedView:
         Statistics of the raw training Gram matrix, fitted by :meth:`gram` (dual form only).
     raw_scale_ : float
         ``max |K_ij|`` of the raw training Gram matrix (set by :meth:`gram`).
-
-    Decoding state (set by :meth:`attach_hidden`; all at most ``n x s``):
-
-    inner_ : Tensor (s, s)
-        ``H^T K_c,v H`` (``= U_v^T U_v`` for an explicit map), the view's share of ``Gamma``.
-    gram_hidden_ : Tensor (n, s) or None
-        Kernel-only views: ``K_c,v H``, so a generated point's centered kernel vector is ``K_c,v H h``.
-    row_mean_hidden_ : Tensor (s,) or None
-        Kernel-only centered views: ``H^T (K 1 / n - 1^T K 1 / n^2)``, giving the exact row mean
-        ``1^T K 1 / n^2 + h . row_mean_hidden_`` of that point's raw kernel vector.
-    weight_basis_, weight_offset_ : Tensor (n, s), Tensor (n,) or None
-        Explicit non-identity maps: raw kernel weights ``k(x_i, x) = weight_basis_ h + weight_offset_``
-        (``Phi_raw U_v`` and ``Phi_raw m``).
+    inner_, gram_hidden_, row_mean_hidden_, weight_basis_, weight_offset_ : Tensor or None
+        Decoding state, all at most ``n x s``, set by :meth:`attach_hidden` (see the numerical notes).
     """
 
     #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components).
