@@ -1,8 +1,4 @@
-"""Restricted Kernel Machines: multi-view kernel PCA and forecasting, LS-SVM, kernel PCA and the SVD as RKMs,
-and deep RKMs.
-
-geoopt (``pip install kppca[rkm]``) is imported only for ``solver="stiefel"`` (or ``optimizer="geoopt"``).
-"""
+"""Restricted Kernel Machines: multi-view kernel PCA, forecasting, LS-SVM, kernel PCA, SVD and deep RKMs."""
 
 from .deep import DeepLSSVMClassifier, DeepRKM, DeepRKMClassifier, KPCALevel, LSSVMLevel
 from .ensemble import SubsetEnsembleClassifier

@@ -23,10 +23,8 @@ def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
 
 
 def check_psd_kernel(G: CenteredGram) -> None:
-    """Refuse a kernel whose raw Gram matrix on the training inputs is not PSD (``ValueError``).
-
-    Centering can hide it (``-||x - y||`` has a PSD centred matrix), so the raw entries are recovered
-    by row blocks (no second N x N matrix) and checked for ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``.
+    """Refuse (``ValueError``) a kernel whose raw training Gram matrix is not PSD, which centering can hide
+    (``-||x - y||``): the raw entries are checked by row blocks for ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``.
     """
     Kc, N = G.matrix, G.n_samples
     cm = G.centerer.column_means_ if G.center else Kc.new_zeros(N)
@@ -77,11 +75,9 @@ def top_spectrum(
     max_rank: int | None = None,
     random_state: np.random.Generator | None = None,
 ) -> Spectrum:
-    """The top ``s`` eigenpairs of a ``CenteredGram`` or of a symmetric PSD matrix ``A`` (m, m); ``ValueError``
-    when ``s`` exceeds the numerical rank.
-
-    For a matrix, ``what`` names it in messages, ``scale`` (magnitude before centering) and ``size`` (terms
-    per entry) set the rounding tolerance and ``max_rank`` bounds the rank.
+    """The top ``s`` eigenpairs of a ``CenteredGram`` or a symmetric PSD matrix ``A`` (m, m), refusing ``s``
+    above the numerical rank; for a matrix, ``what``, ``scale`` (magnitude before centering), ``size`` (terms
+    per entry) and ``max_rank`` set the messages and the rounding tolerance.
     """
     m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
     solver = "partial" if prefer_partial(m, s) else "dense"

@@ -1,7 +1,4 @@
-"""Ensemble of classifiers on small disjoint subsets, combined by ridge regression (deep-RKM paper §6.2.3).
-
-The combiner is fitted on a class-stratified part of the training data that the submodels never see.
-"""
+"""Classifiers on small disjoint subsets, combined by ridge regression (deep-RKM paper §6.2.3)."""
 
 from __future__ import annotations
 

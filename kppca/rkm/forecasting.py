@@ -1,7 +1,4 @@
-"""Non-linear auto-regression with a two-view kernel PCA (lag windows, next values): recursive forecasting.
-
-Each step infers the next value from the window (:meth:`MultiViewKPCA.predict_view`): no refit per step.
-"""
+"""Non-linear auto-regression with a two-view kernel PCA: recursive forecasting, with no refit per step."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""LS-SVM regression and classification as Restricted Kernel Machines: the scikit-learn estimators.
-
-The linear systems and the ``ridge`` convention are in :mod:`kppca.rkm.lssvm_solvers`.
-"""
+"""LS-SVM regression and classification as RKMs; the linear systems are in :mod:`kppca.rkm.lssvm_solvers`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Multi-view kernel PCA as a Restricted Kernel Machine, in primal and dual form (see docs/theory).
 
-After the rescaling both forms give the same hidden features ``H`` and ``Gamma = Lam``; the signs are
-fixed on ``H``, so they agree exactly, not only up to signs.
+Both forms give the same ``H`` and ``Gamma``, exactly: the signs are fixed on ``H``.
 """
 
 from __future__ import annotations
@@ -187,7 +186,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                     "n points (one row per point, in the same order)."
                 )
         specs = resolve_view_specs(len(Xs), self.kernels, self.feature_maps)
-        # Each view fits its map, or resolves its kernel, on its own data.
         fitted = [FittedView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]

@@ -131,11 +131,10 @@ class FittedView:
             self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
         G = CenteredGram(self.kernel_, self.X_fit_, center=self.center, what="Gram matrix of the view's kernel")
-        K_c = G.matrix
         self.centerer_ = G.centerer
         # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
         self.raw_scale_ = G.scale
-        return K_c
+        return G.matrix
 
     def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
         """Store the decoding state (see Attributes) from the hidden features ``H`` (n, s), ``U = Phi_c,v^T H``
@@ -148,9 +147,8 @@ class FittedView:
                 self.weight_basis_ = raw @ U
                 self.weight_offset_ = raw @ self.phi_mean_
             return
-        KH = gram_c @ H
-        self.gram_hidden_ = KH
-        inner = H.T @ KH
+        self.gram_hidden_ = gram_c @ H
+        inner = H.T @ self.gram_hidden_
         self.inner_ = 0.5 * (inner + inner.T)
         if self.center:
             c = self.centerer_
