@@ -231,8 +231,8 @@ class NARForecaster(KernelEstimator):
                 raise ValueError(f"history has {W.shape[1]} values per series; the model needs the last p + 1 = {p + 1}.")
             W = W[:, W.shape[1] - p - 1 :]
         window = (W - self.mean_) / self.scale_
-        out = torch.empty(window.shape[0], int(n_steps), dtype=H.dtype, device=H.device)
-        for step in range(int(n_steps)):  # recursion over time: each step needs the previous one
+        out = torch.empty(window.shape[0], n_steps, dtype=H.dtype, device=H.device)
+        for step in range(n_steps):  # recursion over time: each step needs the previous one
             nxt = self.model_.predict_view([window, None], 1)[:, 0]
             out[:, step] = nxt
             window = torch.cat([window[:, 1:], nxt[:, None]], dim=1)

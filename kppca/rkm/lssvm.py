@@ -255,10 +255,9 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
-        book = torch.as_tensor(self.make_codebook(len(self.classes_), self.multi_class),
-                               dtype=self._dtype, device=self._device)
-        self.codebook_ = book
-        Y = book[codes]
+        self.codebook_ = torch.as_tensor(self.make_codebook(len(self.classes_), self.multi_class),
+                                         dtype=self._dtype, device=self._device)
+        Y = self.codebook_[codes]
         self._solve(Xt, Y)
         # Calibration on leave-one-out decision values: honest scores, as on unseen data.
         loo_scores = self._class_scores(Y - self.loo_residuals_).detach().cpu().numpy()

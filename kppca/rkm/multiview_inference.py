@@ -67,11 +67,11 @@ class MultiViewInference:
             out.append(T)
         return out, like
 
-    def _projection_sum(self, Xs: list[torch.Tensor | None], skip: int | None = None) -> torch.Tensor:
+    def _projection_sum(self, Xs: list[torch.Tensor | None]) -> torch.Tensor:
         """``sum_w U_w^T phi_c,w(x_w)`` (primal) = ``H^T sum_w k_c,w(x_w)`` (dual) over given views, (m, s)."""
         total = None
         for w, (X, view) in enumerate(zip(Xs, self.views_)):
-            if X is None or w == skip:
+            if X is None:
                 continue
             if self.form_ == "primal":
                 term = view.map_centered(X) @ self.U_[w]
@@ -125,7 +125,7 @@ class MultiViewInference:
             raise ValueError(
                 f"predict_view needs at least one known view besides target={target}; every other view is None."
             )
-        rhs = self._projection_sum(Xs, skip=target)  # (m, s)
+        rhs = self._projection_sum(Xs)  # (m, s); view target is None
         out = self._decode(rhs, target, conditional=True, n_neighbors=n_neighbors)
         return self._to_output(out, like)
 
