@@ -1,9 +1,4 @@
-"""Restricted Kernel Machines: multi-view kernel PCA in primal and dual form, and forecasting with it;
-LS-SVM, kernel PCA and the matrix SVD as RKMs, the deep RKM of the 2017 paper and the deep RKM classifier.
-
-The optimisers (Stiefel manifold, L-BFGS) live in :mod:`kppca.optim`; geoopt (``pip install kppca[rkm]``)
-is imported only when ``solver="stiefel"`` (or ``optimizer="geoopt"``) is used.
-"""
+"""Restricted Kernel Machines: multi-view kernel PCA, forecasting, LS-SVM, kernel PCA, SVD and deep RKMs."""
 
 from .deep import DeepLSSVMClassifier, DeepRKM, DeepRKMClassifier, KPCALevel, LSSVMLevel
 from .ensemble import SubsetEnsembleClassifier

@@ -1,8 +1,5 @@
-"""What the shallow RKMs share: their fitted kernel (:func:`resolve_kernel`), their one kernel PCA solve
-(:func:`top_spectrum`, with :func:`check_rank`'s messages) and the refusal of a kernel that is not PSD
-(:func:`check_psd_kernel`). Every training Gram matrix of these estimators is a
-:class:`~kppca.kernels.CenteredGram` (blocked build, scale check, centering statistics).
-"""
+"""What the shallow RKMs share: the fitted kernel, the one kernel PCA solve and its rank messages, and the
+refusal of a kernel that is not PSD."""
 
 from __future__ import annotations
 
@@ -21,27 +18,13 @@ __all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum"]
 
 
 def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
-    """The kernel to fit with: ``kernel`` with its data-derived widths resolved on ``X`` (N, D), as a new object.
-
-    ``"rbf"`` (the RKMs' default) is ``RBF()``, whose ``bandwidth="scale"`` is scikit-learn's ``gamma="scale"``;
-    the estimator's parameter is never modified.
-    """
+    """A copy of ``kernel``, its data-derived widths resolved on ``X`` (N, D); the parameter is untouched."""
     return copy.deepcopy(as_kernel(kernel).resolve(X))
 
 
 def check_psd_kernel(G: CenteredGram) -> None:
-    """Refuse a kernel whose raw Gram matrix on the training inputs is not positive semi-definite.
-
-    Centering can hide it: ``-||x - y||`` is conditionally positive definite, so its centred
-    matrix is PSD while the kernel is not. The raw entries ``K_ij = K_c,ij + m_i + m_j - g`` are
-    recovered from ``K_c`` and the centering statistics by row blocks (O(N^2), no second N x N
-    matrix) and checked against the necessary conditions ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``,
-    up to the rounding level ``N eps max|K|`` of the recovered entries.
-
-    Raises
-    ------
-    ValueError
-        Naming the kernel and the fix (a valid, PSD kernel).
+    """Refuse (``ValueError``) a kernel whose raw training Gram matrix is not PSD, which centering can hide
+    (``-||x - y||``): the raw entries are checked by row blocks for ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``.
     """
     Kc, N = G.matrix, G.n_samples
     cm = G.centerer.column_means_ if G.center else Kc.new_zeros(N)
@@ -65,11 +48,8 @@ def check_psd_kernel(G: CenteredGram) -> None:
 
 
 def check_rank(values: torch.Tensor, tolerance: float, s: int, what: str, found_by: str = "") -> None:
-    """Refuse ``s`` components when fewer than ``s`` of the eigenvalues ``values`` exceed ``tolerance``.
-
-    The one place of the RKMs' "rank 0" message (which does not advise ``n_components <= 0``) and
-    "n_components exceeds the numerical rank" message; ``found_by`` names an iterative solver.
-    """
+    """Refuse ``s`` components when fewer than ``s`` of ``values`` exceed ``tolerance``; ``found_by`` names an
+    iterative solver."""
     available = int((values > tolerance).sum())
     if available == 0:
         raise ValueError(
@@ -85,13 +65,6 @@ def check_rank(values: torch.Tensor, tolerance: float, s: int, what: str, found_
         )
 
 
-def _checked(spec: Spectrum, s: int, what: str) -> Spectrum:
-    """The top ``s`` resolved eigenpairs of ``spec``; a clear error when fewer than ``s`` exist."""
-    check_rank(spec.values, spec.tolerance, s, what)
-    return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
-                    spec.complete, spec.tolerance)
-
-
 def top_spectrum(
     A: torch.Tensor | CenteredGram,
     s: int,
@@ -102,24 +75,18 @@ def top_spectrum(
     max_rank: int | None = None,
     random_state: np.random.Generator | None = None,
 ) -> Spectrum:
-    """The top ``s`` eigenpairs of a :class:`~kppca.kernels.CenteredGram` or of an assembled symmetric PSD
-    matrix ``A`` (m, m), dense or Lanczos by the package policy (:func:`kppca._linalg.prefer_partial`),
-    refusing ``s`` above the numerical rank: the RKMs' one kernel PCA solve.
-
-    For an assembled matrix ``what`` names it in messages, ``scale`` (magnitude before centering) and
-    ``size`` (terms per entry) set the rounding tolerance (:func:`kppca._linalg.rank_tolerance`) and
-    ``max_rank`` bounds the rank; a ``CenteredGram`` knows all of them.
-
-    Raises
-    ------
-    ValueError
-        Not PSD, numerically zero (rank 0), or ``s`` above the numerical rank.
+    """The top ``s`` eigenpairs of a ``CenteredGram`` or a symmetric PSD matrix ``A`` (m, m), refusing ``s``
+    above the numerical rank; for a matrix, ``what``, ``scale`` (magnitude before centering), ``size`` (terms
+    per entry) and ``max_rank`` set the messages and the rounding tolerance.
     """
     m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
     solver = "partial" if prefer_partial(m, s) else "dense"
     if isinstance(A, CenteredGram):
-        return _checked(A.spectrum(solver, s, random_state=random_state), s, f"centered {A.what}")
-    # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
-    spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
-                          size=size or m, random_state=random_state)
-    return _checked(spec, s, what)
+        spec, what = A.spectrum(solver, s, random_state=random_state), f"centered {A.what}"
+    else:
+        # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
+        spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
+                              size=size or m, random_state=random_state)
+    check_rank(spec.values, spec.tolerance, s, what)
+    return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
+                    spec.complete, spec.tolerance)

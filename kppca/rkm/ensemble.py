@@ -1,15 +1,4 @@
-"""Ensemble of classifiers on small disjoint subsets, combined by ridge regression (deep-RKM paper §6.2.3).
-
-The paper partitions the 50,000 MNIST training digits into 1,000 non-overlapping
-subsets of 50 (5 per class), fits one small deep RKM (LS-SVM + KPCA + KPCA) per
-subset, squashes every submodel's outputs by ``tanh`` and combines them linearly,
-the weights fitted by ridge regression on validation data (an over-determined
-linear system, Suykens et al. 2002, §6.4). The training set is doubled by noisy
-copies of the digits (additive N(0, 0.5^2) noise, clipped to [0, 1]).
-
-Here the held-out part for the combiner is a class-stratified fraction of the
-training data (``validation_fraction``); the submodels never see it.
-"""
+"""Classifiers on small disjoint subsets, combined by ridge regression (deep-RKM paper §6.2.3)."""
 
 from __future__ import annotations
 
@@ -31,10 +20,7 @@ __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 def stratified_subsets(codes: np.ndarray, subset_size: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Partition ``0..N-1`` into ``max(1, N // subset_size)`` disjoint, class-stratified subsets.
 
-    Each class's indices are shuffled and dealt round-robin over the classes, and the
-    interleaved order is cut into consecutive blocks, so every block holds nearly the
-    same number of points of every class (5 per class for 50 points of 10 balanced
-    classes). Block sizes are ``subset_size`` up to ``2 subset_size - 1`` (all points used).
+    Each holds ``subset_size`` to ``2 subset_size - 1`` points, nearly the same number of every class.
     """
     per_class = [rng.permutation(np.flatnonzero(codes == c)) for c in np.unique(codes)]
     n = max(len(p) for p in per_class)
@@ -45,10 +31,14 @@ def stratified_subsets(codes: np.ndarray, subset_size: int, rng: np.random.Gener
     return np.array_split(order, n_subsets)
 
 
-def _fit_one(estimator: Any, X: np.ndarray, y: np.ndarray, k: int) -> Any:
+def _fit_one(template: Any, seed: int, X: np.ndarray, y: np.ndarray, k: int) -> Any:
+    """A clone of ``template`` with its own seed (as scikit-learn's ensembles), fitted on subset ``k``."""
+    est = clone(template)
+    if "random_state" in est.get_params(deep=False):
+        est.set_params(random_state=int(seed))
     if len(np.unique(y)) < 2:
         raise ValueError(f"subset {k} holds a single class; increase subset_size (or pass more data per class).")
-    return estimator.fit(X, y)
+    return est.fit(X, y)
 
 
 #: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
@@ -62,19 +52,8 @@ def _errors(F: np.ndarray, codes: np.ndarray) -> int:
 
 
 def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
-    """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error).
-
-    With ``Zc = U S V^T`` (centred features, m x q) the fit of the centred targets ``Tc`` is
-    ``U diag(s^2 / (s^2 + lam)) U^T Tc`` plus the mean (the unpenalised intercept), so the
-    hat matrix's diagonal is ``h_i = 1/m + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)`` and the
-    leave-one-out residual ``(t_i - f_i) / (1 - h_i)`` (Allen's PRESS): one SVD for the grid.
-
-    Returns
-    -------
-    ridge : float
-    errors : int
-        Its leave-one-out misclassifications on the ``m`` held-out points.
-    """
+    """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error), and
+    those errors, from one SVD of the centred features ``Zc`` (m, q) (Allen's PRESS residuals)."""
     m = Zc.shape[0]
     Tc = T - T.mean(0)
     U, sv, _ = np.linalg.svd(Zc, full_matrices=False)
@@ -98,54 +77,42 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     Parameters
     ----------
     estimator : classifier or None, default None
-        Template of the submodels (cloned per subset); it needs ``decision_function``.
-        None: :class:`~kppca.rkm.DeepLSSVMClassifier` with its defaults.
+        Template of the submodels, with ``decision_function`` (None: :class:`~kppca.rkm.DeepLSSVMClassifier`).
     subset_size : int >= 2, default 50
         Points per subset (the paper: 50, five per class).
     validation_fraction : float in (0, 1), default 0.2
         Class-stratified fraction of the training data held out to fit the combiner.
     ridge : float > 0 or "loo", default "loo"
-        Ridge of the combiner (the intercept is not penalised). ``"loo"``: the
-        value of a log grid (``1e-6`` to ``1e4`` times the largest eigenvalue of the
-        centred feature scatter) with the fewest leave-one-out errors on the
-        held-out part, in closed form (one SVD), unless the members' mean output
-        (a soft vote) errs no more often there; then the combiner is that mean.
-        The combiner has about as many weights (submodels x classes) as held-out
-        points, so a fixed ridge either overfits or flattens it.
+        Ridge of the combiner. ``"loo"``: the one of a log grid with the fewest leave-one-out errors on the
+        held-out part, or the members' mean output (a soft vote) when it errs no more often.
     noise : float > 0 or None, default None
-        Standard deviation of the noisy copies appended to the submodels' training
-        part (the paper: 0.5); None for no copies.
+        Standard deviation of noisy copies appended to the submodels' training part (the paper: 0.5).
     clip : (float, float) or None, default (0.0, 1.0)
-        Range the noisy copies are clipped to (pixel intensities in the paper).
+        Range the noisy copies are clipped to.
     n_jobs : int or None, default None
         joblib workers for the submodels (None: one, -1: all cores).
     progress : bool, default False
         Show a tqdm progress bar over the submodels.
     random_state : int, Generator or None
-        Seeds the hold-out split, the subsets, the noise and (overriding the
-        template's) each submodel's ``random_state``.
+        Seeds the hold-out split, the subsets, the noise and each submodel's ``random_state``.
 
     Attributes
     ----------
     estimators_ : list of fitted classifiers
     subsets_ : list of ndarray of int
-        Row indices of each submodel's training points (in the training part
-        *with* the noisy copies appended: index ``>= N_train`` is a noisy copy).
+        Each submodel's training rows in the training part, noisy copies appended (from ``N_train`` on).
     holdout_indices_ : ndarray of int
         Rows of ``X`` used to fit the combiner.
     coef_ : Tensor of shape (n_submodel_features, n_outputs)
-        Combiner weights: one feature per submodel (binary problems) or one per
-        submodel and class; ``n_outputs`` is 1 (binary) or ``n_classes``.
+        Combiner weights; ``n_outputs`` is 1 (binary) or ``n_classes``.
     intercept_ : Tensor of shape (n_outputs,)
     ridge_ : float or None
-        The combiner's ridge (``ridge``, or the one chosen by leave-one-out); None
-        when the combiner is the members' mean output.
+        The combiner's ridge; None when the combiner is the members' mean output.
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds (see :mod:`kppca.io.specs`): the submodels are saved
-    #: as nested estimators (each a registered kppca class, with its own declared state).
+    #: The fitted state a model file holds (see :mod:`kppca.io.specs`); the submodels are nested estimators.
     _fitted_constraints = {
         **ESTIMATOR_STATE,
         "_numpy_fit_": ["boolean"],
@@ -188,7 +155,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
-    # ------------------------------------------------------------------ pieces
     def _template(self) -> Any:
         if self.estimator is None:
             from .deep import DeepLSSVMClassifier
@@ -198,14 +164,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
                             f"{type(self.estimator).__name__}.")
         return self.estimator
-
-    @staticmethod
-    def _clone(template: Any, seed: int) -> Any:
-        """A clone with its own seed (as scikit-learn's ensembles: fits are reproducible, submodels differ)."""
-        est = clone(template)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=int(seed))
-        return est
 
     def _holdout(self, codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Stratified split: per class ``max(1, round(f n_c))`` held out when ``n_c >= 2``, none otherwise."""
@@ -218,10 +176,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         return np.sort(np.concatenate(hold)), np.sort(np.concatenate(train))
 
     def _submodel_features(self, X: np.ndarray) -> np.ndarray:
-        """``tanh`` of every submodel's outputs, (M, n_submodels) binary or (M, n_submodels * n_classes).
-
-        A submodel that saw only some classes scores the missing ones ``-1`` (after tanh).
-        """
+        """``tanh`` of every submodel's outputs, (M, n_submodels) binary or (M, n_submodels * n_classes); a
+        submodel that saw only some classes scores the missing ones ``-1``."""
         C, blocks = len(self.classes_), []
         for est in self.estimators_:
             d = np.asarray(est.decision_function(X), dtype=np.float64)
@@ -234,7 +190,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             blocks.append(cols)
         return np.concatenate(blocks, axis=1)
 
-    # ------------------------------------------------------------------ fit / predict
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
         """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
@@ -257,8 +212,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             Xtr, ytr, ctr = np.concatenate([Xtr, noisy]), np.concatenate([ytr, ytr]), np.concatenate([ctr, ctr])
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
-        jobs = (delayed(_fit_one)(self._clone(template, seed), Xtr[s], ytr[s], k)
-                for k, (s, seed) in enumerate(zip(subsets, seeds)))
+        jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
         from .._progress import tqdm  # tqdm.auto only where ipywidgets can draw it
 
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")

@@ -1,11 +1,4 @@
-"""Non-linear auto-regression with a two-view kernel PCA: recursive multi-step forecasting.
-
-``x_{l+1} = f(x_l, x_{l-1}, ..., x_{l-p})`` is learned as a two-view model: view X is
-the lag window ``x_l = series[l-p .. l]`` (``p + 1`` values), view Y the next value.
-A forecast infers the missing view Y from view X (:meth:`MultiViewKPCA.predict_view`),
-appends it to the window and repeats: no refit per step, and several series are
-forecast at once (one row each).
-"""
+"""Non-linear auto-regression with a two-view kernel PCA: recursive forecasting, with no refit per step."""
 
 from __future__ import annotations
 
@@ -32,16 +25,15 @@ def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
     Parameters
     ----------
     series : array-like of shape (T,) or (n_series, T)
-        One series, or several of the same length (their windows are stacked, series by series).
+        One series, or several of the same length (their windows stacked, series by series).
     p : int
         Lag order; each window holds ``p + 1`` values.
 
     Returns
     -------
     X : ndarray or Tensor of shape (n_series * (T - p - 1), p + 1)
-        Row ``l - p`` is ``series[l-p .. l]`` (oldest first), ``l = p .. T-2``.
+        Windows, oldest value first, for ``l = p .. T-2``.
     y : ndarray or Tensor of shape (n_series * (T - p - 1),)
-        ``series[l + 1]``.
     """
     p = int(check_scalar(p, "p (the lag order)", [Interval(Integral, 0, None, closed="left")]))
     numpy_out = is_numpy_like(series)
@@ -61,22 +53,8 @@ def lag_windows(series: ArrayLike, p: int) -> tuple[Any, Any]:
 
 
 def stable_mean_std(S: torch.Tensor) -> tuple[float, float]:
-    """Mean and standard deviation (ddof 1) of all entries of ``S``, free of under- and overflow.
-
-    The values are first divided by their largest magnitude ``m``, so the variance is
-    computed on numbers of order one (``S * 1e-300`` does not underflow to a zero
-    variance, ``S * 1e300`` does not overflow it), then scaled back by ``m``.
-
-    Parameters
-    ----------
-    S : Tensor of any shape, finite, at least two entries
-
-    Returns
-    -------
-    mean, std : float
-        ``std`` is 0.0 when the series is constant to the rounding level of its
-        dtype (a spread below ``n eps m``, see :func:`kppca._linalg.rounding_tolerance`).
-    """
+    """Mean and standard deviation (ddof 1) of all entries of ``S`` (finite, >= 2 entries), computed on
+    ``S / max|S|`` so they neither under- nor overflow; ``std`` is 0.0 for a spread at rounding level."""
     flat = S.reshape(-1)
     m = float(flat.abs().max())
     if m == 0.0:
@@ -99,22 +77,12 @@ class NARForecaster(KernelEstimator):
         Lag order ``p``; a window holds ``p + 1`` values.
     n_components : int, default 4
         Hidden features ``s`` of the two-view model.
-    kernel_x : Kernel, str, FeatureMap or None, default None (linear)
-        Kernel of the window view, or an explicit :class:`~kppca.features.FeatureMap`
-        (e.g. random Fourier features) for the primal form. A map on one view and a
-        kernel on the other is solved in the dual (the map is fitted on its view).
-    kernel_y : Kernel, str, FeatureMap or None, default None (linear)
-        Kernel of the next-value view. Non-linear choices are mapped back with the
-        kernel smoother.
-    form : {"auto", "primal", "dual"}, default "auto"
-    solver : {"eig", "stiefel"}, default "eig"
-    rotate, rescale : bool, default True
-        As in :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
+    kernel_x, kernel_y : Kernel, str, FeatureMap or None, default None (linear)
+        Kernels or explicit maps (:class:`~kppca.features.FeatureMap`) of the window and next-value views.
+    form, solver, rotate, rescale, stiefel_method, max_iter, tol, progress, random_state, dtype, device
+        Passed to :class:`MultiViewKPCA` (``rescale=False`` is the paper's failing ablation).
     standardize : bool, default True
-        Fit on ``(series - mean) / std`` (training mean and std, ddof 1, computed without
-        under/overflow by :func:`stable_mean_std`); forecasts are returned on the original scale.
-    stiefel_method, max_iter, tol, progress, random_state, dtype, device
-        Passed to :class:`MultiViewKPCA`.
+        Fit on ``(series - mean) / std`` (training mean and std, ddof 1); forecasts are on the original scale.
 
     Attributes
     ----------
@@ -123,12 +91,12 @@ class NARForecaster(KernelEstimator):
     mean_, scale_ : float
         Standardisation of the training series (0 and 1 when ``standardize=False``).
     n_features_in_ : int
-        Length ``T`` of the training series (scikit-learn's name for the columns of the input).
+        Length ``T`` of the training series.
     last_window_ : Tensor of shape (n_series, p + 1)
         The end of each training series (the default forecast start), on the original scale.
     training_range_ : tuple of float
-        ``(min, max)`` of the training series: :meth:`forecast` warns when a forecast leaves
-        it by more than its width (a recursion running away).
+        ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more
+        than its width.
     """
 
     #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
@@ -239,8 +207,7 @@ class NARForecaster(KernelEstimator):
         ----------
         n_steps : int
         history : array-like of shape (L,) or (m, L), ``L >= p + 1``, optional
-            Past values (original scale) of one or several series; the last ``p + 1`` of each
-            row start the recursion. Default: the end of the training series.
+            Past values (original scale) whose last ``p + 1`` start the recursion; default: the training series.
         standardized : bool, default False
             Return the forecast on the standardized scale instead of the original one.
 
@@ -264,8 +231,8 @@ class NARForecaster(KernelEstimator):
                 raise ValueError(f"history has {W.shape[1]} values per series; the model needs the last p + 1 = {p + 1}.")
             W = W[:, W.shape[1] - p - 1 :]
         window = (W - self.mean_) / self.scale_
-        out = torch.empty(window.shape[0], int(n_steps), dtype=H.dtype, device=H.device)
-        for step in range(int(n_steps)):  # recursion over time: each step needs the previous one
+        out = torch.empty(window.shape[0], n_steps, dtype=H.dtype, device=H.device)
+        for step in range(n_steps):  # recursion over time: each step needs the previous one
             nxt = self.model_.predict_view([window, None], 1)[:, 0]
             out[:, step] = nxt
             window = torch.cat([window[:, 1:], nxt[:, None]], dim=1)
@@ -295,14 +262,13 @@ def plot_forecasts(
     train: ArrayLike, test: ArrayLike, forecasts: dict[str, ArrayLike], *, n_context: int = 200, ax: Any = None,
     title: str | None = None,
 ) -> Any:
-    """Plot the end of a training series, the test continuation and one or more forecasts.
+    """Plot the end of a training series, the test continuation and forecasts (MSE against ``test`` in the legend).
 
     Parameters
     ----------
     train : array-like of shape (T,)
     test : array-like of shape (n_steps,)
     forecasts : dict label -> array-like of shape (n_steps,)
-        The legend shows each forecast's mean squared error against ``test``.
     n_context : int, default 200
         Training values shown before the forecast origin.
     ax : matplotlib Axes, optional

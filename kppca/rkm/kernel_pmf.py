@@ -1,29 +1,8 @@
-"""Kernel probability mass function as an RKM (deep-RKM paper §3.6, eqs. 3.33-3.35).
+"""Kernel probability mass function as an RKM (deep-RKM paper §3.6): ``p_i = (1/eta) sum_j k(x_j, x_i)``.
 
-The objective in the unknowns ``w`` (d_f,), ``p_i`` and ``h_i`` is
-
-``J = sum_i (p_i - phi(x_i)^T w) h_i - sum_i p_i + eta/2 w^T w``
-
-and its stationary points (eq. 3.34) are
-
-* ``dJ/dh_i = 0``: ``p_i = w^T phi(x_i)``;
-* ``dJ/dw = 0``:   ``w = (1/eta) sum_i phi(x_i) h_i``;
-* ``dJ/dp_i = 0``: ``h_i = 1``.
-
-Hence the primal form ``p_i = w^T phi(x_i)`` with ``w = (1/eta) sum_j phi(x_j)``
-and the dual (kernel) form ``p_i = (1/eta) sum_j k(x_j, x_i)``; ``eta = sum_ij
-k(x_j, x_i)`` normalises ``sum_i p_i = 1``. A new point gets
-``p(x) = (1/eta) sum_j k(x_j, x)`` with the same ``eta``.
-
-With class labels, the class form (the "probability rule" of Suykens 2013) is
-``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``, a kernel-weighted vote
-(the Nadaraya-Watson class estimate).
-
-Numerics: for the RBF and Laplacian kernels the sums are taken in log space
-(``log k`` is known in closed form), so far-away points, whose kernel values all
-underflow to 0, still get finite log values and the class rule of their nearest
-training points; a log value beyond the dtype's range (squared distances past
-``1e308``) is the dtype's most negative number, not ``-inf``.
+With labels, the class rule is the kernel-weighted vote ``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``.
+The sums are taken in log space (closed form for RBF and Laplacian), so far-away points, whose kernel
+values all underflow to 0, keep finite log values.
 """
 
 from __future__ import annotations
@@ -48,16 +27,10 @@ __all__ = ["KernelPMF", "log_kernel"]
 
 
 def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values.
+    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values (``ValueError`` on a negative one).
 
-    RBF: ``-gamma ||x - y||^2``; Laplacian: ``-||x - y||_1 / bandwidth`` (exact,
-    no underflow; at least the dtype's most negative number). Any other kernel: ``log`` of its values, ``-inf`` where a
-    value is 0.
-
-    Raises
-    ------
-    ValueError
-        When a kernel value is negative: ``p_i >= 0`` needs a non-negative kernel.
+    RBF and Laplacian in closed form (no underflow; at least the dtype's most negative number);
+    any other kernel: ``log`` of its values, ``-inf`` where a value is 0.
     """
     lowest = torch.finfo(X.dtype).min  # finite even where the true value is below the dtype's range
     if type(kernel) is RBF:
@@ -86,13 +59,9 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     Parameters
     ----------
     kernel : Kernel, str or callable, default "rbf"
-        A kernel with non-negative values (RBF, Laplacian; a linear or polynomial
-        kernel only on data where all its values are ``>= 0``, else ``fit`` and the
-        scoring methods raise ``ValueError``).
+        A kernel with non-negative values on the data (else ``fit`` and the scoring methods raise ``ValueError``).
     solver : {"dual", "primal"}, default "dual"
-        "dual": ``p_i = (1/eta) sum_j k(x_j, x_i)``. "primal": ``p_i = w^T phi(x_i)``
-        with ``w = (1/eta) sum_j phi(x_j)``; needs a kernel with an explicit feature
-        map (``kernel.explicit_features``: linear, small polynomial).
+        "primal": ``p_i = w^T phi(x_i)``, for a kernel with ``explicit_features`` (linear, small polynomial).
     dtype, device
         Floating dtype (float64 by default; float32 data stays float32) and torch device.
 
@@ -101,11 +70,10 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     probabilities_ : Tensor of shape (N,)
         ``p_i`` of the training points, ``sum_i p_i = 1``.
     log_eta_ : float
-        ``log eta``, ``eta = sum_ij k(x_j, x_i)`` (log, so that it cannot underflow).
+        ``log eta``, ``eta = sum_ij k(x_j, x_i)``.
     coef_ : Tensor of shape (d_f,)
         ``w`` (primal solver only).
     X_fit_ : Tensor of shape (N, D)
-        Training inputs (the dual form and the class rule sum over them).
     classes_ : ndarray of shape (n_classes,)
         With labels only.
     y_codes_ : Tensor of shape (N,) (int64)
@@ -113,12 +81,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     kernel_ : Kernel
     solver_ : str
     n_features_in_ : int
-
-    Notes
-    -----
-    The hidden features are ``h_i = 1`` for every point (eq. 3.34), so they are
-    not stored. ``score_samples`` and ``predict_proba`` are computed in log space
-    (module docstring).
     """
 
     #: The fitted state a model file holds ("n" training points, "f" features; see :mod:`kppca.io.specs`).
@@ -165,7 +127,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         tags.target_tags.required = False
         return tags
 
-    # ------------------------------------------------------------------ fit
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         Phi = self.kernel_.explicit_features(X)
         if Phi is None:
@@ -209,7 +170,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
             self.probabilities_ = torch.exp(col - log_eta)
         return self
 
-    # ------------------------------------------------------------------ scoring
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """``log p(x) = log((1/eta) sum_j k(x_j, x))`` (M,) with the training ``eta`` (``-inf`` where it is 0)."""
         Xt = self._validate_new_input(X, method="score_samples")

@@ -1,8 +1,4 @@
-"""LS-SVM regression and classification as Restricted Kernel Machines: the scikit-learn estimators.
-
-The linear systems, their solvers and the leave-one-out residuals (and the ``ridge`` convention)
-are in :mod:`kppca.rkm.lssvm_solvers`.
-"""
+"""LS-SVM regression and classification as RKMs; the linear systems are in :mod:`kppca.rkm.lssvm_solvers`."""
 
 from __future__ import annotations
 
@@ -72,7 +68,6 @@ class _LSSVMBase(KernelEstimator):
     }
     _fitted_marker = "intercept_"
 
-    # ------------------------------------------------------------------ fit core
     def _resolve(self, N: int, d: int) -> str:
         has_map = self.feature_map is not None or isinstance(as_kernel(self.kernel), Linear)
         if self.solver == "primal" and not has_map:
@@ -87,7 +82,7 @@ class _LSSVMBase(KernelEstimator):
         d_f = d if self.feature_map is None else getattr(self.feature_map, "n_features", None) or d
         return "primal" if d_f < N else "dual"
 
-    def _solve(self, X: torch.Tensor, Y: torch.Tensor) -> LSSVMSolution:
+    def _solve(self, X: torch.Tensor, Y: torch.Tensor) -> None:
         N, d = X.shape
         self.solver_ = self._resolve(N, d)
         ridge, eta = float(self.ridge), float(self.eta)
@@ -110,7 +105,6 @@ class _LSSVMBase(KernelEstimator):
             self.__dict__.pop("coef_", None)
         self.intercept_ = sol.intercept
         self.loo_residuals_ = sol.loo_residuals
-        return sol
 
     def _check_fitted_state(self) -> str | None:
         """The fitted parts fit together: one point's outputs have the intercept's width (see kppca.io)."""
@@ -138,23 +132,16 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
     Parameters
     ----------
     kernel : Kernel, str, callable or None, default "rbf"
-        Kernel of the dual system (ignored when ``feature_map`` is given: the
-        map's own kernel ``<phi(x), phi(y)>`` is used so both systems agree).
-        The default ``"rbf"`` (``RBF()``) takes its bandwidth from the data at fit
-        (``bandwidth="scale"``, scikit-learn's ``gamma="scale"``, see
-        :mod:`kppca.kernels.bandwidth`); the resolved kernel is ``kernel_``. ``RBF(b)``
-        with a number keeps ``b``.
+        Kernel of the dual system (with a ``feature_map``, the map's kernel). The default ``"rbf"`` takes its
+        bandwidth from the data (see :mod:`kppca.kernels.bandwidth`).
     feature_map : kppca.features.FeatureMap or None, default None
-        Explicit features for the primal system (fitted on ``X`` in ``fit``).
-        With ``kernel="linear"`` and no map, the identity features are used.
+        Explicit features for the primal system, fitted in ``fit`` (``kernel="linear"``: the identity).
     ridge : float > 0, default 0.1
-        Weight of ``-ridge/2 sum h_i^T h_i`` (the paper's ``lambda``): the ridge added
-        to ``K/eta`` in the dual system (Suykens' ``1/gamma``).
+        The paper's ``lambda``, added to ``K/eta`` in the dual system (Suykens' ``1/gamma``).
     eta : float > 0, default 1.0
         Weight of ``eta/2 Tr(W^T W)``; the kernel enters as ``K/eta``.
     solver : {"auto", "dual", "primal"}, default "auto"
-        "auto" takes the primal when explicit features exist and are fewer
-        than the training points, the dual otherwise.
+        "auto": the primal when explicit features exist and are fewer than the training points.
     dtype, device
         Computation dtype (float64 by default, float32 data stays float32) and torch device.
 
@@ -166,11 +153,9 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
         Interconnection matrix ``W`` (primal solver).
     intercept_ : Tensor of shape (p,)
     loo_residuals_ : Tensor of shape (N, p)
-        Exact leave-one-out residuals ``y_i - f^{(-i)}(x_i)``; ``(loo_residuals_**2).mean()``
-        is the LOO mean squared error, a cheap criterion to tune ``ridge`` and the kernel.
+        Exact leave-one-out residuals ``y_i - f^{(-i)}(x_i)``; their mean square tunes ``ridge``.
     solver_ : str
     kernel_ : Kernel
-        The kernel used (the data-derived RBF for the default ``"rbf"``).
     n_features_in_ : int
     """
 
@@ -213,17 +198,13 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
 class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """LS-SVM classification in RKM form: the regression system on ±1 codes of the labels.
 
-    Binary problems use one output (+1 for ``classes_[1]``). Multiclass
-    problems use one-vs-all (``multi_class="ova"``: p outputs, output k is +1
-    for class k and -1 otherwise, predicted class = largest output) or a
-    minimum-length output code (``multi_class="code"``: ``ceil(log2 p)``
-    outputs carrying the bits of the class index, decoded by the codeword
-    with the largest correlation).
+    Binary problems use one output (+1 for ``classes_[1]``); multiclass ones one-vs-all (``"ova"``) or
+    the ``ceil(log2 p)`` bits of the class index (``"code"``), decoded by the best-correlated codeword.
 
     Parameters
     ----------
     kernel, feature_map, ridge, eta, solver, dtype, device
-        As in :class:`LSSVMRegressor` (the default ``"rbf"`` kernel takes its width from the data).
+        As in :class:`LSSVMRegressor`.
     multi_class : {"ova", "code"}, default "ova"
 
     Attributes
@@ -274,10 +255,9 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
-        book = torch.as_tensor(self.make_codebook(len(self.classes_), self.multi_class),
-                               dtype=self._dtype, device=self._device)
-        self.codebook_ = book
-        Y = book[codes]
+        self.codebook_ = torch.as_tensor(self.make_codebook(len(self.classes_), self.multi_class),
+                                         dtype=self._dtype, device=self._device)
+        Y = self.codebook_[codes]
         self._solve(Xt, Y)
         # Calibration on leave-one-out decision values: honest scores, as on unseen data.
         loo_scores = self._class_scores(Y - self.loo_residuals_).detach().cpu().numpy()
@@ -290,15 +270,12 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
     def _class_scores(self, F: torch.Tensor) -> torch.Tensor:
         """Per-class scores from output values F (M, n_outputs): binary -> (M, 1), else correlations (M, p)."""
-        if len(self.classes_) == 2:
-            return F
-        return F @ self.codebook_.T
+        return F if len(self.classes_) == 2 else F @ self.codebook_.T
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes).
 
-        One-vs-all: the p outputs themselves; output codes: correlation of the
-        outputs with each class's codeword.
+        One-vs-all: the outputs; output codes: their correlation with each class's codeword.
         """
         S = self._class_scores(self._raw_decision(self._validate_new_input(X, method="decision_function")))
         if len(self.classes_) == 2:
@@ -312,15 +289,10 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return self.classes_[idx.cpu().numpy()]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Class probabilities (M, n_classes), calibrated on leave-one-out decision values.
+        """Class probabilities (M, n_classes): ``softmax(scores / temperature_)`` (binary: a sigmoid).
 
-        ``softmax(scores / T)`` (binary: ``sigmoid(s / T)``) with one temperature
-        ``T = temperature_`` fitted in ``fit`` by minimising the log-loss of the
-        exact leave-one-out scores of the training points (temperature scaling,
-        a one-parameter Platt calibration without a held-out set). The
-        probabilities reflect how the scores behave on unseen points, and their
-        argmax is the prediction of :meth:`predict`. They are estimates, not a
-        model likelihood.
+        The temperature minimises the log-loss of the exact leave-one-out scores of the training points, so the
+        probabilities are calibrated as on unseen points; their argmax is :meth:`predict`'s class.
         """
         F = self._raw_decision(self._validate_new_input(X, method="predict_proba"))
         S = self._class_scores(F).detach().cpu().numpy()

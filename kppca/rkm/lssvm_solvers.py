@@ -1,24 +1,7 @@
-"""The LS-SVM linear systems in RKM form, solved through their Schur complements.
+"""The LS-SVM linear systems in RKM form (deep-RKM paper, §3.1), solved through their Schur complements.
 
-The RKM form of LS-SVM regression (deep-RKM paper, §3.1) is
-
-``J = sum_i (y_i - W^T phi(x_i) - b)^T h_i - ridge/2 sum_i h_i^T h_i + eta/2 Tr(W^T W)``
-
-with one hidden (conjugate) feature ``h_i`` (p,) per training point. Its
-stationary points give two equivalent linear systems:
-
-dual (kernel ``K``, N x N)
-    ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]``, prediction
-    ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``;
-primal (explicit features ``Phi``, N x d_f)
-    ``[[Phi^T Phi + ridge eta I, Phi^T 1], [1^T Phi, N]] [W; b^T] = [Phi^T Y; 1^T Y]``,
-    prediction ``y(x) = W^T phi(x) + b``; ``W = Phi^T H / eta`` links the two.
-
-Regularisation convention: ``ridge`` (the paper's ``lambda``) multiplies the
-identity in the dual system, so it is the *inverse* of Suykens' ``gamma`` when
-``eta = 1``; the effective ridge of the primal is ``ridge * eta``.
-
-Both solvers also give the exact leave-one-out residuals in closed form (Cawley & Talbot, 2004).
+``ridge`` (the paper's ``lambda``) multiplies the identity of the dual system: the inverse of Suykens'
+``gamma`` when ``eta = 1``. Both solvers give the exact leave-one-out residuals (Cawley & Talbot, 2004).
 """
 
 from __future__ import annotations
@@ -31,14 +14,8 @@ __all__ = ["LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
 
 
 class LSSVMSolution:
-    """Result of one LS-SVM solve (internal container, also returned by the functional solvers).
-
-    Attributes
-    ----------
-    coef : Tensor of shape (N, p) (dual: the hidden features ``H``) or (d_f, p) (primal: ``W``)
-    intercept : Tensor of shape (p,)
-    loo_residuals : Tensor of shape (N, p)
-        ``y_i - f^{(-i)}(x_i)``, the residual of point i under the model trained without it.
+    """Result of one LS-SVM solve: ``coef`` (dual: ``H`` (N, p); primal: ``W`` (d_f, p)), ``intercept`` (p,)
+    and ``loo_residuals`` (N, p), ``y_i - f^{(-i)}(x_i)``.
     """
 
     def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
@@ -46,11 +23,7 @@ class LSSVMSolution:
 
 
 def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
-    """Solve ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
-
-    With ``A = K/eta + ridge I = L L^T`` (positive definite for a PSD kernel and
-    ``ridge > 0``), ``nu = A^{-1} 1`` and the scalar Schur complement
-    ``s = 1^T nu``: ``b^T = 1^T A^{-1} Y / s`` and ``H = A^{-1} Y - nu b^T``.
+    """Solve the dual system ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
 
     Parameters
     ----------
@@ -61,17 +34,13 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
     Returns
     -------
     LSSVMSolution
-        ``coef`` is ``H`` (N, p); leave-one-out residuals ``h_i / [M^{-1}]_ii``
-        with ``M`` the bordered matrix.
+        ``coef`` is ``H`` (N, p), predicting ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``.
 
     Raises
     ------
     ValueError
-        ``A`` is not numerically positive definite. When ``ridge`` is below the
-        rounding level of ``K/eta`` in its dtype (``N eps max|K_ij| / eta``, see
-        :func:`kppca._linalg.rounding_tolerance`), the system is beyond that
-        precision and the message says so (use float64, a larger ridge, or
-        rescale); otherwise the kernel is not PSD.
+        ``K/eta + ridge I`` is not numerically positive definite: a ridge below the rounding level of
+        ``K/eta`` in its dtype, or a kernel that is not PSD (the message says which).
     """
     N = K.shape[0]
     A = K / eta
@@ -108,15 +77,10 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
 
 
 def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
-    """Solve the primal LS-SVM system with explicit features by its Schur complement.
+    """Solve the primal system ``[[Phi^T Phi + ridge eta I, Phi^T 1], [1^T Phi, N]] [W; b^T] = [Phi^T Y; 1^T Y]``.
 
-    Eliminating ``b^T = (1^T Y - 1^T Phi W) / N`` (the Schur complement of the
-    scalar block ``N``) leaves the centred ridge problem
-    ``min |Phi_c W - Y_c|^2 + ridge eta |W|^2``, whose normal equations are
-    ``(Phi_c^T Phi_c + ridge eta I) W = Phi_c^T Y_c``. It is solved as the least-squares
-    problem ``[Phi_c; sqrt(ridge eta) I] W = [Y_c; 0]`` by QR (``R^T R`` is the
-    normal matrix, without forming it: the normal equations square the condition number, and at
-    1e3-scaled float32 data are singular to working precision while the least-squares form is not).
+    Eliminating ``b`` leaves a centred ridge problem, solved as least squares by QR: the normal equations
+    square the condition number (singular at 1e3-scaled float32 data).
 
     Parameters
     ----------
@@ -127,8 +91,7 @@ def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: fl
     Returns
     -------
     LSSVMSolution
-        ``coef`` is ``W`` (d_f, p); leave-one-out residuals ``e_i / (1 - hat_ii)``
-        with the hat matrix ``11^T/N + Phi_c G^{-1} Phi_c^T`` (``= 11^T/N + Q_1 Q_1^T``).
+        ``coef`` is ``W`` (d_f, p), predicting ``y(x) = W^T phi(x) + b``.
 
     Raises
     ------

@@ -1,16 +1,6 @@
-"""Multi-view kernel PCA as a Restricted Kernel Machine, in primal and dual form.
+"""Multi-view kernel PCA as a Restricted Kernel Machine, in primal and dual form (see docs/theory).
 
-Views ``v = 1..V`` with (centered) feature matrices ``Phi_v`` (n, d_v). The model
-couples them through shared hidden features ``h_i`` (rows of ``H``, n x s):
-
-* primal (Algorithm 1/3 of the multi-view paper): top ``s`` eigenvectors ``U~`` of
-  ``C = Phi^T Phi`` with ``Phi = [Phi_1 ... Phi_V]``; rescaled ``U = U~ Lam^{1/2}``;
-  ``H = Phi U Gamma^{-1}``;
-* dual (Algorithm 2/4): top ``s`` eigenvectors ``H`` of ``K = sum_v M K_v M``;
-  ``U_v = Phi_v^T H`` whenever view ``v`` has an explicit map.
-
-After the rescaling both give the same ``H`` and ``Gamma = Lam`` (the signs are fixed
-on ``H``, so they agree exactly, not only up to signs).
+Both forms give the same ``H`` and ``Gamma``, exactly: the signs are fixed on ``H``.
 """
 
 from __future__ import annotations
@@ -41,8 +31,7 @@ def _sym_power(G: torch.Tensor, power: float) -> torch.Tensor:
     return (Q * w.pow(power)) @ Q.T
 
 
-#: Constraints of the solver parameters (primal/dual form, eigen or Stiefel solve), shared by the
-#: models built on :class:`MultiViewKPCA` (spread with ``**``).
+#: Constraints of the solver parameters, shared by the models built on :class:`MultiViewKPCA`.
 SOLVER_CONSTRAINTS: dict[str, list[Any]] = {
     "form": [StrOptions(("auto", "primal", "dual"))],
     "solver": [StrOptions(("eig", "stiefel"))],
@@ -63,34 +52,23 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     n_components : int, default 2
         Number of hidden features ``s``.
     kernels : list of (Kernel, str, callable, FeatureMap or None), optional
-        One kernel per view (None: linear; a data-derived width such as ``RBF()`` is
-        resolved on that view's training data, see ``views_[v].kernel_``; a
-        :class:`~kppca.features.FeatureMap` is fitted on its view). A linear kernel or a
-        :class:`~kppca.features.FeatureMapKernel` has an explicit map, so it also works
-        in the primal. Give either ``kernels`` or ``feature_maps``.
+        One kernel per view (None: linear), its data-derived widths resolved on that view; a
+        :class:`~kppca.features.FeatureMap` is fitted on its view. Give either ``kernels`` or ``feature_maps``.
     feature_maps : list of (FeatureMap or None), optional
-        One explicit map per view (None: :class:`~kppca.features.Identity`); each is
-        cloned and fitted on its view.
+        One explicit map per view (None: :class:`~kppca.features.Identity`), cloned and fitted on its view.
     form : {"auto", "primal", "dual"}, default "auto"
-        ``"primal"`` solves the ``d_f x d_f`` problem on ``C`` (needs explicit maps),
-        ``"dual"`` the ``n x n`` problem on ``K``. ``"auto"`` takes the primal when every
-        view has an explicit map and the total feature dimension ``d_f`` is below ``n``.
+        Solve on ``C = Phi^T Phi`` (primal, needs explicit maps) or on ``K`` (dual); ``"auto"``: the primal
+        when every view has an explicit map and ``d_f < n``.
     solver : {"eig", "stiefel"}, default "eig"
-        ``"eig"``: dense (or Lanczos) top-``s`` eigenvectors. ``"stiefel"``: minimise
-        ``-1/2 Tr(H^T K H)`` (``-1/2 Tr(U~^T C U~)``) on the Stiefel manifold with geoopt
-        (:func:`~kppca.optim.minimize`).
+        Eigenvectors, or minimise ``-1/2 Tr(H^T K H)`` on the Stiefel manifold (:func:`~kppca.optim.minimize`).
     rotate : bool, default True
-        Stiefel only: diagonalise ``Gamma' = H'^T K H' = O Lam O^T`` and rotate ``H = H' O``,
-        so the result equals the eig solution up to column signs. With False, ``H'`` and
-        the non-diagonal ``Gamma'`` are kept.
+        Stiefel only: rotate ``H`` to diagonalise ``Gamma`` (the eig solution up to column signs).
     rescale : bool, default True
-        ``U = U~ Gamma^{1/2}`` (Algorithm 1 step 6). With False, ``U = U~`` and
-        ``H = Phi U~ Gamma^{-1}`` (the paper's Fig. 7 ablation, which ruins forecasts).
+        ``U = U~ Gamma^{1/2}`` (Algorithm 1 step 6); False is the paper's Fig. 7 ablation (ruins forecasts).
     center : bool, default True
         Center every view in feature space with its training mean.
     stiefel_method : str, default "sgd"
-        Optimiser of :func:`~kppca.optim.minimize` (``"adam"``, ``"sgd"``,
-        ``"line_search"``, ``"cg"``).
+        Optimiser of :func:`~kppca.optim.minimize` (``"adam"``, ``"sgd"``, ``"line_search"``, ``"cg"``).
     max_iter : int, default 5000
     tol : float, default 1e-8
         Stiefel stopping rule on the relative Riemannian gradient norm.
@@ -113,14 +91,10 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
     eigenvalues_ : Tensor (s,)
         Eigenvalues of ``Gamma_``, descending.
     U_ : list of (Tensor (d_v, s) or None)
-        Interconnection matrices of views with an explicit map (``Phi_v^T hidden_features_``).
-    views_ : list of FittedView
-        Per-view maps/kernels, centering statistics, training data and the ``n x s`` reductions of the
-        training Gram matrices that ``predict_view`` and ``sample`` need (see
-        :class:`~kppca.rkm.views.FittedView`): no ``n x n`` matrix outlives ``fit``.
+        Interconnection matrices ``Phi_v^T H`` of views with an explicit map.
+    views_ : list of :class:`~kppca.rkm.views.FittedView`
     solver_result_ : OptimizeResult or None
-        Outcome of the Stiefel solver; a :class:`sklearn.exceptions.ConvergenceWarning` is
-        issued when it did not reach ``tol`` within ``max_iter`` steps.
+        Outcome of the Stiefel solver.
     n_iter_ : int
         Stiefel steps (1 for the direct eigen solve).
     n_features_in_ : int
@@ -212,7 +186,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                     "n points (one row per point, in the same order)."
                 )
         specs = resolve_view_specs(len(Xs), self.kernels, self.feature_maps)
-        # Each view fits its map, or resolves its kernel, on its own data.
         fitted = [FittedView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
         explicit = all(v.explicit for v in fitted)
         dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]

@@ -1,11 +1,4 @@
-"""Inference and generation of a fitted multi-view kernel PCA: hidden features, missing views, samples.
-
-The estimator (parameters, fit, solvers) is :class:`kppca.rkm.MultiViewKPCA`
-(:mod:`kppca.rkm.multiview`); this mixin holds what a fitted model does with new
-data. Everything uses only what ``fit`` stored on the views
-(:meth:`~kppca.rkm.views.FittedView.attach_hidden`, all ``n x s`` or smaller): no
-``n x n`` Gram matrix is rebuilt.
-"""
+"""What a fitted :class:`kppca.rkm.MultiViewKPCA` does with new data: hidden features, missing views, samples."""
 
 from __future__ import annotations
 
@@ -27,13 +20,8 @@ PREIMAGE_METHODS = ("smoother",)
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
-    """Raw kernel weights with no positive mass replaced by the one-hot of their largest entry.
-
-    The smoother averages the training inputs with the clipped (non-negative) weights;
-    a generated or inferred point whose weights are all ``<= 0`` after rounding (a
-    polynomial kernel far from the data, an RBF whose weights underflow) has no
-    weighted mean, and falls back to the training point with the largest weight
-    (the nearest in the kernel's sense), as the PPCA pre-images do.
+    """Raw kernel weights (m, n), rows with no positive mass (no smoother mean) replaced by the one-hot of their
+    largest entry, the nearest training point in the kernel's sense (as the PPCA pre-images do).
     """
     clipped = weights.clamp_min(0)
     # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
@@ -79,11 +67,11 @@ class MultiViewInference:
             out.append(T)
         return out, like
 
-    def _projection_sum(self, Xs: list[torch.Tensor | None], skip: int | None = None) -> torch.Tensor:
+    def _projection_sum(self, Xs: list[torch.Tensor | None]) -> torch.Tensor:
         """``sum_w U_w^T phi_c,w(x_w)`` (primal) = ``H^T sum_w k_c,w(x_w)`` (dual) over given views, (m, s)."""
         total = None
         for w, (X, view) in enumerate(zip(Xs, self.views_)):
-            if X is None or w == skip:
+            if X is None:
                 continue
             if self.form_ == "primal":
                 term = view.map_centered(X) @ self.U_[w]
@@ -93,7 +81,7 @@ class MultiViewInference:
         return total
 
     def transform(self, views: Any) -> Any:
-        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` of new points, shape (m, s).
+        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points.
 
         Parameters
         ----------
@@ -105,13 +93,10 @@ class MultiViewInference:
         return self._to_output(h, like)
 
     def predict_view(self, views: Any, target: int, *, preimage: str = "smoother", n_neighbors: int | None = None) -> Any:
-        """Infer view ``target`` of new points from the other (given) views (eqs. 15-16 of the paper).
+        """Infer view ``target`` of new points from the other views (eqs. 15-16 of the paper, see docs/theory).
 
-        Primal: ``phi_v = U_v (Gamma - U_v^T U_v)^{-1} sum_{w != v} U_w^T phi_c,w(x_w)``; dual:
-        ``k_v = K_v H (Gamma - H^T K_v H)^{-1} H^T sum_{w != v} k_c,w(x_w)``. The result is mapped
-        back to the input space of view ``v``: exactly for a linear kernel / Identity map, with the
-        kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the training inputs of that
-        view otherwise.
+        The inferred features are mapped back to the input space exactly for a linear kernel / Identity map, else
+        by the kernel smoother (:func:`kppca.preimage.kernel_smoother`) over the view's training inputs.
 
         Parameters
         ----------
@@ -120,8 +105,7 @@ class MultiViewInference:
         target : int
             Index of the view to infer.
         preimage : {"smoother"}, default "smoother"
-            Pre-image method for a view without the identity map (the kernel smoother above, fed
-            with the exact raw kernel weights of the inferred point); the only option.
+            Pre-image method for a view without the identity map (the only option).
         n_neighbors : int, optional
             Passed to the kernel smoother (sharper pre-images).
 
@@ -141,26 +125,18 @@ class MultiViewInference:
             raise ValueError(
                 f"predict_view needs at least one known view besides target={target}; every other view is None."
             )
-        rhs = self._projection_sum(Xs, skip=target)  # (m, s)
+        rhs = self._projection_sum(Xs)  # (m, s); view target is None
         out = self._decode(rhs, target, conditional=True, n_neighbors=n_neighbors)
         return self._to_output(out, like)
 
     def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
-        """Input-space view ``v`` from ``rhs`` (m, s).
-
-        ``conditional``: ``rhs`` is the known-view sum and ``h = (Gamma - U_v^T U_v)^{-1} rhs``;
-        otherwise ``rhs`` is ``h`` itself (generation). Either way the view's feature vector is
-        ``phi_v = U_v h + m_v`` (``m_v = 0`` when not centering), i.e. ``phi_v - m_v = Phi_c^T H h``:
-        a point of the span of the training features with dual coefficients ``alpha = H h``.
-        Uses only what ``fit`` stored on the view (:meth:`FittedView.attach_hidden`, all ``n x s``
-        or smaller): no Gram matrix is rebuilt and no training feature is mapped again.
+        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``, with ``h = rhs`` (generation) or, when
+        ``conditional``, ``h = (Gamma - U_v^T U_v)^{-1} rhs`` for the known-view sum ``rhs`` (m, s).
         """
         view = self.views_[v]
         if conditional:
-            # Gamma - U_v^T U_v (H^T K_c,v H in the dual) = sum over the other views of U_w^T U_w (PSD).
-            # Where it is singular the other views carry no information on those hidden features: rhs
-            # has no component there (it lies in the range of A), so the least-norm solution keeps
-            # them at their prior mean 0 and solves exactly on the identifiable ones.
+            # A = sum over the other views of U_w^T U_w (PSD). Where it is singular they carry no information
+            # (rhs has no component there): the least-norm solution keeps those features at their prior mean 0.
             A = self.Gamma_ - view.inner_
             A = 0.5 * (A + A.T)
             eigs, vecs = torch.linalg.eigh(A)
@@ -186,10 +162,10 @@ class MultiViewInference:
             k_c = h @ view.gram_hidden_.T  # (m, n) centered kernel vectors K_c,v H h (raw when not centering)
             # The row mean s = 1^T k / n of the raw vector is known exactly for a point of the span
             # (alpha = H h): s = grand mean + alpha . (K 1 / n - grand mean) (spec, "Pre-image").
-            row_means = None if view.row_mean_hidden_ is None else (
-                view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
-            )
-            weights = uncenter_kernel_vectors(k_c, view.centerer_, "mean" if row_means is None else row_means)
+            row_means = "mean"
+            if view.row_mean_hidden_ is not None:
+                row_means = view.centerer_.grand_mean_ + h @ view.row_mean_hidden_
+            weights = uncenter_kernel_vectors(k_c, view.centerer_, row_means)
         return torch.as_tensor(kernel_smoother(_smoother_weights(weights), view.X_fit_, n_neighbors=n_neighbors))
 
     def sample(self, n_samples: int = 1, *, latent: str = "prior", scale: float = 0.1, random_state: Any = None,
@@ -200,11 +176,13 @@ class MultiViewInference:
         ----------
         n_samples : int >= 1
         latent : {"prior", "mixture"}
-            ``"prior"``: ``h ~ N(0, Sigma_H)`` with ``Sigma_H = H^T H / n`` (the training codes'
-            covariance). ``"mixture"``: a random training code ``h_i`` plus ``N(0, scale^2 Sigma_H)``.
+            ``"prior"``: ``h ~ N(0, Sigma_H)``, ``Sigma_H = H^T H / n``; ``"mixture"``: a random training code
+            plus ``N(0, scale^2 Sigma_H)``.
         scale : float >= 0
             Relative width of the mixture components.
         random_state : int, Generator or None
+        n_neighbors : int, optional
+            Passed to the kernel smoother.
 
         Returns
         -------
@@ -226,6 +204,5 @@ class MultiViewInference:
         else:
             idx = torch.randint(n, (int(n_samples),), generator=gen).to(H.device)
             h = H[idx] + float(scale) * (z @ L.T)
-        # Generation (Gen-RKM): phi_v = U_v h, i.e. k_c,v = K_v H h.
         outs = [self._decode(h, v, conditional=False, n_neighbors=n_neighbors) for v in range(self.n_views_)]
         return [self._to_output(o) for o in outs]

@@ -1,18 +1,5 @@
-"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3).
-
-Kernel PCA as an RKM: ``J = -sum_i phi(x_i)^T W h_i + lambda/2 sum_i h_i^T h_i + eta/2 Tr(W^T W)``.
-Its stationary points are ``W = (1/eta) sum_i phi(x_i) h_i^T`` and the eigenvalue
-problem ``(1/eta) K H = H Lam`` (rows of ``H`` are the hidden features ``h_i``;
-``Lam = diag(lambda)``), with the primal score ``e = W^T phi(x)`` and the dual score
-``e = (1/eta) sum_j h_j k(x_j, x)``. We take unit-norm eigenvectors (``H^T H = I``)
-of the *centred* Gram matrix, which is what the package's kernel PCA does.
-
-The matrix SVD is the RKM with two feature maps whose stationary points are the
-symmetric eigenvalue problem ``[[0, A], [A^T, 0]] [alpha; beta] = lambda [alpha; beta]``:
-its positive eigenvalues are the singular values, and ``alpha``, ``beta`` the
-left and right singular vectors (each block scaled by ``sqrt 2``).
-
-Both are thin wrappers on :mod:`kppca._linalg`'s eigensolvers.
+"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3): thin wrappers
+on :mod:`kppca._linalg`'s eigensolvers.
 """
 
 from __future__ import annotations
@@ -44,25 +31,22 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     n_components : int >= 1, default 2
         Number of hidden features ``s`` (at most the rank of the centred Gram matrix).
     kernel : Kernel, str, callable or None, default "rbf"
-        The default ``"rbf"`` (``RBF()``) takes its bandwidth from the data at fit
-        (``bandwidth="scale"``, see :mod:`kppca.kernels.bandwidth`); the resolved kernel is ``kernel_``.
+        The default ``"rbf"`` takes its bandwidth from the data (see :mod:`kppca.kernels.bandwidth`).
     eta : float > 0, default 1.0
         Scale of the eigenvalues: ``lambda_k = (eigenvalue k of K_c) / eta``.
     center : bool, default True
-        Centre the Gram matrix in feature space (kernel vectors of new points are
-        centred with the training means).
+        Centre the Gram matrix in feature space (new points with the training means).
     dtype, device
         As elsewhere in the package.
 
     Attributes
     ----------
     hidden_features_ : Tensor of shape (N, s)
-        ``H``, orthonormal columns (sign convention of :func:`kppca._linalg.flip_signs`).
+        ``H``, orthonormal columns.
     eigenvalues_ : Tensor of shape (s,)
         ``lambda_k``, descending.
     X_fit_ : Tensor of shape (N, D)
     kernel_ : Kernel
-        The kernel used (the data-derived RBF for the default ``"rbf"``).
     centerer_ : KernelCenterer
     """
 
@@ -119,21 +103,14 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         return self.n_components_
 
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Dual scores ``e = (1/eta) sum_j h_j k_c(x_j, x)`` of new points, shape (M, s).
-
-        For the training points these are ``H Lam`` (the stationarity condition).
-        """
+        """Dual scores ``e = (1/eta) sum_j h_j k_c(x_j, x)`` (M, s) of new points (``H Lam`` on the training points)."""
         Xt = self._validate_new_input(X, method="transform")
         Kx = self.centerer_.transform(self.kernel_.gram(Xt, self.X_fit_))
         return self._to_output(Kx @ self.hidden_features_ / float(self.eta), X)
 
 
 class SVDResult(NamedTuple):
-    """Singular triplets from the RKM eigenvalue problem.
-
-    ``values`` (k,) are descending and positive; ``left`` (m, k) and ``right``
-    (n, k) have orthonormal columns (``alpha`` and ``beta`` scaled by sqrt 2).
-    """
+    """Singular triplets: ``values`` (k,) descending and positive; ``left`` (m, k), ``right`` (n, k) orthonormal."""
 
     values: torch.Tensor
     left: torch.Tensor
@@ -143,16 +120,13 @@ class SVDResult(NamedTuple):
 def matrix_svd_rkm(A: ArrayLike, n_components: int | None = None, *, dtype: Any = None) -> SVDResult:
     """Top singular triplets of ``A`` (m, n) from the RKM system ``[[0, A], [A^T, 0]] v = lambda v``.
 
-    The symmetric (m + n) x (m + n) matrix has eigenvalues ``+-sigma_k`` (and zeros);
-    the eigenvector of ``+sigma_k`` is ``[u_k; v_k] / sqrt 2``. The column signs
-    follow the package convention on the stacked eigenvector.
+    The column signs follow the package convention on the eigenvector ``[u_k; v_k] / sqrt 2``.
 
     Parameters
     ----------
     A : array-like or Tensor of shape (m, n)
     n_components : int or None
-        Number of triplets ``k`` (default ``min(m, n)``); only positive singular
-        values above rounding are returned when fewer exist.
+        Number of triplets ``k`` (default ``min(m, n)``); fewer when fewer singular values exceed rounding.
     dtype : optional, float64 by default
 
     Returns

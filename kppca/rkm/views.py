@@ -1,11 +1,4 @@
-"""Views of a multi-view model: input checking, feature maps or kernels, and per-view centering.
-
-A view ``v`` is a data matrix ``X_v`` (n, d_v) with either an explicit feature map
-``phi_v`` (:mod:`kppca.features`; a linear kernel is the :class:`~kppca.features.Identity`
-map) or only a kernel ``k_v``. Each view is centered on its own, with its training
-means: ``phi_v - m_v`` in the primal, :class:`~kppca.kernels.KernelCenterer` on the
-Gram matrix and on out-of-sample kernel vectors in the dual.
-"""
+"""Views of a multi-view model: input checking, feature maps or kernels, and per-view centering."""
 
 from __future__ import annotations
 
@@ -28,8 +21,7 @@ __all__ = ["FittedView", "split_views"]
 def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
     """The list of per-view arrays in ``views`` and whether the input was a single 2-D array.
 
-    ``views`` is a list/tuple of arrays (n, d_v), one per view (``None`` marks a missing
-    view where that is allowed); a single 2-D array or tensor is one view.
+    ``views`` is a list/tuple of arrays (n, d_v) (``None`` marks a missing view where allowed), or one array.
     """
     if isinstance(views, (list, tuple)):
         items = list(views)
@@ -54,9 +46,9 @@ class FittedView:
     ----------
     X : Tensor of shape (n, d_v)
     kernel : Kernel or None
-        The view's kernel (dual), when no explicit map is known; its data-derived widths are resolved on ``X``.
+        The view's kernel when it has no explicit map (its data-derived widths resolved on ``X``).
     feature_map : FeatureMap or None
-        The view's explicit map (fitted here on ``X``); ``Identity`` for a linear kernel.
+        The view's explicit map, fitted here on ``X``.
     center : bool
 
     Attributes
@@ -67,32 +59,14 @@ class FittedView:
     phi_mean_ : Tensor (d_f,) or None
         Training mean of ``phi_v`` (explicit maps only; zeros when not centering).
     centerer_ : KernelCenterer
-        Statistics of the raw training Gram matrix (column means ``K 1 / n``, grand mean);
-        fitted by :meth:`gram` (dual form only).
+        Statistics of the raw training Gram matrix, fitted by :meth:`gram` (dual form only).
     raw_scale_ : float
         ``max |K_ij|`` of the raw training Gram matrix (set by :meth:`gram`).
-
-    Decoding state (set by :meth:`attach_hidden` once the model's ``H`` is known; every
-    entry is at most ``n x s``, so nothing ``n x n`` outlives ``fit``):
-
-    inner_ : Tensor (s, s)
-        ``H^T K_c,v H`` (``= U_v^T U_v`` for an explicit map), the view's share of ``Gamma``;
-        ``K_c,v`` reads the raw ``K_v`` when not centering.
-    gram_hidden_ : Tensor (n, s) or None
-        Kernel-only views: ``K_c,v H``, so a generated point ``phi_v - m = Phi_c^T H h`` has
-        the centered kernel vector ``k_c = K_c,v H h``.
-    row_mean_hidden_ : Tensor (s,) or None
-        Kernel-only centered views: ``H^T (K 1 / n - 1^T K 1 / n^2)``; the row mean of the raw
-        kernel vector of that point is exactly ``s = 1^T K 1 / n^2 + h . row_mean_hidden_``
-        (its dual coefficients are ``alpha = H h``).
-    weight_basis_, weight_offset_ : Tensor (n, s), Tensor (n,) or None
-        Explicit non-identity maps: raw kernel weights ``k(x_i, x) = <phi(x_i), U_v h + m>``
-        ``= weight_basis_ h + weight_offset_``, with ``weight_basis_ = Phi_raw U_v`` and
-        ``weight_offset_ = Phi_raw m`` (the training features are not mapped again).
+    inner_, gram_hidden_, row_mean_hidden_, weight_basis_, weight_offset_ : Tensor or None
+        Decoding state, all at most ``n x s``, set by :meth:`attach_hidden` (see the numerical notes).
     """
 
-    #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components);
-    #: a helper object, rebuilt from these attributes alone.
+    #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components).
     _fitted_constraints = {
         "X_fit_": [TensorSpec(shape=("n", "d"))],
         "center": ["boolean"],
@@ -146,9 +120,8 @@ class FittedView:
     def gram(self) -> torch.Tensor:
         """Centered training Gram matrix ``M K_v M`` (n, n) (raw ``K_v`` when not centering); fits the centerer."""
         if self.explicit:
-            # One map and one n x n product: K_c = Phi_c Phi_c^T from the centered features (more accurate
-            # than M K M), and the centerer's raw statistics from the mean feature, without K = Phi Phi^T:
-            # K 1 / n = Phi mu and 1^T K 1 / n^2 = |mu|^2 (mu the raw mean feature, whether or not centering).
+            # K_c = Phi_c Phi_c^T is more accurate than M K M, and the centerer's statistics come from the raw
+            # mean feature mu (K 1 / n = Phi mu, 1^T K 1 / n^2 = |mu|^2) without forming K = Phi Phi^T.
             raw = self.raw_features()
             Phi = self.features()
             mu = raw.mean(0)
@@ -158,23 +131,14 @@ class FittedView:
             self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
         G = CenteredGram(self.kernel_, self.X_fit_, center=self.center, what="Gram matrix of the view's kernel")
-        K_c = G.matrix
         self.centerer_ = G.centerer
         # Centering leaves rounding errors of the raw magnitude: it sets the rank tolerance.
         self.raw_scale_ = G.scale
-        return K_c
+        return G.matrix
 
     def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
-        """Store the ``n x s`` (or smaller) quantities that inference and generation need (see Attributes).
-
-        Parameters
-        ----------
-        H : Tensor (n, s)
-            The model's hidden features of the training points.
-        U : Tensor (d_f, s) or None
-            ``Phi_c,v^T H`` (explicit maps).
-        gram_c : Tensor (n, n) or None
-            The view's training Gram matrix as returned by :meth:`gram` (kernel-only views).
+        """Store the decoding state (see Attributes) from the hidden features ``H`` (n, s), ``U = Phi_c,v^T H``
+        (d_f, s) of explicit maps, and the training Gram matrix ``gram_c`` of :meth:`gram` (kernel-only views).
         """
         if self.explicit:
             self.inner_ = U.T @ U
@@ -183,9 +147,8 @@ class FittedView:
                 self.weight_basis_ = raw @ U
                 self.weight_offset_ = raw @ self.phi_mean_
             return
-        KH = gram_c @ H
-        self.gram_hidden_ = KH
-        inner = H.T @ KH
+        self.gram_hidden_ = gram_c @ H
+        inner = H.T @ self.gram_hidden_
         self.inner_ = 0.5 * (inner + inner.T)
         if self.center:
             c = self.centerer_
@@ -207,11 +170,8 @@ class FittedView:
 def resolve_view_specs(
     n_views: int, kernels: Sequence[Any] | None, feature_maps: Sequence[Any] | None
 ) -> list[tuple[Kernel | None, FeatureMap | None]]:
-    """Per view, ``(kernel, unfitted feature map)``; exactly one of the two is not None.
-
-    A linear kernel (or no specification) becomes the Identity map; a
-    :class:`~kppca.features.FeatureMapKernel` becomes its (copied) map.
-    """
+    """Per view, ``(kernel, unfitted feature map)``, exactly one of them not None: a linear kernel (or None)
+    becomes the Identity map, a ``FeatureMapKernel`` its (copied) map."""
     if kernels is not None and feature_maps is not None:
         raise ValueError("pass either kernels or feature_maps, not both (feature maps induce their kernels).")
     specs = kernels if kernels is not None else feature_maps

@@ -97,7 +97,7 @@ def test_predict_view_uninformative_known_view():
     with pytest.warns(UserWarning, match="2 of 3 hidden features are not identifiable from the views other than 0"):
         pred = m.predict_view([None, y[:3]], 0)
     A = (m.Gamma_ - m.views_[0].inner_).numpy()
-    rhs = m._projection_sum([None, torch.as_tensor(y[:3])], skip=0).numpy()
+    rhs = m._projection_sum([None, torch.as_tensor(y[:3])]).numpy()
     # rcond: eigenvalues of A below N eps lambda_1 relative to its largest are rounding (rank_tolerance)
     h = rhs @ np.linalg.pinv(0.5 * (A + A.T), rcond=30 * np.finfo(float).eps * 1e3, hermitian=True)
     expected = h @ m.U_[0].numpy().T + m.views_[0].phi_mean_.numpy()
