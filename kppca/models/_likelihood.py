@@ -1,25 +1,8 @@
 """The dual model's held-out log-likelihood from a Cholesky factor of ``K``, without the eigendecomposition of ``K_c``.
 
-``score_samples`` needs, for each new point, the coordinates ``y_p = e_p^T k_c / sqrt(lam_p)``
-along every resolved eigenvector of ``K_c`` (spec, "Likelihood"). Only two sums of them enter:
-
-* ``sum_{p <= q} y_p^2 N / lam_p``, from the top ``q`` eigenpairs the fit keeps;
-* ``t = sum_{q < p <= r} y_p^2``: with ``z = (I - E_q E_q^T) k_c`` (the top directions removed),
-  ``t = z^T K_c^+ z``, the squared norm of the projection of ``phi(x) - m`` on ``H_E`` less its
-  top ``q`` coordinates.
-
-When every one of the ``r`` eigenvalues of ``K_c`` is above its rounding level (so the dense path
-keeps them all) and ``K`` has a Cholesky factor ``L``, ``t`` comes from one triangular solve:
-``K_c = M K M`` and, for ``z`` orthogonal to ``1``, ``K_c^+ z = K^{-1} (z + c 1)`` with ``c`` such
-that the result is orthogonal to ``1``; with ``u = L^{-1} z`` and ``v = L^{-1} 1`` that is
-``t = |u|^2 - (u . v)^2 / |v|^2`` (``|u|^2`` uncentered). Cost ``O(N^3 / 3)`` once (the factor,
-shared with sampling) plus ``O(N^2)`` per point, instead of the ``O(N^3)`` dense ``eigh``.
-
-That every eigenvalue is resolved is certified without the spectrum: by interlacing, the
-eigenvalues of ``K_c`` on ``1^perp`` are at least ``lam_min(K)``, bounded from below through ``L``
-(:func:`~kppca._linalg.smallest_eigenvalue_bound`). Otherwise (a kernel without strict positive
-definiteness, duplicated points, a spectrum reaching the rounding level, a GPU model) the dense
-path runs, and its result is the definition.
+When every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum), the tail
+``z^T K_c^+ z`` comes from one triangular solve: ``O(N^2)`` per point instead of an ``O(N^3)`` ``eigh``;
+otherwise the dense path runs and is the definition. See the numerical notes in the docs.
 """
 
 from __future__ import annotations
@@ -33,22 +16,14 @@ from .._linalg import block_rows, compute_threads, smallest_eigenvalue_bound
 
 __all__ = ["RESOLVED_MARGIN", "log_likelihood_by_cholesky"]
 
-#: ``lam_min(K)`` must exceed the rounding level of ``K_c`` by this factor: it covers the estimator
-#: of ``||K^{-1}||_1`` (a lower estimate, in practice within a small factor) and the rounding of
-#: the computed eigenvalues (at most the rounding level itself), so the dense path would keep every
-#: eigenvalue too.
+#: ``lam_min(K)`` must exceed the rounding level of ``K_c`` by this factor (covers the lower estimate of
+#: ``||K^{-1}||_1`` and the rounding of the eigenvalues), so the dense path would keep every eigenvalue too.
 RESOLVED_MARGIN = 100.0
 
 
 def log_likelihood_by_cholesky(model: Any, X: torch.Tensor) -> torch.Tensor | None:
-    """``score_samples`` of a fitted :class:`~kppca.DualPPCA` on validated inputs ``X`` (M, D) from the Cholesky
-    factor of ``K``; None when it does not apply.
-
-    Returns
-    -------
-    Tensor of shape (M,) or None
-        None: the caller runs the dense path (the definition).
-    """
+    """``score_samples`` (M,) of a fitted :class:`~kppca.DualPPCA` on validated ``X`` (M, D) by Cholesky; None if it
+    does not apply (the caller runs the dense path)."""
     # Whether the route applies is fixed by the fit, never by what is cached, so a model and its saved-and-loaded
     # copy score alike bitwise: a dense fit has (or, loaded, recomputes) its eigenpairs, a partial fit takes the
     # factor. K positive definite needs a strictly PD kernel and distinct points (full structural rank).

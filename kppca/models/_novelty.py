@@ -1,13 +1,4 @@
-"""The novelty score of both models: the fraction of ``|phi(x) - m|^2`` that lies outside ``H_E``.
-
-Dual: the part in ``H_E`` is ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p`` (all ``r`` eigenpairs) and the
-outside part its difference from ``|phi(x) - m|^2``, a cancellation between numbers of size
-``max k``: its absolute error is about ``N eps (max k + lam_1)`` (rounding of the kernel means, plus
-the eigenvalues below the rank tolerance ``N eps lam_1`` that were dropped from ``H_E``). Primal: the
-residual ``(I - V_r V_r^T)(phi(x) - m)`` is formed explicitly, without that cancellation; there a
-point counts as "at the mean" when ``|phi(x) - m|^2`` is below the rounding of forming ``phi(x) - m``
-(``2 d eps^2 (|phi(x)|^2 + |m|^2)``).
-"""
+"""The novelty score of both models: the fraction of ``|phi(x) - m|^2`` that lies outside ``H_E``."""
 
 from __future__ import annotations
 
@@ -19,24 +10,15 @@ from .._validation import ArrayLike
 
 
 class NoveltyMixin:
-    """``novelty_score`` for both models.
-
-    Subclasses provide ``_outside_and_total(X)``: ``(|(I - P_E)(phi - m)|^2, |phi - m|^2, rounding floor of the
-    latter)``, each of shape (M,).
-    """
+    """``novelty_score``; subclasses provide ``_outside_and_total(X)``: outside part, total, its rounding floor (M,)."""
 
     def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
 
-        ``|(I - P_E)(phi(x) - m)|^2 / |phi(x) - m|^2``: a scale-free detector of
-        inputs unlike the training data, which ``score`` cannot see (it models
-        ``H_E`` only). Training points score 0 up to rounding; a point at the
-        feature-space mean scores 0 by definition. Dual: ``k(x, x) - 2 mean_i
-        k(x, x_i) + mean(K)`` minus ``sum_{p <= r} (e_p^T k_c(x))^2 / lam_p``, a
-        difference accurate to about ``N eps (max k + lam_1)`` (absolute), so
-        fractions below that divided by ``|phi(x) - m|^2`` are rounding. Primal:
-        the residual is formed explicitly. Needs the complete spectrum
-        (computed once on first use after a partial fit).
+        A scale-free detector of inputs unlike the training data, which ``score`` cannot see. A point at
+        the feature-space mean scores 0. Dual: accurate to about ``N eps (max k + lam_1)`` absolute (a
+        difference of kernel sums); primal: the residual is formed explicitly. Needs the complete spectrum
+        (computed once after a partial fit).
 
         Parameters
         ----------
