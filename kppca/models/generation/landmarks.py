@@ -1,17 +1,9 @@
 """Generation of :class:`~kppca.PrimalPPCA` without training inputs: pre-images over the feature map's landmarks.
 
-A primal model fitted with ``partial_fit`` or on a Dask array keeps only statistics
-of the features. When its feature map declares a reference set (the Nyström landmarks,
-:meth:`~kppca.features.base.FeatureMap.reference_set`), the pre-images are built from
-the landmarks instead of the training points: a point ``psi`` (d,) becomes its centered
-kernel vector and its expansion ``beta`` over the landmarks, and the strategies of
-:mod:`kppca.preimage.strategies` run unchanged on a
-:class:`~kppca.preimage.landmark_context.LandmarkContext` (whose docstring derives both).
-The latent mixture of ``latent="mixture"`` (the default of ``sample``) is fitted on the
-codes of the landmarks and of up to ``LATENT_SAMPLE`` uniformly drawn rows kept with them
-(``_latent_extra``, :data:`kppca.models._streaming.LATENT_SAMPLE`), and class-conditional
-sampling uses their labels (kept by ``fit`` when it was given ``y``). With every training
-point a landmark this is the in-memory model's generation, over the same points.
+A model fitted with ``partial_fit`` or on a Dask array keeps only feature statistics; when its map has
+landmarks (:meth:`~kppca.features.base.FeatureMap.reference_set`), the strategies run unchanged on a
+:class:`~kppca.preimage.landmark_context.LandmarkContext`, and the latent mixture is fitted on the codes
+of the landmarks and of the rows kept with them (``_latent_extra``).
 """
 
 from __future__ import annotations
@@ -35,7 +27,7 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
     """:class:`PrimalGenerationMixin` that falls back to the feature map's landmarks when no inputs are kept."""
 
     def _uses_landmarks(self) -> bool:
-        """True for a fitted model without training inputs whose feature map has a reference set."""
+        """True for a fitted model without training inputs whose feature map has landmarks."""
         if "X_fit_" in self.__dict__ or "feature_map_" not in self.__dict__:
             return False
         return self.feature_map_.reference_set() is not None
@@ -44,7 +36,7 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
         return "X_fit_" in self.__dict__ or self._uses_landmarks()
 
     def _kept_landmark_labels(self) -> Any:
-        """The landmark labels of a model without inputs (to keep them through later partial_fit calls)."""
+        """The landmark labels of a model without inputs (kept through later partial_fit calls)."""
         if "X_fit_" in self.__dict__ or "sample_classes_" not in self.__dict__:
             return None
         return self.sample_classes_[self._label_index.cpu().numpy()]
@@ -59,7 +51,6 @@ class LandmarkGenerationMixin(PrimalGenerationMixin):
 
     def _training_coordinates(self) -> torch.Tensor:
         if self._uses_landmarks():
-            # The landmarks and the uniform rows kept with them (_latent_extra): the latent sample.
             inputs = self._landmark_inputs()
             extra = self.__dict__.get("_latent_extra")
             if extra is not None:

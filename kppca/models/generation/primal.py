@@ -1,11 +1,7 @@
 """Generation hooks of :class:`~kppca.PrimalPPCA`: feature-space points as feature vectors.
 
-With the identity feature map (classical PPCA) the features are the inputs and no
-pre-image is needed (``preimage`` and its options are validated, then ignored).
-With another map the feature vectors ``psi`` (M, d) are turned into the kernel
-representation of :class:`~kppca.preimage.FeaturePoints` through the map's induced
-kernel ``feature_map_.as_kernel()``, and the same strategies run, except
-``"fixed-point"``, which needs an RBF kernel and raises :class:`NotImplementedError`.
+With the identity feature map the features are the inputs and no pre-image is needed; with another
+map the points go to the strategies through the map's induced kernel ``feature_map_.as_kernel()``.
 """
 
 from __future__ import annotations
@@ -26,16 +22,18 @@ class PrimalGenerationMixin(GenerationMixin):
     """Generation for :class:`~kppca.PrimalPPCA` (see :mod:`kppca.models.generation`)."""
 
     def reconstruct_features(self, X: Any) -> Any:
-        """MAP reconstruction in feature space, ``W h_MAP + m``, shape (M, d).
+        """MAP reconstruction in feature space, ``W h_MAP + m``, shape (M, d) (:meth:`reconstruct` maps it to inputs).
 
-        :meth:`reconstruct` maps it back to inputs.
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
         """
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
     # ------------------------------------------------------------------ hooks (points are feature vectors)
     def _training_context(self) -> TrainingContext:
-        # The kernel is the feature map's induced kernel K = Phi Phi^T.
+        # The feature map's induced kernel K = Phi Phi^T.
         Phi_c = self._centered_train_features()
         m = self.mean_
         centerer = KernelCenterer(bool(self.center))
@@ -95,9 +93,9 @@ class PrimalGenerationMixin(GenerationMixin):
         self, psi: torch.Tensor, Phi_c: torch.Tensor, alpha: torch.Tensor, strategy: Preimage,
         candidates: torch.Tensor | None, sampled: bool, block_rows: int,
     ) -> torch.Tensor:
-        """``strategy`` on feature vectors ``psi`` (M, d) over the n points of centered features ``Phi_c`` (n, d).
+        """``strategy`` on ``psi`` (M, d) over n points (training or landmarks) of centered features ``Phi_c`` (n, d).
 
-        ``alpha`` (M, n) is the expansion of ``psi`` on those points (the training points, or the landmarks).
+        ``alpha`` (M, n) is the expansion of ``psi`` on those points.
         """
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, which = self._learned_dimension(n_coordinates)
