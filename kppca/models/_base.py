@@ -26,7 +26,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     Subclasses provide the unit coordinates of ``phi(x) - m`` along the top ``q`` directions,
     ``_principal_coordinates(X)`` (M, q), and along all ``r`` directions of ``H_E``,
-    ``_subspace_coordinates(X)`` (M, r); what follows from the eigenvalues lives here, once.
+    ``_subspace_coordinates(X)`` (M, r), and for ``novelty_score`` ``_outside_and_total(X)``: the
+    squared norm outside ``H_E``, the total and its rounding floor (M,). The rest lives here, once.
     """
 
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
@@ -187,7 +188,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._check_fitted("latent_covariance_")
         return torch.diag(self._posterior_std**2)
 
-    # ------------------------------------------------------------------ likelihood
+    # ------------------------------------------------------------------ likelihood, novelty
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Log-likelihood of each point under the marginal model on ``H_E`` (dimension ``r``).
 
@@ -232,3 +233,33 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         float
         """
         return float(torch.as_tensor(self.score_samples(X)).mean())
+
+    def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
+
+        A scale-free detector of inputs unlike the training data, which ``score`` cannot see. A point at
+        the feature-space mean scores 0. Dual: accurate to about ``N eps (max k + lam_1)`` absolute (a
+        difference of kernel sums); primal: the residual is formed explicitly. Needs the complete spectrum
+        (computed once after a partial fit).
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M,)
+            Values in ``[0, 1]``; the type of ``X``.
+        """
+        Xt = self._validate_new_input(X, method="novelty_score")
+        rows = self._block_rows()
+        parts = [self._outside_and_total(Xt[i : i + rows]) for i in range(0, Xt.shape[0], rows)]
+        if parts:
+            outside, total, floor = (torch.cat(column) for column in zip(*parts))
+        else:
+            outside = total = floor = Xt.new_zeros(0)
+        # Below the rounding floor the point is indistinguishable from the mean, which lies in m + H_E.
+        at_mean = total <= floor
+        fraction = torch.where(at_mean, torch.zeros_like(total), outside / torch.where(at_mean, 1.0, total))
+        return self._to_output(fraction.clamp(0.0, 1.0), X)
+

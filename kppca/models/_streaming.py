@@ -17,8 +17,6 @@ from .._linalg import centered_scatter
 from .._param_validation import device_from_spec, dtype_from_spec
 from .._validation import as_tensor
 
-STATS_DTYPE = torch.float64
-
 
 @dataclass(frozen=True)
 class ScatterStats:
@@ -37,8 +35,7 @@ class ScatterStats:
         """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment."""
         n, d = Phi.shape
         if n == 0:
-            zeros = Phi.new_zeros(d, dtype=STATS_DTYPE)
-            return cls(0, zeros, Phi.new_zeros((d, d), dtype=STATS_DTYPE), 0.0)
+            return cls(0, Phi.new_zeros(d, dtype=torch.float64), Phi.new_zeros((d, d), dtype=torch.float64), 0.0)
         mean, scatter, max_sq = centered_scatter(Phi, center)
         return cls(n, mean, scatter, max_sq)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
-from .._linalg import support_rtol
+from .._linalg import rounding_tolerance, support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
@@ -18,7 +18,6 @@ from ..kernels.centering import KernelCenterer
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
 from ._likelihood import log_likelihood_by_cholesky
-from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
@@ -26,7 +25,7 @@ if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
 
 
 @register
-class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
+class DualPPCA(DualGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
 
     With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training points, the ML
@@ -196,6 +195,24 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The eigenpairs of ``K_c`` above its rounding level (at most ``r``; computed once, ``O(N^3)``)."""
         return self._gram().eigh()
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        values, vectors = self._full_eigen()
+        K_x = self._gram().raw_vectors(X)  # the training set's share of the evaluation done once
+        kxx = self.kernel_.diag(X)
+        N = self.n_samples_
+        if self.centerer_.center:
+            row_means = K_x.mean(1)
+            grand = self.centerer_.grand_mean_
+            total = kxx - 2 * row_means + grand
+            scale = kxx.abs() + 2 * row_means.abs() + grand.abs()
+        else:
+            total, scale = kxx, kxx.abs()
+        k_c = self.centerer_.transform(K_x)
+        inside = ((k_c @ vectors) ** 2 / values).sum(1)
+        # Worst-case rounding of the three kernel terms, plus the dropped eigenvalues (< N eps lam_1).
+        floor = rounding_tolerance(K_x.dtype, N, scale + float(values[0]))
+        return total - inside, total, floor
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:

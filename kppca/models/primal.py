@@ -20,7 +20,6 @@ from .._validation import ArrayLike, check_feature_names, numpy_rng, torch_gener
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
-from ._novelty import PrimalNoveltyMixin
 from ._streaming import (
     ScatterStats,
     check_streaming_signature,
@@ -37,7 +36,7 @@ if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
 
 
 @register
-class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
+class PrimalPPCA(LandmarkGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
     Tipping and Bishop's solution ``W = V_q diag(sqrt(lam/N - sigma2))`` on ``H_E = span{phi_i - m}``,
@@ -332,6 +331,16 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             return values.to(self._dtype).clone(), V.to(self._dtype).clone()
 
         return self._cache.get("full_eigen", compute)
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        _, V = self._full_eigen()
+        C = self._centered_features(X)
+        residual = C - (C @ V) @ V.T  # formed explicitly: no cancellation between |phi - m|^2 and its projection
+        total = (C**2).sum(1)
+        # Each entry of phi - m carries an error up to eps (|phi_j| + |m_j|): below this, x is at the mean.
+        eps = torch.finfo(C.dtype).eps
+        floor = C.shape[1] * eps**2 * 2 * ((C + self.mean_) ** 2).sum(1).add_((self.mean_**2).sum())
+        return (residual**2).sum(1), total, floor
 
     # ------------------------------------------------------------------ distributions of phi
     def _subspace_distribution(self, loc: torch.Tensor, scales: torch.Tensor) -> DegenerateMultivariateNormal:
