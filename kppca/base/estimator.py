@@ -67,10 +67,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     Notes
     -----
     A subclass may set ``_fitted_marker`` (the attribute whose presence means "fitted", default
-    ``"n_features_in_"``) and ``_cache_attribute`` (the attribute holding its
-    :class:`~kppca._cache.LazyCache`, None for none). ``_validate_fit_input`` sets
-    ``n_features_in_``, ``feature_names_in_`` (string column names only) and ``classes_``
-    (``target="classes"`` only).
+    ``"n_features_in_"``) and ``_cache_attribute`` (the attribute holding its :class:`~kppca._cache.LazyCache`).
     """
 
     _fitted_marker: str = "n_features_in_"

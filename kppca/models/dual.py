@@ -101,10 +101,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self._store_params(locals())
 
     # ------------------------------------------------------------------ fit
-    _parameter_constraints = {
-        **BasePPCA._parameter_constraints,
-        "kernel": [Kernel, str, callable, None],
-    }
+    _parameter_constraints = {**BasePPCA._parameter_constraints, "kernel": [Kernel, str, callable, None]}
     #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); a custom kernel is supplied at load.
     _fitted_constraints = {
         **BasePPCA._fitted_constraints,

@@ -149,20 +149,12 @@ class PrimalPPCA(LandmarkGenerationMixin, BasePPCA):
     def partial_fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Add the batch ``X`` (n, D) to the model: the ML fit on every batch seen so far.
 
-        The float64 feature statistics are merged exactly (see :mod:`kppca.models._streaming`), so
-        the model equals ``fit`` on the concatenation up to the order of the sums, in ``O(d^2)``
-        memory. After every call the model is fully fitted.
-
-        The first call starts a new model: an unfitted ``feature_map`` is fitted on this batch, so it
-        must be representative where the map depends on the data (``Nystroem`` draws its landmarks
-        from it). Later calls add to the statistics (after ``fit`` too); ``center``, ``feature_map``,
-        ``dtype`` and ``device`` may not change in between, while ``n_components``, ``sigma2``,
-        ``eigen_solver`` and ``random_state`` apply anew at every call.
-
-        The model keeps no ``X_fit_``: with a landmark map the pre-images are built from the first
-        call's landmarks (for landmarks of the whole stream, fit the map on a
-        :func:`kppca.features.landmarks.block_reservoir` pass first); with another non-identity map
-        only feature-space methods work.
+        The float64 feature statistics are merged exactly, so the model equals ``fit`` on the
+        concatenation up to the order of the sums, in ``O(d^2)`` memory. The first call starts a new
+        model and fits an unfitted ``feature_map`` on its batch (``Nystroem`` draws its landmarks
+        from it); later calls add to the statistics (after ``fit`` too). ``n_components``, ``sigma2``,
+        ``eigen_solver`` and ``random_state`` apply anew at every call. No ``X_fit_`` is kept: a
+        landmark map generates from its landmarks, another non-identity map only in feature space.
 
         Parameters
         ----------

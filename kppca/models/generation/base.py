@@ -236,16 +236,15 @@ class GenerationMixin:
                 f"{type(self).__name__} does not keep (fitted with partial_fit or from a Dask array); use "
                 "latent='prior', or refit with fit(X) on in-memory data."
             )
-        cache = self._gen_cache()
-        key = ("latent-mixture", label_index)
-        if key not in cache:
+
+        def fit() -> LatentMixture:
             # transform(X_train), computed once for all the mixtures
             codes = self._cached("training-codes", lambda: self._training_coordinates() * self._gain)
             if label_index is None:
-                cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
-            else:
-                cache[key] = fit_latent_mixture(codes[self._label_index == label_index], CLASS_MIXTURE_COMPONENTS)
-        return cache[key]
+                return fit_latent_mixture(codes, MIXTURE_COMPONENTS)
+            return fit_latent_mixture(codes[self._label_index == label_index], CLASS_MIXTURE_COMPONENTS)
+
+        return self._cached(("latent-mixture", label_index), fit)
 
     def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes for the requested classes and their class indices, both (n, ...)."""

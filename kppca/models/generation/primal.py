@@ -68,8 +68,7 @@ class PrimalGenerationMixin(GenerationMixin):
         return torch.addmm(points, a, V.T, alpha=self.sigma2_**0.5)
 
     def _reconstruction_points(self, X: torch.Tensor) -> torch.Tensor:
-        h = self._principal_coordinates(X) * self._gain
-        return h @ self.W_.T + self.mean_
+        return self._latent_points(self._principal_coordinates(X) * self._gain)
 
     def _centered_train_features(self) -> torch.Tensor:
         return self._cached("Phi_c", lambda: self.feature_map_.map(self.X_fit_) - self.mean_)
