@@ -66,12 +66,11 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     Notes
     -----
-    A subclass may set ``_fitted_marker`` (the attribute whose presence means "fitted", default
-    ``"n_features_in_"``) and ``_cache_attribute`` (the attribute holding its :class:`~kppca._cache.LazyCache`).
+    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default
+    ``"n_features_in_"``).
     """
 
     _fitted_marker: str = "n_features_in_"
-    _cache_attribute: str | None = None
     #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
     _accepts_sparse: bool = False
 
@@ -89,21 +88,18 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     # ------------------------------------------------------------------ caches
     @property
     def _cache(self) -> LazyCache:
-        """Values computed lazily from the fitted state (see :mod:`kppca._cache`)."""
-        if self._cache_attribute is None:
-            raise AttributeError(f"{type(self).__name__} keeps no cache (_cache_attribute is None).")
-        cache = self.__dict__.get(self._cache_attribute)
+        """Values computed lazily from the fitted state (see :mod:`kppca._cache`), in ``_cache_``."""
+        cache = self.__dict__.get("_cache_")
         if cache is None:
-            cache = self.__dict__[self._cache_attribute] = LazyCache()
+            cache = self.__dict__["_cache_"] = LazyCache()
         return cache
 
     def _drop_caches(self) -> None:
         """Forget everything derived from the previous fit; a hook subclasses extend.
 
-        A new cache object, not ``clear()``: a failed fit restores ``__dict__`` and the old cache intact.
+        Dropped, not ``clear()``-ed: a failed fit restores ``__dict__`` and the old cache intact.
         """
-        if self._cache_attribute is not None:
-            self.__dict__[self._cache_attribute] = LazyCache()
+        self.__dict__.pop("_cache_", None)
 
     # ------------------------------------------------------------------ fit preamble
     def _check_fit_params(self) -> None:

@@ -51,7 +51,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
     }
 
-    _cache_attribute = "_cache_"
     _fitted_marker = "sigma2_"  # set last in fit
     _accepts_sparse = True  # as scikit-learn's KernelPCA and PCA
 
