@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import torch
 
-from .._linalg import rounding_tolerance, support_rtol
+from .._linalg import compute_threads, rounding_tolerance, smallest_eigenvalue_bound, support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
@@ -17,11 +18,14 @@ from ..kernels.centered_gram import CenteredGram
 from ..kernels.centering import KernelCenterer
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
-from ._likelihood import log_likelihood_by_cholesky
 from .generation import DualGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
+
+#: ``lam_min(K)`` must exceed the rounding level of ``K_c`` by this factor (covers the lower estimate of
+#: ``||K^{-1}||_1`` and the rounding of the eigenvalues), so the dense path would keep every eigenvalue too.
+RESOLVED_MARGIN = 100.0
 
 
 @register
@@ -181,9 +185,54 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         return self.eigenvectors_ * self.eigenvalues_.sqrt()
 
     def _log_likelihood(self, X: torch.Tensor) -> torch.Tensor:
-        """``score_samples`` of validated inputs: by Cholesky where :mod:`~kppca.models._likelihood` applies."""
-        logp = log_likelihood_by_cholesky(self, X)
+        """``score_samples`` of validated inputs: by Cholesky where it applies, else the dense definition."""
+        logp = self._cholesky_log_likelihood(X)
         return super()._log_likelihood(X) if logp is None else logp
+
+    def _cholesky_log_likelihood(self, X: torch.Tensor) -> torch.Tensor | None:
+        """``score_samples`` (M,) from the Cholesky factor of ``K``, ``O(N^2)`` per point; None where it does not apply.
+
+        It applies when every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum);
+        the tail ``z^T K_c^+ z`` is then one triangular solve. See the numerical notes in the docs.
+        """
+        # Whether the route applies is fixed by the fit, never by what is cached, so a model and its saved-and-loaded
+        # copy score alike bitwise: a dense fit has (or, loaded, recomputes) its eigenpairs, a partial fit takes the
+        # factor. K positive definite needs a strictly PD kernel and distinct points (full structural rank).
+        if (
+            self.eigen_solver_ != "partial"
+            or self._device.type != "cpu"
+            or self._dtype not in (torch.float32, torch.float64)
+            or not getattr(self.kernel_, "strictly_positive_definite", False)
+            or self.rank_ != self.n_samples_ - int(self.center)
+        ):
+            return None
+        gram = self._factored_gram()  # the hub scores of sampling are read from K_c before the factor replaces it
+        with compute_threads():
+            kind, L = gram.cholesky()  # cached; shared with sampling after a partial fit
+            if kind != "raw" or smallest_eigenvalue_bound(L) <= RESOLVED_MARGIN * gram.tolerance:
+                return None
+            E, lam = self.eigenvectors_, self.eigenvalues_
+            q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
+            if self.center:
+                v = torch.linalg.solve_triangular(L, L.new_ones(N, 1), upper=False)
+                v_hat = v / torch.linalg.vector_norm(v)
+
+            def block(Xb: torch.Tensor) -> torch.Tensor:
+                k_c = gram.centered_vectors(Xb)  # (m, N)
+                c = k_c @ E  # (m, q): coordinates times sqrt(lam)
+                z = k_c.addmm_(c, E.T, alpha=-1.0)  # the top q directions removed, in place
+                u = torch.linalg.solve_triangular(L, z.T, upper=False)  # (N, m)
+                if self.center:
+                    u = u.addmm_(v_hat, v_hat.T @ u, alpha=-1.0)  # projection orthogonal to L^{-1} 1
+                tail = (u * u).sum(0)
+                top = ((c / lam) ** 2).sum(1) * N  # sum_p y_p^2 / (lam_p / N)
+                return top + tail / s2
+
+            rows = self._block_rows()
+            quad = torch.cat([block(X[i : i + rows]) for i in range(0, X.shape[0], rows)]) if X.shape[0] else \
+                X.new_zeros(0)
+        log_det = float(torch.log(lam / N).sum()) + (r - q) * math.log(s2)
+        return -0.5 * (r * math.log(2 * math.pi) + log_det + quad)
 
     def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         values, vectors = self._full_eigen()
