@@ -95,10 +95,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         return cache
 
     def _drop_caches(self) -> None:
-        """Forget everything derived from the previous fit; a hook subclasses extend.
-
-        Dropped, not ``clear()``-ed: a failed fit restores ``__dict__`` and the old cache intact.
-        """
+        """Forget everything derived from the previous fit (a hook); a failed fit restores the old cache intact."""
         self.__dict__.pop("_cache_", None)
 
     # ------------------------------------------------------------------ fit preamble

@@ -24,10 +24,9 @@ if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
 class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
     """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
 
-    Subclasses provide the unit coordinates of ``phi(x) - m`` along the top ``q`` directions,
-    ``_principal_coordinates(X)`` (M, q), and along all ``r`` directions of ``H_E``,
-    ``_subspace_coordinates(X)`` (M, r), and for ``novelty_score`` ``_outside_and_total(X)``: the
-    squared norm outside ``H_E``, the total and its rounding floor (M,). The rest lives here, once.
+    Subclasses provide the unit coordinates of ``phi(x) - m`` along the top ``q`` directions (M, q),
+    ``_principal_coordinates(X)``, and along all ``r`` of ``H_E`` (M, r), ``_subspace_coordinates(X)``,
+    and ``_outside_and_total(X)``: the squared norm outside ``H_E``, the total, its rounding floor (M,).
     """
 
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
@@ -108,11 +107,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
-        """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
-
-        ``"partial"`` is a request for speed: where Lanczos cannot serve it (a fraction, ``"mle"``,
-        ``sigma2`` alone, ``q > size - 2``) the dense solver runs.
-        """
+        """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
         q = self.n_components
         integer_q = isinstance(q, numbers.Integral)  # validated by fit_context: never a bool here
         if self.eigen_solver == "partial":

@@ -20,10 +20,7 @@ from .._validation import as_tensor
 
 @dataclass(frozen=True)
 class ScatterStats:
-    """Count, mean (d,) (zeros if uncentered), scatter (d, d) and ``max_i |phi_i|^2`` of feature vectors, in float64.
-
-    ``max_sq_norm`` (of the uncentered vectors) sets the rounding level of the rank count.
-    """
+    """Count, mean (d,) (zeros if uncentered), scatter (d, d) and ``max_i |phi_i|^2`` of feature vectors, in float64."""
 
     count: int
     mean: torch.Tensor
@@ -40,10 +37,7 @@ class ScatterStats:
         return cls(n, mean, scatter, max_sq)
 
     def merge(self, other: "ScatterStats") -> "ScatterStats":
-        """The statistics of the union of both sets (Chan et al.'s pairwise update).
-
-        The correction ``delta delta^T n_a n_b / n`` uses the difference of the means: no cancellation of large moments.
-        """
+        """The statistics of the union (Chan et al.'s update: from the difference of the means, no cancellation)."""
         if other.count == 0:
             return self
         if self.count == 0:
@@ -131,10 +125,7 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
 def dask_stats(
     X: Any, feature_map: Any, *, dtype: torch.dtype, device: torch.device, center: bool
 ) -> ScatterStats:
-    """Statistics of ``phi(X)`` for a Dask array ``X`` from :func:`dask_rows`, on Dask's current scheduler.
-
-    One task per row-block, merged pairwise in a balanced tree: only the (d, d) statistics travel between tasks.
-    """
+    """Statistics of ``phi(X)`` for a Dask array from :func:`dask_rows`: one task per block, merged in a tree."""
     import dask
 
     blocks = X.to_delayed().ravel().tolist()
@@ -185,10 +176,9 @@ LATENT_SAMPLE = 4000
 
 
 def latent_sample(feature_map: Any, rows: torch.Tensor, y: Any, rng: Any) -> tuple[torch.Tensor | None, Any]:
-    """Up to ``LATENT_SAMPLE - m`` rows besides the ``m`` landmarks, and the labels of ``[landmarks; those rows]``.
+    """Up to ``LATENT_SAMPLE - m`` rows besides the ``m`` landmarks chosen from ``rows``, and the labels of both.
 
-    ``feature_map`` was just fitted on ``rows``. Labels are None unless ``y`` is one label per row;
-    ``(None, None)`` for a map without landmarks.
+    Labels are None unless ``y`` is one label per row; ``(None, None)`` for a map without landmarks.
     """
     idx = getattr(feature_map, "landmark_indices_", None)
     if idx is None or feature_map.reference_set() is None:

@@ -45,10 +45,7 @@ class GenerationMixin:
         return self._cached("context", self._training_context)
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
-        """Keep class labels ``y`` for class-conditional sampling (``sample_classes_``); forget old ones.
-
-        A ``y`` that is not a classification target is ignored, as a transformer ignores it in a pipeline.
-        """
+        """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
         self.__dict__.pop("sample_classes_", None)
         self.__dict__.pop("_label_index", None)
         if y is None:
@@ -148,10 +145,8 @@ class GenerationMixin:
         Parameters
         ----------
         h : array-like of shape (M, q) or (q,)
-        preimage : str or Preimage, optional
+        preimage, **preimage_options
             As in :meth:`sample`.
-        **preimage_options
-            Options of that method.
 
         Returns
         -------
