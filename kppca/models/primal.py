@@ -29,14 +29,14 @@ from ._streaming import (
     is_dask_collection,
     streaming_signature,
 )
-from .generation.landmarks import LandmarkGenerationMixin
+from .generation.primal import PrimalGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
 
 
 @register
-class PrimalPPCA(LandmarkGenerationMixin, BasePPCA):
+class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
     Tipping and Bishop's solution ``W = V_q diag(sqrt(lam/N - sigma2))`` on ``H_E = span{phi_i - m}``,

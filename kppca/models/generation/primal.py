@@ -2,6 +2,9 @@
 
 With the identity feature map the features are the inputs and no pre-image is needed; with another
 map the points go to the strategies through the map's induced kernel ``feature_map_.as_kernel()``.
+A model without training inputs (``partial_fit``, a Dask fit) whose map has landmarks
+(:meth:`~kppca.features.base.FeatureMap.reference_set`) builds its pre-images and latent mixture over
+them (and the rows kept with them, ``_latent_extra``) instead.
 """
 
 from __future__ import annotations
@@ -10,9 +13,13 @@ from typing import Any
 
 import torch
 
+from ..._linalg import block_rows
+from ..._validation import numpy_rng
 from ...kernels import KernelCenterer
 from ...preimage import FeaturePoints, TrainingContext
+from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
+from .._streaming import latent_sample
 from .base import GenerationMixin
 
 __all__ = ["PrimalGenerationMixin"]
@@ -31,8 +38,61 @@ class PrimalGenerationMixin(GenerationMixin):
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
+    # ------------------------------------------------------------------ landmarks (no training inputs)
+    def _uses_landmarks(self) -> bool:
+        """True for a fitted model without training inputs whose feature map has landmarks."""
+        if "X_fit_" in self.__dict__ or "feature_map_" not in self.__dict__:
+            return False
+        return self.feature_map_.reference_set() is not None
+
+    def _has_training_codes(self) -> bool:
+        return "X_fit_" in self.__dict__ or self._uses_landmarks()
+
+    def _kept_landmark_labels(self) -> Any:
+        """The landmark labels of a model without inputs (kept through later partial_fit calls)."""
+        if "X_fit_" in self.__dict__ or "sample_classes_" not in self.__dict__:
+            return None
+        return self.sample_classes_[self._label_index.cpu().numpy()]
+
+    def _keep_latent_sample(self, fmap: Any, rows: torch.Tensor, y: Any) -> Any:
+        """Keep ``_latent_extra`` (uniform rows besides the landmarks, for the latent mixture); return their labels."""
+        seed = self.random_state if self.random_state is not None else getattr(fmap, "random_state", None)
+        extra, labels = latent_sample(fmap, rows, y, numpy_rng(seed))
+        if extra is not None and len(extra):
+            self._latent_extra = extra
+        return labels
+
+    def _training_coordinates(self) -> torch.Tensor:
+        if self._uses_landmarks():
+            inputs = self._landmark_inputs()
+            extra = self.__dict__.get("_latent_extra")
+            if extra is not None:
+                inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
+            return self._principal_coordinates(inputs)
+        return super()._training_coordinates()
+
+    def _landmark_inputs(self) -> torch.Tensor:
+        landmarks, _ = self.feature_map_.reference_set()
+        return landmarks.to(self._device, self._dtype)
+
+    def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit."""
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
+            _, C = self.feature_map_.reference_set()
+            L = self._landmark_inputs()
+            return self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype)
+
+        return self._cached("landmark-features", compute)
+
     # ------------------------------------------------------------------ hooks (points are feature vectors)
     def _training_context(self) -> TrainingContext:
+        """The context over the training points, or over the landmarks when no inputs are kept."""
+        if self._uses_landmarks():
+            Phi_c, _ = self._landmark_features()
+            return LandmarkContext.from_features(
+                self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(),
+                bool(self.center),
+            )
         # The feature map's induced kernel K = Phi Phi^T.
         Phi_c = self._centered_train_features()
         m = self.mean_
@@ -76,30 +136,29 @@ class PrimalGenerationMixin(GenerationMixin):
     def _points_to_inputs(
         self, psi: torch.Tensor, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
     ) -> torch.Tensor:
-        """Inputs for feature vectors ``psi`` (M, d) in ``m + H_E``."""
+        """Inputs for feature vectors ``psi`` (M, d) in ``m + H_E``, over the training points or the landmarks."""
         from ...features.base import Identity
 
         if isinstance(self.feature_map_, Identity):
             return psi
-        lam, V = self._full_eigen()
-        Phi_c = self._centered_train_features()
-        y = (psi - self.mean_) @ V  # coordinates along the principal directions
-        PV = Phi_c @ V  # (N, r) = E diag(sqrt(lam))
-        alpha = (y / lam) @ PV.T  # psi - m = Phi_c^T alpha
-        return self._feature_preimage(psi, Phi_c, alpha, strategy, candidates, sampled, self._block_rows())
+        if self._uses_landmarks():
+            Phi_c, C = self._landmark_features()
+            alpha = psi @ C.T  # psi = phi(L)^T alpha
+            if candidates is not None:  # over the latent sample [landmarks; _latent_extra]: the landmarks' columns
+                candidates = candidates[:, : Phi_c.shape[0]]
+            rows = block_rows(self.batch_size, Phi_c.shape[0], self._dtype)
+        else:
+            lam, V = self._full_eigen()
+            Phi_c = self._centered_train_features()
+            y = (psi - self.mean_) @ V  # coordinates along the principal directions
+            PV = Phi_c @ V  # (N, r) = E diag(sqrt(lam))
+            alpha = (y / lam) @ PV.T  # psi - m = Phi_c^T alpha
+            rows = self._block_rows()
 
-    def _feature_preimage(
-        self, psi: torch.Tensor, Phi_c: torch.Tensor, alpha: torch.Tensor, strategy: Preimage,
-        candidates: torch.Tensor | None, sampled: bool, block_rows: int,
-    ) -> torch.Tensor:
-        """``strategy`` on ``psi`` (M, d) over n points (training or landmarks) of centered features ``Phi_c`` (n, d).
-
-        ``alpha`` (M, n) is the expansion of ``psi`` on those points.
-        """
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             p, which = self._learned_dimension(n_coordinates)
             Vp = self.components_.T[:, :p] if which == "top" else self._full_eigen()[1][:, :p]
             return Phi_c @ Vp, (psi - self.mean_) @ Vp, (p, which)
 
         points = FeaturePoints((psi - self.mean_) @ Phi_c.T, alpha, coordinates, candidates, sampled)
-        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=block_rows)
+        return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
