@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from .._linalg import centered_scatter
@@ -174,20 +173,3 @@ def dask_map_sample(
 #: more codes than landmarks follow the data more closely, at ``LATENT_SAMPLE x D`` floats kept.
 LATENT_SAMPLE = 4000
 
-
-def latent_sample(feature_map: Any, rows: torch.Tensor, y: Any, rng: Any) -> tuple[torch.Tensor | None, Any]:
-    """Up to ``LATENT_SAMPLE - m`` rows besides the ``m`` landmarks chosen from ``rows``, and the labels of both.
-
-    Labels are None unless ``y`` is one label per row; ``(None, None)`` for a map without landmarks.
-    """
-    idx = getattr(feature_map, "landmark_indices_", None)
-    if idx is None or feature_map.reference_set() is None:
-        return None, None
-    idx = idx.numpy()
-    others = np.setdiff1d(np.arange(rows.shape[0]), idx)
-    others = others[rng.permutation(len(others))][: max(0, LATENT_SAMPLE - len(idx))]
-    extra = rows[torch.as_tensor(others, dtype=torch.int64, device=rows.device)].clone()
-    labels = None if y is None else np.asarray(y)
-    if labels is not None and (labels.ndim != 1 or labels.shape[0] != rows.shape[0]):
-        labels = None
-    return extra, (None if labels is None else np.concatenate([labels[idx], labels[others]]))

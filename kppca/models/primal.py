@@ -189,7 +189,9 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         else:
             check_streaming_signature(self)
             X = self._validate_new_input(X, method="partial_fit")
-            labels = self._kept_landmark_labels()
+            labels = None  # a model without inputs keeps its landmarks' labels through later calls
+            if "X_fit_" not in self.__dict__ and "sample_classes_" in self.__dict__:
+                labels = self.sample_classes_[self._label_index.cpu().numpy()]
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
         self._fit_stats(batch if stats is None else stats.merge(batch), labels)
         return self

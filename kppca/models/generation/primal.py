@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..._linalg import block_rows
@@ -19,7 +20,7 @@ from ...kernels import KernelCenterer
 from ...preimage import FeaturePoints, TrainingContext
 from ...preimage.landmark_context import LandmarkContext
 from ...preimage.strategies import Preimage
-from .._streaming import latent_sample
+from .._streaming import LATENT_SAMPLE
 from .base import GenerationMixin
 
 __all__ = ["PrimalGenerationMixin"]
@@ -48,19 +49,23 @@ class PrimalGenerationMixin(GenerationMixin):
     def _has_training_codes(self) -> bool:
         return "X_fit_" in self.__dict__ or self._uses_landmarks()
 
-    def _kept_landmark_labels(self) -> Any:
-        """The landmark labels of a model without inputs (kept through later partial_fit calls)."""
-        if "X_fit_" in self.__dict__ or "sample_classes_" not in self.__dict__:
-            return None
-        return self.sample_classes_[self._label_index.cpu().numpy()]
-
     def _keep_latent_sample(self, fmap: Any, rows: torch.Tensor, y: Any) -> Any:
-        """Keep ``_latent_extra`` (uniform rows besides the landmarks, for the latent mixture); return their labels."""
+        """Keep ``_latent_extra``, up to ``LATENT_SAMPLE - m`` uniform rows besides the ``m`` landmarks ``fmap`` chose
+        from ``rows``, for the latent mixture; the labels of both (None unless ``y`` is one label per row)."""
+        idx = getattr(fmap, "landmark_indices_", None)
+        if idx is None or fmap.reference_set() is None:
+            return None
         seed = self.random_state if self.random_state is not None else getattr(fmap, "random_state", None)
-        extra, labels = latent_sample(fmap, rows, y, numpy_rng(seed))
-        if extra is not None and len(extra):
+        idx = idx.numpy()
+        others = np.setdiff1d(np.arange(rows.shape[0]), idx)
+        others = others[numpy_rng(seed).permutation(len(others))][: max(0, LATENT_SAMPLE - len(idx))]
+        extra = rows[torch.as_tensor(others, dtype=torch.int64, device=rows.device)].clone()
+        if len(extra):
             self._latent_extra = extra
-        return labels
+        labels = None if y is None else np.asarray(y)
+        if labels is not None and (labels.ndim != 1 or labels.shape[0] != rows.shape[0]):
+            return None
+        return None if labels is None else np.concatenate([labels[idx], labels[others]])
 
     def _training_coordinates(self) -> torch.Tensor:
         if self._uses_landmarks():
