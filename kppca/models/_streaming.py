@@ -1,8 +1,7 @@
 """Sufficient statistics of the primal model (count, feature mean, scatter), accumulated batch by batch.
 
-Pieces merge exactly (Chan, Golub and LeVeque's pairwise update), so ``partial_fit`` and a Dask ``fit``
-compute the statistics of the in-memory ``fit`` up to the order of the sums. They are kept in float64
-whatever the model's dtype: a long stream of float32 updates would lose ``~ n_batches * eps_32``.
+Pieces merge exactly (Chan, Golub and LeVeque), so ``partial_fit`` and a Dask ``fit`` match the in-memory
+``fit`` up to the order of the sums; float64 whatever the model's dtype, so long streams lose no accuracy.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Generation in input space: samples, latent codes and reconstructions mapped back through a pre-image.
 
-The dual model knows a generated point ``psi`` only through its centered kernel vector
-``k_c = Phi_c^T (psi - m)``. The mixins here add to :class:`~kppca.DualPPCA` and
-:class:`~kppca.PrimalPPCA` the methods that bring such points back to inputs, implemented once in
-:class:`~kppca.models.generation.base.GenerationMixin`; the pre-image is a strategy of
-:mod:`kppca.preimage.strategies` (``preimage=`` takes its name plus options, or the object).
+The mixins here add to :class:`~kppca.DualPPCA` and :class:`~kppca.PrimalPPCA` the methods that bring
+feature-space points back to inputs, implemented once in :class:`~kppca.models.generation.base.GenerationMixin`;
+the pre-image is a strategy of :mod:`kppca.preimage.strategies` (``preimage=`` takes its name, or the object).
 """
 
 from ...preimage.strategies import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS, resolve_preimage

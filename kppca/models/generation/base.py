@@ -1,9 +1,7 @@
 """The generation methods shared by the primal and dual models, implemented once.
 
-Every method is one pipeline, latent codes -> feature-space points -> pre-image strategy. A model
-provides the hooks that make the points (in its own representation: :class:`~kppca.preimage.FeaturePoints`
-for the dual model, feature vectors for the primal), ``_latent_points``, ``_marginal_points``,
-``_add_noise``, ``_reconstruction_points``, ``_training_context``, and the pre-image ``_points_to_inputs``.
+Every method is one pipeline, latent codes -> feature-space points -> pre-image; a model provides the
+hooks that make the points in its own representation (``_latent_points``, ``_points_to_inputs``, ...).
 """
 
 from __future__ import annotations
@@ -63,7 +61,7 @@ class GenerationMixin:
         self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
 
     def _has_training_codes(self) -> bool:
-        """Whether the model keeps points for latent mixtures and pre-images (a landmark model overrides it)."""
+        """Whether the model keeps points for latent mixtures and pre-images (the primal model adds landmarks)."""
         return "X_fit_" in self.__dict__
 
     # ------------------------------------------------------------------ public API

@@ -1,8 +1,7 @@
-"""Generation hooks of :class:`~kppca.DualPPCA`: feature-space points as kernel vectors.
+"""Generation hooks of :class:`~kppca.DualPPCA`: a point ``psi`` as its centered kernel vector and dual coefficients.
 
-A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - m)`` and its dual
-coefficients ``alpha`` (``psi - m = Phi_c alpha``). Uncentered models read ``K``, ``Phi``, ``0`` for
-``K_c``, ``Phi_c``, ``m``.
+``k_c = Phi_c^T (psi - m)`` and ``psi - m = Phi_c alpha``; uncentered models read ``K``, ``Phi``, ``0`` for ``K_c``,
+``Phi_c``, ``m``.
 """
 
 from __future__ import annotations

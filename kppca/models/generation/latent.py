@@ -1,9 +1,8 @@
 """Latent distributions to sample from: the model's prior, or a mixture fitted on the training codes.
 
 Training codes cluster (digits by class), and a draw from the prior ``N(0, I_q)`` often lands between
-clusters. Gen-RKM (Pandey et al.) samples instead from a Gaussian mixture on the training codes;
-:func:`fit_latent_mixture` fits one in torch (as scikit-learn's ``GaussianMixture``), and
-:class:`LatentMixture` draws with the caller's generator, reproducibly and on the model's device.
+clusters; as Gen-RKM (Pandey et al.), sample instead from a Gaussian mixture fitted on the training codes,
+in torch, drawn with the caller's generator (reproducible, on the model's device).
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ import torch
 
 __all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS"]
 
-#: Latent distributions accepted by ``sample(latent=...)``; ``"auto"`` (the default) is
-#: ``"mixture"`` for a model that kept its training inputs, else ``"prior"``.
+#: Latent distributions accepted by ``sample(latent=...)`` (``"auto"``, the default, is explained there).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 
 #: Components of the mixture on all training codes (fewer below ``5 (q + 1)`` codes per component);
