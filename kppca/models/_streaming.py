@@ -72,12 +72,7 @@ def is_dask_collection(X: Any) -> bool:
 
 def dask_rows(X: Any) -> Any:
     """``X`` checked to be a 2-D Dask array, rechunked to whole rows per block."""
-    try:
-        import dask.array as da
-    except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
-        raise ImportError(
-            'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
-        ) from exc
+    import dask.array as da  # a Dask collection implies Dask is installed
     if not isinstance(X, da.Array):
         raise TypeError(
             f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
@@ -144,9 +139,8 @@ def dask_map_sample(
     A landmark map (with ``pool_size``) gets a uniform reservoir of all blocks with its labels; any other
     unfitted map the first non-empty block (labels None); a fitted map (or None) an empty sample.
     """
-    width = int(X.shape[1])
     if feature_map is not None and hasattr(feature_map, "n_features_in_"):
-        return torch.empty((0, width), dtype=dtype), None
+        return torch.empty((0, int(X.shape[1])), dtype=dtype), None
     if feature_map is not None and hasattr(feature_map, "pool_size"):
         from ..features.landmarks import reservoir
 

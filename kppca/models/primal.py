@@ -119,14 +119,11 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        ``X`` may be a Dask array (the ``dask`` extra): the feature statistics are then computed
-        blockwise on Dask's current scheduler and merged exactly. An unfitted ``Nystroem`` map draws
-        its landmarks uniformly from all blocks (:func:`kppca.features.landmarks.reservoir`), any other
-        unfitted map is fitted on the first row-block; such a model keeps no training inputs.
-
-        ``y`` (optional): class labels, kept only for ``sample(n, y=label)`` (with a Dask ``X``, those of
-        the landmarks); any other target is ignored. Any previous fit is discarded; a failed fit leaves
-        the model unchanged.
+        ``X`` may be a Dask array (the ``dask`` extra): the feature statistics are then computed blockwise
+        on Dask's current scheduler and merged exactly; an unfitted ``Nystroem`` map draws its landmarks
+        uniformly from all blocks, any other unfitted map is fitted on the first block. ``y`` (optional):
+        class labels, kept only for ``sample(n, y=label)``; any other target is ignored. Any previous fit
+        is discarded; a failed fit leaves the model unchanged.
         """
         if is_dask_collection(X):
             return self._fit_dask(X, y)
