@@ -141,10 +141,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
         self._posterior_std = torch.sqrt(N * sigma2 / lam)
 
-    def _training_coordinates(self) -> torch.Tensor:
-        """Principal coordinates of the training inputs ``X_fit_`` (N, q)."""
-        return self._principal_coordinates(self.X_fit_)
-
     # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Posterior mean (= MAP) of the latent codes ``h``.

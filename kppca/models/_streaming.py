@@ -150,16 +150,11 @@ def dask_map_sample(
             raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
         return as_tensor(rows, "X", dtype=dtype, device=device), labels
     # The first non-empty block; blocks of unknown size (NaN, e.g. after filtering rows) are computed to see.
-    sample = None
-    for i, n in enumerate(X.chunks[0]):
-        if n == 0:
-            continue
+    for i in (i for i, n in enumerate(X.chunks[0]) if n != 0):
         sample = X.blocks[i].compute()
         if len(sample):
-            break
-    if sample is None or not len(sample):
-        raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
-    return as_tensor(sample, "X", dtype=dtype, device=device), None
+            return as_tensor(sample, "X", dtype=dtype, device=device), None
+    raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
 
 
 #: Rows (landmarks included) whose codes fit the latent mixture of a landmark model without training inputs:

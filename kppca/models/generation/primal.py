@@ -68,13 +68,14 @@ class PrimalGenerationMixin(GenerationMixin):
         return None if labels is None else np.concatenate([labels[idx], labels[others]])
 
     def _training_coordinates(self) -> torch.Tensor:
-        if self._uses_landmarks():
-            inputs = self._landmark_inputs()
-            extra = self.__dict__.get("_latent_extra")
-            if extra is not None:
-                inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
-            return self._principal_coordinates(inputs)
-        return super()._training_coordinates()
+        """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
+        if not self._uses_landmarks():
+            return self._principal_coordinates(self.X_fit_)
+        inputs = self._landmark_inputs()
+        extra = self.__dict__.get("_latent_extra")
+        if extra is not None:
+            inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
+        return self._principal_coordinates(inputs)
 
     def _landmark_inputs(self) -> torch.Tensor:
         landmarks, _ = self.feature_map_.reference_set()
