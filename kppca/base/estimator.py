@@ -76,10 +76,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ constructor
     def _store_params(self, arguments: dict[str, Any]) -> None:
-        """Store each constructor argument unchanged: ``self._store_params(locals())``, first in ``__init__``.
-
-        scikit-learn's contract for ``get_params`` / ``clone``: ``__init__`` sets its parameters and validates nothing.
-        """
+        """Set each constructor argument unchanged, as scikit-learn's ``get_params``/``clone`` expect."""
         for name, value in arguments.items():
             # ``__class__`` is a local of methods that call ``super()``: not a parameter.
             if name not in ("self", "__class__"):

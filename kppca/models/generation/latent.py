@@ -118,20 +118,6 @@ def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch
     return -0.5 * (q * math.log(2 * math.pi) + (y**2).sum(2)) - log_det + torch.log(weights)
 
 
-def _em(H: torch.Tensor, labels: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """EM from the hard assignment ``labels`` (M,) to ``k`` components: weights, means, Cholesky factors."""
-    weights, means, trils = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
-    lower_bound = -math.inf
-    for _ in range(MAX_EM_ITER):
-        log_p = _log_weighted_densities(H, weights, means, trils)
-        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
-        weights, means, trils = _m_step(H, torch.exp(log_p - log_norm))
-        previous, lower_bound = lower_bound, float(log_norm.mean())
-        if abs(lower_bound - previous) < EM_TOL:
-            break
-    return weights, means, trils
-
-
 def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int = 0) -> LatentMixture:
     """Fit a full-covariance Gaussian mixture to ``codes`` (M, q) by EM, in float64 on their device.
 
@@ -153,7 +139,16 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     k = int(max(1, min(n_components, M // (5 * (q + 1)))))
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
-    weights, means, trils = _em(H, _kmeans_labels(H, k, generator), k)
+    labels = _kmeans_labels(H, k, generator)
+    weights, means, trils = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
+    lower_bound = -math.inf
+    for _ in range(MAX_EM_ITER):
+        log_p = _log_weighted_densities(H, weights, means, trils)
+        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
+        weights, means, trils = _m_step(H, torch.exp(log_p - log_norm))
+        previous, lower_bound = lower_bound, float(log_norm.mean())
+        if abs(lower_bound - previous) < EM_TOL:
+            break
     # Factored in float64, then rounded: a collapsed component's covariance may be too ill-conditioned for float32.
     like = dict(dtype=codes.dtype, device=codes.device)
     return LatentMixture(weights.to(**like), means.to(**like), trils.to(**like))
