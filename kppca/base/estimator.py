@@ -64,10 +64,7 @@ def _warn_column_vector() -> None:
 class KernelEstimator(SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
 
-    Notes
-    -----
-    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default
-    ``"n_features_in_"``).
+    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default ``"n_features_in_"``).
     """
 
     _fitted_marker: str = "n_features_in_"

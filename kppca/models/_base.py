@@ -1,4 +1,4 @@
-"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood."""
+"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty."""
 
 from __future__ import annotations
 

@@ -108,7 +108,6 @@ class PrimalGenerationMixin(GenerationMixin):
         return TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, (Phi_c**2).sum(1))
 
     def _gen_cache(self) -> dict:
-        # Every pre-image needs the training inputs (or landmarks); a model fitted from statistics has none.
         if not self._has_training_codes():
             raise ValueError(
                 f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
