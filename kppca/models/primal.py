@@ -68,16 +68,11 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         As in :class:`~kppca.DualPPCA` (the eigenvalues are the same).
     feature_map_ : FeatureMap
     X_fit_ : Tensor of shape (N, D)
-        The training inputs, after an in-memory ``fit`` only (pre-images use them).
+        The training inputs, after an in-memory ``fit`` only (:meth:`partial_fit` and a Dask fit keep
+        ``O(d^2)`` feature statistics instead, and generate from the feature map's landmarks, if any).
     sample_classes_ : ndarray of shape (n_classes,)
         The class labels for ``sample(n, y=...)``, when ``fit`` was given ``y`` (after
         ``partial_fit`` or a Dask fit: the labels of the feature map's landmarks).
-
-    Notes
-    -----
-    :meth:`partial_fit` and ``fit`` on a Dask array build the same model from float64 feature
-    statistics (``O(d^2)``) and keep no ``X_fit_``. Such a model still generates when its feature
-    map has landmarks (Nyström): the pre-images are built from them.
     """
 
     def __init__(
