@@ -195,8 +195,8 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         It applies when every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum);
         the tail ``z^T K_c^+ z`` is then one triangular solve. See the numerical notes in the docs.
         """
-        # Fixed by the fit, never by what is cached, so a saved-and-loaded copy scores alike bitwise. K positive
-        # definite needs a strictly PD kernel and distinct points (full structural rank).
+        # Whether the route applies depends on the fit alone, so a saved-and-loaded copy scores alike bitwise.
+        # K positive definite needs a strictly PD kernel and distinct points (full structural rank).
         if (
             self.eigen_solver_ != "partial"
             or self._device.type != "cpu"
