@@ -1,12 +1,7 @@
 """The one estimator scaffold: the fit preamble, the fitted check, tags and output conversion.
 
-Every kppca estimator (:class:`~kppca.models._base.BasePPCA` and the RKMs) inherits
-:class:`KernelEstimator`: ``fit`` starts with :meth:`KernelEstimator._validate_fit_input`, a
-fitted model's methods validate new data with :meth:`KernelEstimator._validate_new_input`, and
-results come back as numpy or torch like the user's input (:meth:`KernelEstimator._to_output`).
-Constructors only store their arguments, with ``self._store_params(locals())``; hyper-parameters
-are checked by :func:`~kppca._param_validation.fit_context` (wrapping ``fit``) against the class
-attribute ``_parameter_constraints``.
+Constructors only store their arguments (``self._store_params(locals())``); ``fit`` is wrapped by
+:func:`~kppca._param_validation.fit_context`, which checks them against ``_parameter_constraints``.
 """
 
 from __future__ import annotations
@@ -46,8 +41,7 @@ __all__ = [
     "detach_target",
 ]
 
-#: Constraints of ``dtype`` / ``device`` (where the computation runs), defined once for every
-#: estimator's ``_parameter_constraints`` (spread with ``**``).
+#: Constraints of ``dtype`` / ``device``, spread (``**``) into every estimator's ``_parameter_constraints``.
 DEVICE_CONSTRAINTS: dict[str, list[Any]] = {"dtype": ["dtype"], "device": ["device"]}
 #: :data:`DEVICE_CONSTRAINTS` plus the seed and the progress bar, for estimators with random steps.
 RUNTIME_CONSTRAINTS: dict[str, list[Any]] = {
@@ -70,37 +64,16 @@ def _warn_column_vector() -> None:
 class KernelEstimator(SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
 
-    Notes
-    -----
-    Class attributes a subclass may set:
-
-    _fitted_marker : str
-        The fitted attribute whose presence means "fitted" (default
-        ``"n_features_in_"``). :func:`~kppca._param_validation.fit_context` makes
-        ``fit`` atomic, so a fit that raises never leaves the marker behind.
-    _cache_attribute : str or None
-        Name of the instance attribute holding a :class:`~kppca._cache.LazyCache`
-        of values derived from the fitted state (None: the estimator keeps none).
-
-    Fitted attributes set by ``_validate_fit_input``: ``n_features_in_`` (int),
-    ``feature_names_in_`` (ndarray of str, only when ``X`` had string column names) and
-    ``classes_`` (ndarray of shape (n_classes,), only for ``target="classes"``).
+    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default ``"n_features_in_"``).
     """
 
     _fitted_marker: str = "n_features_in_"
-    _cache_attribute: str | None = None
     #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
     _accepts_sparse: bool = False
 
     # ------------------------------------------------------------------ constructor
     def _store_params(self, arguments: dict[str, Any]) -> None:
-        """Store each constructor argument as the attribute of the same name, unchanged.
-
-        Called as the first statement of ``__init__``, ``self._store_params(locals())``,
-        when ``locals()`` holds exactly the signature's parameters (plus ``self``), which is
-        scikit-learn's contract for ``get_params`` / ``clone``: ``__init__`` sets its
-        parameters and nothing else, and validates nothing (``fit`` does).
-        """
+        """Set each constructor argument unchanged, as scikit-learn's ``get_params``/``clone`` expect."""
         for name, value in arguments.items():
             # ``__class__`` is a local of methods that call ``super()``: not a parameter.
             if name not in ("self", "__class__"):
@@ -109,32 +82,22 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     # ------------------------------------------------------------------ caches
     @property
     def _cache(self) -> LazyCache:
-        """Values computed lazily from the fitted state (see :mod:`kppca._cache`)."""
-        if self._cache_attribute is None:
-            raise AttributeError(f"{type(self).__name__} keeps no cache (_cache_attribute is None).")
-        cache = self.__dict__.get(self._cache_attribute)
+        """Values computed lazily from the fitted state (see :mod:`kppca._cache`), in ``_cache_``."""
+        cache = self.__dict__.get("_cache_")
         if cache is None:
-            cache = self.__dict__[self._cache_attribute] = LazyCache()
+            cache = self.__dict__["_cache_"] = LazyCache()
         return cache
 
     def _drop_caches(self) -> None:
-        """Forget everything derived from the previous fit (a refit must never reuse it).
-
-        A new cache object, not ``clear()``: a failed fit restores the estimator's
-        ``__dict__``, and with it the previous fit's cache, intact. Subclasses that
-        keep other derived state extend this hook (and call ``super()``).
-        """
-        if self._cache_attribute is not None:
-            self.__dict__[self._cache_attribute] = LazyCache()
+        """Forget everything derived from the previous fit (a hook); a failed fit restores the old cache intact."""
+        self.__dict__.pop("_cache_", None)
 
     # ------------------------------------------------------------------ fit preamble
     def _check_fit_params(self) -> None:
         """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""
 
     def _begin_fit(self, X: Any) -> None:
-        """The one fit preamble: parameter relations, the previous fit's caches dropped, dtype and device,
-        whether outputs are numpy. ``X`` is the training data or its first part (a view, a series, a Dask
-        array); :meth:`_validate_fit_input` continues with the checks of an (N, D) matrix."""
+        """The fit preamble: parameter relations, caches dropped, dtype, device, whether outputs are numpy."""
         self._check_fit_params()
         self._drop_caches()
         self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)  # float32 input stays float32
@@ -150,29 +113,11 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         target: str | None = None,
         multi_output: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Validate the training data and record its metadata (not its values).
+        """Validate the training data and record its metadata; ``(Xt, yt)``, ``Xt`` (N, D) in the fit dtype and device.
 
-        Parameters
-        ----------
-        X : array-like of shape (N, D)
-        y : array-like of shape (N,) or (N, p), optional
-            Ignored unless ``target`` is given.
-        min_samples : int, default 2
-        target : {None, "classes", "continuous"}
-            None: no target (``y`` ignored, returned as None). "classes": ``y``
-            are class labels (1-D; a column vector is raveled with a
-            ``DataConversionWarning``); ``classes_`` is set and the integer
-            codes ``0..n_classes-1`` are returned. "continuous": ``y`` is
-            returned as a float tensor of the fit dtype and device.
-        multi_output : bool, default False
-            For ``target="continuous"``: accept ``(N, p)`` targets (returned as
-            given, 1-D or 2-D). Otherwise ``y`` must be 1-D (a column vector
-            is raveled with a ``DataConversionWarning``).
-
-        Returns
-        -------
-        Xt : Tensor of shape (N, D), a copy in ``_dtype`` on ``_device``
-        yt : None, a long Tensor of shape (N,) (codes, on ``_device``) or a float Tensor
+        ``target``: None (``yt`` is None), ``"classes"`` (sets ``classes_``; ``yt`` the long codes (N,)) or
+        ``"continuous"`` (``yt`` float, (N,), or (N, p) with ``multi_output``). A column-vector ``y`` is
+        raveled with a ``DataConversionWarning``.
         """
         if target not in (None, "classes", "continuous"):
             raise ValueError(f"target must be None, 'classes' or 'continuous', got {target!r}.")
@@ -243,12 +188,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         return check_new_input(self, self._densify(X), name)
 
     def _densify(self, X: ArrayLike) -> ArrayLike:
-        """A scipy.sparse ``X`` as a new dense array when the estimator accepts sparse input (else unchanged).
-
-        The models keep dense kernel matrices and, for pre-images, their training inputs as a
-        dense tensor: a sparse matrix is converted once, on entry (its dtype kept), and gives the
-        same model as its dense twin. Estimators that do not accept it refuse it in ``as_tensor``.
-        """
+        """A scipy.sparse ``X`` as a dense array (dtype kept) if the estimator accepts sparse input, else unchanged."""
         if self._accepts_sparse and scipy.sparse.issparse(X):
             return X.toarray()
         return X
@@ -268,10 +208,8 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 class KernelTransformerMixin(TransformerMixin):
     """scikit-learn's ``TransformerMixin`` for kppca transformers: float32 and float64 are preserved.
 
-    A separate mixin because scikit-learn's ``TransformerMixin`` sets the
-    transformer tags *after* :class:`KernelEstimator` (it precedes it in the
-    MRO), so the base class cannot declare them. Use it in place of
-    ``TransformerMixin``: ``class Model(KernelTransformerMixin, KernelEstimator)``.
+    A mixin because ``TransformerMixin`` precedes :class:`KernelEstimator` in the MRO and sets the
+    transformer tags after it: ``class Model(KernelTransformerMixin, KernelEstimator)``.
     """
 
     def __sklearn_tags__(self):  # noqa: D105
@@ -281,11 +219,7 @@ class KernelTransformerMixin(TransformerMixin):
 
 
 def detach_target(X: Any, y: Any) -> tuple[Any, Any]:
-    """``(X, y)`` for scikit-learn's ``score`` mixins: tensors become numpy arrays (detached, on the CPU).
-
-    The metrics take numpy arrays; a tensor ``y`` that requires grad (or lives on
-    a GPU) would make them raise a torch error.
-    """
+    """``(X, y)`` for scikit-learn's ``score`` mixins: tensors become numpy arrays (detached, on the CPU)."""
     def plain(a: Any) -> Any:
         return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a
 

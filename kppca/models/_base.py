@@ -1,4 +1,4 @@
-"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood."""
+"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty."""
 
 from __future__ import annotations
 
@@ -24,13 +24,9 @@ if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
 class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEstimator):
     """Shared machinery; use :class:`~kppca.PrimalPPCA` or :class:`~kppca.DualPPCA`.
 
-    Subclasses provide the PSD matrix of the eigen-problem and the
-    coordinates of ``phi(x) - m`` along its eigenvectors: ``_principal_coordinates(X)``,
-    unit-norm, along the top ``q`` principal directions (M, q), and
-    ``_subspace_coordinates(X)`` along all ``r`` directions spanning ``H_E`` (M, r);
-    everything expressed through the eigenvalues (``sigma2``, the latent posterior, the
-    likelihood on ``H_E``) lives here, once. Subclasses wrap ``fit`` with
-    :func:`~kppca._param_validation.fit_context`.
+    Subclasses provide the unit coordinates of ``phi(x) - m`` along the top ``q`` directions (M, q),
+    ``_principal_coordinates(X)``, and along all ``r`` of ``H_E`` (M, r), ``_subspace_coordinates(X)``,
+    and ``_outside_and_total(X)``: the squared norm outside ``H_E``, the total, its rounding floor (M,).
     """
 
     #: What each constructor argument may be (see :mod:`kppca._param_validation`).
@@ -54,13 +50,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         "sigma2": "For the kernel PCA limit use a small positive value together with n_components.",
     }
 
-    #: The :class:`~kppca._cache.LazyCache` of factors, the full eigendecomposition and the Gram matrix.
-    _cache_attribute = "_cache_"
-
-    #: ``sigma2_`` is set last in fit: its presence means fitted (see ``KernelEstimator``).
-    _fitted_marker = "sigma2_"
-    #: scipy.sparse ``X`` is accepted and densified on entry (as scikit-learn's KernelPCA and PCA accept it).
-    _accepts_sparse = True
+    _fitted_marker = "sigma2_"  # set last in fit
+    _accepts_sparse = True  # as scikit-learn's KernelPCA and PCA
 
     #: The fitted state shared by both models, as model files may hold it (see :mod:`kppca.io.specs`).
     _fitted_constraints: dict[str, list[Any]] = {
@@ -86,7 +77,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     # ------------------------------------------------------------------ parameters
     def _check_fit_params(self) -> None:
-        """The rules that involve both ``n_components`` and ``sigma2`` (each alone is checked by ``fit_context``)."""
+        """The rules that involve both ``n_components`` and ``sigma2``."""
         if self.sigma2 is None:
             return
         if self.n_components == "mle":
@@ -100,7 +91,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     @property
     def _n_features_out(self) -> int:
-        """Number of output columns of :meth:`transform` (names from :meth:`get_feature_names_out`)."""
+        """Number of output columns of :meth:`transform`."""
         return self.n_components_
 
     def _latent(self, h: ArrayLike) -> torch.Tensor:
@@ -116,20 +107,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
-        """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``.
-
-        ``eigen_solver="partial"`` is a request for speed, never a restriction of the model: where
-        Lanczos cannot serve the request (a fraction, ``"mle"`` or ``sigma2`` alone need the whole
-        spectrum; Lanczos needs ``q <= size - 2``) the dense solver is used, and ``eigen_solver_``
-        records it.
-        """
+        """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
         q = self.n_components
         integer_q = isinstance(q, numbers.Integral)  # validated by fit_context: never a bool here
         if self.eigen_solver == "partial":
-            # Lanczos finds k < order - 1 eigenpairs; scikit-learn's arpack accepts these q by going dense too.
+            # Lanczos finds k < order - 1 eigenpairs (scikit-learn's arpack goes dense too).
             partial = integer_q and q <= size - 2
         else:
-            # "auto": the one dense-or-Lanczos policy of the package (kppca._linalg.prefer_partial).
             partial = self.eigen_solver == "auto" and integer_q and prefer_partial(size, int(q))
         self.eigen_solver_ = "partial" if partial else "dense"
         return self.eigen_solver_
@@ -157,10 +141,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
         self._posterior_std = torch.sqrt(N * sigma2 / lam)
 
-    def _training_coordinates(self) -> torch.Tensor:
-        """Principal coordinates of the training inputs ``X_fit_`` (N, q)."""
-        return self._principal_coordinates(self.X_fit_)
-
     # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Posterior mean (= MAP) of the latent codes ``h``.
@@ -172,16 +152,12 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         Returns
         -------
         ndarray or Tensor of shape (M, q)
-            ``N diag(1/lam) W^T (phi(x) - m)`` (primal) = ``N diag(1/lam) A^T k_c(x)`` (dual).
         """
         Xt = self._validate_new_input(X, method="transform")
         return self._to_output(self._principal_coordinates(Xt) * self._gain, X)
 
     def latent_posterior(self, X: ArrayLike) -> dist.MultivariateNormal:
-        """The posterior ``p(h | x)``: batch shape (M,), event shape (q,).
-
-        Its covariance ``N sigma2 diag(1/lam)`` is the same for every point.
-        """
+        """The posterior ``p(h | x)``: batch shape (M,), event shape (q,); one covariance for every point."""
         loc = self._principal_coordinates(self._validate_new_input(X, method="latent_posterior")) * self._gain
         import pyro.distributions as dist
 
@@ -202,23 +178,18 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._check_fitted("latent_covariance_")
         return torch.diag(self._posterior_std**2)
 
-    # ------------------------------------------------------------------ likelihood
+    # ------------------------------------------------------------------ likelihood, novelty
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Log-likelihood of each point under the marginal model on ``H_E`` (dimension ``r``).
 
-        ``phi(x) - m`` is expressed in the orthonormal eigenbasis of ``H_E``;
-        along the top ``q`` directions the variance is ``lam_p / N``, along the
-        other ``r - q`` it is ``sigma2``. Components of ``phi(x)`` outside
-        ``H_E`` are not modelled (:meth:`novelty_score` measures them). Needs
-        the squared norm of the projection on ``H_E``: the dual model takes it from
-        the Cholesky factor of ``K`` when that resolves every eigenvalue, else (and
-        the primal model) from the complete spectrum (computed once on first use
-        after a partial fit).
+        The variance is ``lam_p / N`` along the top ``q`` eigendirections and ``sigma2`` along the
+        other ``r - q``; components outside ``H_E`` are not modelled (:meth:`novelty_score` measures
+        them). Values are **not comparable across kernels** (each has its own ``H_E``); to compare
+        kernels use :func:`kppca.metrics.reconstruction_error` on held-out data.
 
-        The density is on the model's own ``H_E``: another kernel, bandwidth or
-        feature map gives another space (dimension, metric), so values are
-        **not comparable across kernels**; to compare or select them use
-        :func:`kppca.metrics.reconstruction_error` on held-out data.
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
 
         Returns
         -------
@@ -230,9 +201,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         """:meth:`score_samples` of validated inputs (M,), from the coordinates along the resolved eigenbasis."""
         y = self._subspace_coordinates(X)
         q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
-        # y holds the k <= r coordinates that are resolved numerically; the other r - k
-        # directions of H_E (eigenvalues of K_c below its rounding level) carry no
-        # measurable component and add only their share of the normalisation.
+        # Only k <= r coordinates are resolved; the other r - k directions add only their normalisation.
         k = y.shape[1]
         variances = torch.cat([self.eigenvalues_ / N, torch.full((k - q,), s2, dtype=y.dtype, device=y.device)])
         log_det = float(torch.log(self.eigenvalues_ / N).sum()) + (r - q) * math.log(s2)
@@ -241,10 +210,8 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     def score(self, X: ArrayLike, y: Any = None) -> float:
         """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).
 
-        Comparable between models that share a feature space (e.g. choosing ``n_components`` for
-        one kernel), **not** across kernels, bandwidths or feature maps: with the RBF kernel it
-        keeps rising with the bandwidth, so ``GridSearchCV`` on it picks the widest kernel. For such
-        searches pass ``scoring=kppca.metrics.reconstruction_scorer`` (held-out input-space error).
+        Not comparable across kernels or feature maps (with RBF it rises with the bandwidth): to
+        search those pass ``scoring=kppca.metrics.reconstruction_scorer``.
 
         Parameters
         ----------
@@ -256,3 +223,33 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         float
         """
         return float(torch.as_tensor(self.score_samples(X)).mean())
+
+    def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
+        """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
+
+        A scale-free detector of inputs unlike the training data, which ``score`` cannot see. A point at
+        the feature-space mean scores 0. Dual: accurate to about ``N eps (max k + lam_1)`` absolute (a
+        difference of kernel sums); primal: the residual is formed explicitly. Needs the complete spectrum
+        (computed once after a partial fit).
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
+
+        Returns
+        -------
+        ndarray or Tensor of shape (M,)
+            Values in ``[0, 1]``; the type of ``X``.
+        """
+        Xt = self._validate_new_input(X, method="novelty_score")
+        rows = self._block_rows()
+        parts = [self._outside_and_total(Xt[i : i + rows]) for i in range(0, Xt.shape[0], rows)]
+        if parts:
+            outside, total, floor = (torch.cat(column) for column in zip(*parts))
+        else:
+            outside = total = floor = Xt.new_zeros(0)
+        # Below the rounding floor the point is indistinguishable from the mean, which lies in m + H_E.
+        at_mean = total <= floor
+        fraction = torch.where(at_mean, torch.zeros_like(total), outside / torch.where(at_mean, 1.0, total))
+        return self._to_output(fraction.clamp(0.0, 1.0), X)
+

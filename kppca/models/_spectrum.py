@@ -1,11 +1,7 @@
-"""The PPCA-specific part of the eigen-problem: the choice of ``q`` and ``sigma2``.
+"""The PPCA-specific part of the eigen-problem: the choice of ``q`` and ``sigma2`` from the spectrum.
 
-Both models reduce to a PSD matrix ``G`` (the centered Gram matrix ``K_c`` in
-the dual; the scatter ``Phi_c^T Phi_c`` or the Gram matrix in the primal) whose
-non-zero eigenvalues ``lam_1 >= ... >= lam_r`` are the same on both sides. The
-ML estimators need only ``trace(G)``, the top ``q`` eigenpairs and the rank
-``r`` (spec, "Maximum likelihood"), which :func:`kppca._linalg.full_spectrum` and
-:func:`kppca._linalg.partial_spectrum` provide (shared with the RKM estimators).
+Both models reduce to a PSD matrix with the same non-zero eigenvalues; the ML estimators need only its
+trace, the top ``q`` eigenpairs and the rank ``r`` (spec, "Maximum likelihood").
 """
 
 from __future__ import annotations
@@ -23,27 +19,10 @@ __all__ = ["select_components", "minka_dimension"]
 
 
 def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) -> tuple[int, float]:
-    """Choose ``q`` and ``sigma2`` (spec, "Maximum likelihood").
+    """``(q, sigma2)`` from the spectrum and the parameters (the rules of ``DualPPCA``'s ``n_components``).
 
-    * ``n_components=q`` (int): ``sigma2 = sum_{p>q} lam_p / (N (r - q))``, so ``q < r``.
-    * ``n_components`` float in (0, 1): the smallest ``q`` whose cumulative explained variance
-      ratio reaches it (``>=``, up to the rounding of summing ``q`` ratios); ``q < r``.
-    * ``n_components="mle"``: Minka's evidence (:func:`minka_dimension`).
-    * ``sigma2`` alone: ``q = #{p : lam_p / N > sigma2}`` (up to ``r``).
-    * both ``q`` and ``sigma2``: ``sigma2`` is fixed (not estimated), ``0 < sigma2 < lam_q / N``
-      and ``q <= r``: only the ML estimate of ``sigma2`` needs a discarded direction.
-    * ``None`` (and no ``sigma2``): ``min(2, r - 1)``.
-
-    Returns
-    -------
-    q : int
-    sigma2 : float
-
-    Raises
-    ------
-    ValueError
-        When ``q`` exceeds what the spectrum allows (``q >= r`` with an estimated ``sigma2``,
-        ``q > r`` with a fixed one), or ``sigma2 >= lam_q / N``.
+    An estimated ``sigma2 = sum_{p>q} lam_p / (N (r - q))`` needs ``q < r``; a fixed one allows ``q <= r``.
+    Raises ValueError when the spectrum does not allow ``q``, or ``sigma2 >= lam_q / N``.
     """
     lam = spectrum.values.detach().cpu().numpy().astype(np.float64)
     N, r = n_samples, spectrum.rank
@@ -57,15 +36,13 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
             "origin (or a float32 model) subtract a constant offset from X, rescale it, or use dtype='float64'."
         )
     if lam.size == 0:
-        # The rank is structural (e.g. distinct points of an RBF kernel) but rounding hides every direction.
         raise ValueError(
             f"no eigenvalue of the data is above the rounding level {spectrum.tolerance:.3g} of the matrix (rank "
             f"{r} by structure): the variation of X is below the precision of the computation. Rescale X (e.g. "
             "standardise it), subtract a constant offset, or use dtype='float64'."
         )
     if n_components is None and sigma2 is None:
-        # A probabilistic model keeps a noise direction: all r - 1 would make sigma2 the smallest
-        # eigenvalue (a degenerate model, and O(N^3)); see docs/coming_from_sklearn.
+        # A probabilistic model keeps noise directions: r - 1 would make sigma2 the smallest eigenvalue.
         n_components = min(2, r - 1)
     if n_components == "mle":
         q = minka_dimension(lam, N)
@@ -92,8 +69,7 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
         )
     resolved = int((lam > spectrum.tolerance).sum())
     if q > resolved:
-        # A kept component must carry variance above the matrix's rounding level: a smooth kernel's
-        # spectrum decays below it, and a float32 Gram matrix of data far from the origin loses it all.
+        # A kept component must carry variance above the rounding level (a smooth kernel's spectrum decays below).
         raise ValueError(
             f"n_components = {q}, but only {resolved} eigenvalue(s) of the data are above the rounding level "
             f"{spectrum.tolerance:.3g} of the matrix. Use fewer components; for data far from the origin (or a "
@@ -107,9 +83,8 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
                 f"the estimated sigma2 is not positive ({sigma2:.3g}): the discarded eigenvalues are numerically "
                 f"zero. Use fewer than {q} components."
             )
-        # Each computed eigenvalue, and the trace, is within the rounding level tol of the matrix (Weyl).
-        # The tail is the trace minus q kept eigenvalues, or equally the sum of the r - q discarded ones:
-        # its error is at most (min(q, r - q) + 1) tol. Below that it is rounding, not a measured sigma2.
+        # Each eigenvalue and the trace are within the rounding level tol (Weyl), so the tail, the trace less
+        # q eigenvalues or the sum of r - q, is within (min(q, r - q) + 1) tol: below that it is rounding.
         floor = (min(q, r - q) + 1) * spectrum.tolerance
         if tail <= floor:
             raise ValueError(
@@ -128,11 +103,8 @@ def select_components(spectrum: Spectrum, n_samples: int, n_components, sigma2) 
 def _fraction_components(lam: np.ndarray, spectrum: Spectrum, fraction: float) -> int:
     """The smallest ``q`` whose cumulative explained variance ratio reaches ``fraction`` (ML ``sigma2``: ``q < r``).
 
-    A user computes the fraction from the fitted ``explained_variance_ratio_`` (each ``lam_p / trace``
-    rounded, then summed), we from ``cumsum(lam) / trace``: the two differ by the rounding of ``q + 1``
-    operations on numbers at most 1, at most ``(q + 1) eps`` of the model's dtype (plus the cast of the
-    ratios to it). A ratio within ``2 (q + 2) eps`` below the fraction counts as reaching it, so
-    ``n_components = ratios[:q].sum()`` selects ``q``, whatever the order of the sums.
+    A ratio within ``2 (q + 2) eps`` below counts as reaching it, so ``n_components =
+    explained_variance_ratio_[:q].sum()`` selects ``q`` whatever the order of the sums.
     """
     r = spectrum.rank
     eps = float(torch.finfo(spectrum.values.dtype).eps)
@@ -142,7 +114,7 @@ def _fraction_components(lam: np.ndarray, spectrum: Spectrum, fraction: float) -
     usable = min(r - 1, ratios.size)  # one discarded direction is needed for sigma2
     q = int(np.argmax(reached)) + 1 if reached.any() else ratios.size + 1
     if q > usable:
-        # Quoted in full precision (repr), so that the quoted maximum is itself accepted.
+        # In full precision (repr), so that the quoted maximum is itself accepted.
         most = float(ratios[usable - 1])
         raise ValueError(
             f"n_components={fraction!r} asks for that fraction of the variance, but the most the model can "
@@ -157,11 +129,8 @@ def _fraction_components(lam: np.ndarray, spectrum: Spectrum, fraction: float) -
 def minka_dimension(eigenvalues: np.ndarray, n_samples: int, max_components: int = 1000) -> int:
     """Minka's (2000) Laplace approximation of the PCA evidence: the best ``q``.
 
-    The same criterion as scikit-learn's ``PCA(n_components="mle")``, applied
-    to the ``r`` non-zero eigenvalues of the centered Gram matrix (``r`` plays
-    the role of the data dimension on ``H_E``). A global scaling of the
-    spectrum shifts every candidate's evidence by the same constant, so
-    ``lam/N`` and scikit-learn's ``lam/(N-1)`` choose the same ``q``.
+    scikit-learn's ``PCA(n_components="mle")`` criterion on the ``r`` non-zero eigenvalues of the
+    centered Gram matrix (``r`` plays the data dimension); a scaling of the spectrum does not change ``q``.
 
     Parameters
     ----------
@@ -169,8 +138,7 @@ def minka_dimension(eigenvalues: np.ndarray, n_samples: int, max_components: int
         All non-zero eigenvalues, descending.
     n_samples : int
     max_components : int, default 1000
-        Candidates are ``1 .. min(r - 1, max_components)``: the evidence costs
-        ``O(q r)`` per candidate.
+        Candidates are ``1 .. min(r - 1, max_components)`` (each costs ``O(q r)``).
 
     Returns
     -------

@@ -1,21 +1,7 @@
-"""Sufficient statistics of the primal model, accumulated batch by batch or block by block.
+"""Sufficient statistics of the primal model (count, feature mean, scatter), accumulated batch by batch.
 
-The ML fit of :class:`~kppca.PrimalPPCA` needs only the number of points ``N``,
-the feature mean ``m`` (d,) and the scatter ``S = sum_i (phi_i - m)(phi_i - m)^T``
-(d, d) -- plus ``max_i |phi_i|^2``, which sets the rounding level of the rank
-count. These can be formed on pieces of the data and merged exactly (Chan,
-Golub and LeVeque's pairwise update)::
-
-    n = n_a + n_b,   delta = m_b - m_a,   m = m_a + delta n_b / n,
-    S = S_a + S_b + delta delta^T n_a n_b / n
-
-so ``PrimalPPCA.partial_fit`` (one batch at a time) and ``PrimalPPCA.fit`` on a
-Dask array (blocks reduced in a tree on Dask's scheduler) compute the same
-statistics as the in-memory ``fit``, up to the order of the floating-point sums.
-They are kept in float64 whatever the model's dtype: a long stream of float32
-updates would otherwise lose ``~ n_batches * eps_32`` relative accuracy.
-Uncentered models (``center=False``) keep ``m = 0`` and the second moment
-``sum_i phi_i phi_i^T``, for which the merge is a plain sum.
+Pieces merge exactly (Chan, Golub and LeVeque), so ``partial_fit`` and a Dask ``fit`` match the in-memory
+``fit`` up to the order of the sums; float64 whatever the model's dtype, so long streams lose no accuracy.
 """
 
 from __future__ import annotations
@@ -23,32 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from .._linalg import centered_scatter
 from .._param_validation import device_from_spec, dtype_from_spec
 from .._validation import as_tensor
 
-#: Precision of the accumulated statistics (see the module docstring).
-STATS_DTYPE = torch.float64
-
 
 @dataclass(frozen=True)
 class ScatterStats:
-    """Count, mean and scatter of a set of feature vectors, in float64.
-
-    Attributes
-    ----------
-    count : int
-        Number of feature vectors ``n``.
-    mean : Tensor of shape (d,)
-        Their mean (zeros for uncentered statistics).
-    scatter : Tensor of shape (d, d)
-        ``sum_i (phi_i - mean)(phi_i - mean)^T``.
-    max_sq_norm : float
-        ``max_i |phi_i|^2`` of the *uncentered* vectors (0 when ``count == 0``).
-    """
+    """Count, mean (d,) (zeros if uncentered), scatter (d, d) and ``max_i |phi_i|^2`` of feature vectors, in float64."""
 
     count: int
     mean: torch.Tensor
@@ -57,25 +27,15 @@ class ScatterStats:
 
     @classmethod
     def from_batch(cls, Phi: torch.Tensor, center: bool) -> "ScatterStats":
-        """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment.
-
-        Accumulated in float64 by row blocks of bounded memory (no float64 copy of a
-        float32 ``Phi``): the mean first, then the centered scatter block by block.
-        """
+        """Statistics of the rows of ``Phi`` (n, d); ``center=False`` gives the uncentered second moment."""
         n, d = Phi.shape
         if n == 0:
-            zeros = Phi.new_zeros(d, dtype=STATS_DTYPE)
-            return cls(0, zeros, Phi.new_zeros((d, d), dtype=STATS_DTYPE), 0.0)
+            return cls(0, Phi.new_zeros(d, dtype=torch.float64), Phi.new_zeros((d, d), dtype=torch.float64), 0.0)
         mean, scatter, max_sq = centered_scatter(Phi, center)
         return cls(n, mean, scatter, max_sq)
 
     def merge(self, other: "ScatterStats") -> "ScatterStats":
-        """The statistics of the union of both sets (Chan et al.'s pairwise update).
-
-        The correction term ``delta delta^T n_a n_b / n`` is formed from the
-        difference of the two means, never from uncentered sums, so no
-        cancellation between large moments occurs (the reason for this form).
-        """
+        """The statistics of the union (Chan et al.'s update: from the difference of the means, no cancellation)."""
         if other.count == 0:
             return self
         if self.count == 0:
@@ -88,17 +48,15 @@ class ScatterStats:
 
     @property
     def trace(self) -> float:
-        """``trace(S) = sum_i |phi_i - mean|^2``."""
+        """``sum_i |phi_i - mean|^2``."""
         return float(self.scatter.diagonal().sum())
 
     def to(self, device: torch.device) -> "ScatterStats":
         """The same statistics on ``device``."""
         return ScatterStats(self.count, self.mean.to(device), self.scatter.to(device), self.max_sq_norm)
 
-    # The model stores its statistics as a plain dict so that model files keep them
-    # through their generic encoding of tensors and numbers.
     def to_state(self) -> dict[str, Any]:
-        """A dict of tensors and numbers (what ``PrimalPPCA`` stores and model files save)."""
+        """A plain dict of tensors and numbers, which model files save through their generic encoding."""
         return {"count": self.count, "mean": self.mean, "scatter": self.scatter, "max_sq_norm": self.max_sq_norm}
 
     @classmethod
@@ -107,20 +65,14 @@ class ScatterStats:
         return cls(int(state["count"]), state["mean"], state["scatter"], float(state["max_sq_norm"]))
 
 
-# ----------------------------------------------------------------------------- Dask
 def is_dask_collection(X: Any) -> bool:
     """True for Dask collections (arrays, dataframes), detected without importing Dask."""
     return hasattr(X, "__dask_graph__") and type(X).__module__.split(".")[0] == "dask"
 
 
 def dask_rows(X: Any) -> Any:
-    """``X`` checked to be a 2-D Dask array, rechunked to whole rows per block (what ``fit`` reads blockwise)."""
-    try:
-        import dask.array as da
-    except ImportError as exc:  # pragma: no cover - a Dask collection implies Dask is installed
-        raise ImportError(
-            'fitting a Dask array needs dask[array]: pip install ".[dask]" from the kppca source tree.'
-        ) from exc
+    """``X`` checked to be a 2-D Dask array, rechunked to whole rows per block."""
+    import dask.array as da  # a Dask collection implies Dask is installed
     if not isinstance(X, da.Array):
         raise TypeError(
             f"fit accepts Dask arrays, not a {type(X).__name__}; convert it, e.g. df.to_dask_array(lengths=True)."
@@ -158,8 +110,7 @@ def check_streaming_signature(model: Any) -> None:
 
 
 def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch.device, center: bool) -> ScatterStats:
-    """Statistics of one row-block of the Dask array (runs on a Dask worker)."""
-    # Blocks may be empty (rows filtered out); their statistics are neutral in the merge.
+    """Statistics of one row-block of the Dask array (runs on a Dask worker); an empty block is neutral."""
     X = as_tensor(block, "X (a block of the Dask array)", dtype=dtype, device=device, min_samples=0)
     return ScatterStats.from_batch(feature_map.map(X), center).to(torch.device("cpu"))
 
@@ -167,14 +118,7 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
 def dask_stats(
     X: Any, feature_map: Any, *, dtype: torch.dtype, device: torch.device, center: bool
 ) -> ScatterStats:
-    """Statistics of ``phi(X)`` for a 2-D Dask array ``X`` (whole rows per block, as :func:`dask_rows` returns it).
-
-    Each row-block is mapped through the fitted ``feature_map`` (pickled to the workers when they are
-    processes), in the model's ``dtype`` and on its ``device``, and reduced to :class:`ScatterStats` by a
-    task; the per-block statistics are merged pairwise in a balanced tree of tasks on Dask's current
-    scheduler (the local threads by default, or a ``dask.distributed`` cluster when a ``Client`` exists).
-    Only the (d, d) statistics travel between tasks.
-    """
+    """Statistics of ``phi(X)`` for a Dask array from :func:`dask_rows`: one task per block, merged in a tree."""
     import dask
 
     blocks = X.to_delayed().ravel().tolist()
@@ -192,15 +136,11 @@ def dask_map_sample(
 ) -> tuple[torch.Tensor, Any]:
     """The rows an unfitted ``feature_map`` is fitted on when ``X`` is a Dask array, and their labels.
 
-    A map that chooses landmarks (it has ``pool_size``, as ``Nystroem``) gets a uniform
-    reservoir of ``max(pool_size(), LATENT_SAMPLE)`` rows drawn from all blocks
-    (:func:`kppca.features.landmarks.reservoir`, exactly uniform) with their labels ``y``;
-    any other unfitted map the first non-empty block (labels None); a fitted map (or None
-    for the identity, fitted later) an empty sample, of which only the width is checked.
+    A landmark map (with ``pool_size``) gets a uniform reservoir of all blocks with its labels; any other
+    unfitted map the first non-empty block (labels None); a fitted map (or None) an empty sample.
     """
-    width = int(X.shape[1])
     if feature_map is not None and hasattr(feature_map, "n_features_in_"):
-        return torch.empty((0, width), dtype=dtype), None
+        return torch.empty((0, int(X.shape[1])), dtype=dtype), None
     if feature_map is not None and hasattr(feature_map, "pool_size"):
         from ..features.landmarks import reservoir
 
@@ -209,44 +149,15 @@ def dask_map_sample(
         if not len(rows):
             raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
         return as_tensor(rows, "X", dtype=dtype, device=device), labels
-    # The first non-empty block (computed once more for the statistics). Blocks of unknown
-    # size (NaN, e.g. after filtering rows) are computed to see.
-    sample = None
-    for i, n in enumerate(X.chunks[0]):
-        if n == 0:
-            continue
+    # The first non-empty block; blocks of unknown size (NaN, e.g. after filtering rows) are computed to see.
+    for i in (i for i, n in enumerate(X.chunks[0]) if n != 0):
         sample = X.blocks[i].compute()
         if len(sample):
-            break
-    if sample is None or not len(sample):
-        raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
-    return as_tensor(sample, "X", dtype=dtype, device=device), None
+            return as_tensor(sample, "X", dtype=dtype, device=device), None
+    raise ValueError("X has 0 sample(s) while a minimum of 2 is required.")
 
 
-#: Rows of the uniform sample (landmarks included) whose codes the latent mixture of a landmark
-#: model without training inputs is fitted on: a mixture of more codes than landmarks follows the
-#: data's code distribution more closely, at ``LATENT_SAMPLE x D`` floats kept with the model.
+#: Rows (landmarks included) whose codes fit the latent mixture of a landmark model without training inputs:
+#: more codes than landmarks follow the data more closely, at ``LATENT_SAMPLE x D`` floats kept.
 LATENT_SAMPLE = 4000
 
-
-def latent_sample(feature_map: Any, rows: torch.Tensor, y: Any, rng: Any) -> tuple[torch.Tensor | None, Any]:
-    """Rows besides the landmarks for the latent mixture, and labels of ``[landmarks; those rows]``.
-
-    ``feature_map`` was just fitted on ``rows`` (a uniform sample of the data, or the first
-    batch of ``partial_fit``) and chose its landmarks ``rows[landmark_indices_]``; up to
-    ``LATENT_SAMPLE - m`` other rows are drawn uniformly (``rng``, a numpy Generator). The labels
-    are ``y`` (one per row of ``rows``) at the landmarks then at those rows, or None when ``y`` is
-    not one label per row (then it is ignored, as any other target). ``(None, None)`` for a map
-    without landmarks.
-    """
-    idx = getattr(feature_map, "landmark_indices_", None)
-    if idx is None or feature_map.reference_set() is None:
-        return None, None
-    idx = idx.numpy()
-    others = np.setdiff1d(np.arange(rows.shape[0]), idx)
-    others = others[rng.permutation(len(others))][: max(0, LATENT_SAMPLE - len(idx))]
-    extra = rows[torch.as_tensor(others, dtype=torch.int64, device=rows.device)].clone()
-    labels = None if y is None else np.asarray(y)
-    if labels is not None and (labels.ndim != 1 or labels.shape[0] != rows.shape[0]):
-        labels = None
-    return extra, (None if labels is None else np.concatenate([labels[idx], labels[others]]))

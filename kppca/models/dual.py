@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import torch
 
-from .._linalg import support_rtol
+from .._linalg import compute_threads, rounding_tolerance, smallest_eigenvalue_bound, support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
@@ -17,76 +18,60 @@ from ..kernels.centered_gram import CenteredGram
 from ..kernels.centering import KernelCenterer
 from ..kernels.registry import as_kernel
 from ._base import BasePPCA
-from ._likelihood import log_likelihood_by_cholesky
-from ._novelty import DualNoveltyMixin
 from .generation import DualGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
 
+#: ``lam_min(K)`` must exceed the rounding level of ``K_c`` by this factor (covers the lower estimate of
+#: ``||K^{-1}||_1`` and the rounding of the eigenvalues), so the dense path would keep every eigenvalue too.
+RESOLVED_MARGIN = 100.0
+
 
 @register
-class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
+class DualPPCA(DualGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the dual: the model ``phi = W h + m + zeta`` through a kernel.
 
-    With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training
-    points, the ML solution is ``A = E_q diag(sqrt(1/N - sigma2/lam))`` with
-    ``W = Phi_c A``, and ``sigma2 = sum_{p>q} lam_p / (N (r - q))`` (see
-    ``docs/theory``). Dual variables are centered kernel vectors ``k_c(x)`` in
-    ``R^N``; they all live in the ``r``-dimensional ``range(K_c)``.
+    With ``K_c = E diag(lam) E^T`` the centered Gram matrix of the ``N`` training points, the ML
+    solution is ``W = Phi_c A``, ``A = E_q diag(sqrt(1/N - sigma2/lam))`` (see ``docs/theory``).
+    Dual variables are centered kernel vectors ``k_c(x)`` in the ``r``-dimensional ``range(K_c)``.
 
     Parameters
     ----------
     n_components : int, float in (0, 1), "mle" or None, default None
-        ``q``, the fraction of explained variance to keep, or Minka's choice.
-        None means ``min(2, r - 1)`` (two components whenever the rank ``r`` of the
-        centered data allows, so the default fits any data of rank >= 2), unless
-        ``sigma2`` is given alone (then ``q`` follows from it). Unlike scikit-learn's
-        None (all components): pass ``sigma2=1e-12`` alone for that (docs: "Coming from scikit-learn").
+        ``q``, the fraction of explained variance to keep, or Minka's choice. None means
+        ``min(2, r - 1)`` unless ``sigma2`` is given alone (then ``q`` follows from it); unlike
+        scikit-learn's None (all components: pass ``sigma2=1e-12`` alone for that).
     sigma2 : float, optional
-        Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer
-        ``n_components``: fixed instead of estimated (e.g. small values for the
-        kernel-PCA limit). A fixed ``sigma2`` allows ``q`` up to the rank ``r``; the
-        estimated one needs ``q < r``.
+        Noise variance. Alone: ``q = #{p : lam_p / N > sigma2}``. With an integer ``n_components``:
+        fixed instead of estimated (small values give the kernel-PCA limit), allowing ``q`` up to ``r``.
     kernel : Kernel, callable ``fn(X, Y)``, str or None, default "linear"
     center : bool, default True
         False gives the uncentered model (``mu = 0``).
     eigen_solver : {"auto", "dense", "partial"}, default "auto"
-        "partial" computes only the top ``q`` eigenpairs (Lanczos); "dense" the
-        whole spectrum; where Lanczos cannot serve (a fraction, "mle", ``sigma2``
-        alone, ``q > N - 2``) the dense solver runs and ``eigen_solver_`` says so.
-        "auto" uses "partial" for integer ``q <= N/10`` when ``N > 1000``. Eigenvectors
-        follow a deterministic sign convention (largest entry positive).
+        "partial": only the top ``q`` eigenpairs (Lanczos), unless it cannot serve (a fraction, "mle",
+        ``sigma2`` alone, ``q > N - 2``: ``eigen_solver_`` records "dense"). "auto": "partial" for integer
+        ``q <= N/10`` when ``N > 1000``.
     random_state : int, Generator or None
         Seeds the Lanczos start vector.
     dtype : {"float64", "float32"}, torch/numpy float dtype or None, default None
-        None follows the data, as scikit-learn does: float32 input is fitted
-        (and transformed) in float32, everything else in float64.
+        None follows the data, as scikit-learn does: float32 input stays float32, anything else is float64.
     device : torch device or str, default None (the CPU)
     batch_size : int or None, default None
-        Rows processed at once when kernel values are computed: the training Gram
-        matrix (built in row blocks into one ``N x N`` buffer), and new points in
-        ``transform``, ``score_samples``, ``novelty_score`` and the pre-images (each
-        block holds ``batch_size x N`` kernel values). None sizes blocks to about
-        128 MiB whatever ``M``. Results do not depend on it beyond rounding.
+        Rows per block of kernel values (the training Gram matrix, and new points against the ``N``
+        training points); None sizes blocks to about 128 MiB. Results do not depend on it beyond rounding.
 
     Attributes
     ----------
     n_components_ : int
     sigma2_ : float
     rank_ : int
-        The rank ``r`` of ``K_c`` (the dimension of ``H_E``), decided by the kernel's
-        structure so that it does not depend on the dtype or the eigensolver (see
-        :mod:`kppca.kernels.rank` and ``docs/theory``): ``n_distinct - 1`` for strictly
-        positive definite kernels (RBF, Laplacian), the float64 rank of the centered
-        features for explicit finite maps (the linear kernel, the polynomial kernel's exact
-        map while it has at most 4,096 features); only other kernels (a callable) are counted
-        numerically (eigenvalues above ``N eps max(lam_1, 4 max|K_ij|)``, or pivots of a
-        pivoted Cholesky factorisation with the partial solver).
+        The rank ``r`` of ``K_c`` (the dimension of ``H_E``), from the kernel's structure where it has
+        one (independent of dtype and solver, see :mod:`kppca.kernels.rank`), else counted numerically.
     eigenvalues_ : Tensor of shape (q,)
         Top eigenvalues ``lam_p`` of ``K_c`` (variances are ``lam_p / N``).
     eigenvectors_ : Tensor of shape (N, q)
-        ``E_q``.
+        ``E_q``, each with its largest entry positive.
     A_ : Tensor of shape (N, q)
     total_variance_ : float
         ``trace(K_c) / N``.
@@ -98,7 +83,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     """
 
     def _check_fitted_state(self) -> str | None:
-        """The centerer's statistics are of the training Gram matrix (N = n_samples_; see kppca.io)."""
+        """The centerer's statistics are of the training Gram matrix (``N = n_samples_``; see kppca.io)."""
         means = getattr(self.centerer_, "column_means_", None)
         if means is None or means.shape != (self.n_samples_,):
             return f"centerer_.column_means_ must have shape ({self.n_samples_},)"
@@ -120,10 +105,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         self._store_params(locals())
 
     # ------------------------------------------------------------------ fit
-    _parameter_constraints = {
-        **BasePPCA._parameter_constraints,
-        "kernel": [Kernel, str, callable, None],
-    }
+    _parameter_constraints = {**BasePPCA._parameter_constraints, "kernel": [Kernel, str, callable, None]}
     #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); a custom kernel is supplied at load.
     _fitted_constraints = {
         **BasePPCA._fitted_constraints,
@@ -138,21 +120,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        Cost: the Gram matrix (``O(N^2 D)``, built in row blocks into one ``N x N``
-        buffer and centered in place), then the top ``q`` eigenpairs: ``O(N^2 q)`` per
-        Lanczos sweep with the partial solver, ``O(N^3)`` with the dense one. The rank
-        ``r`` comes from the kernel's structure (see ``rank_``), so the partial fit
-        has no cubic step; what needs one (the sampling factor, also behind
-        ``score_samples``; the full eigendecomposition where that factor does not
-        resolve the spectrum) is computed on first use. Memory:
-        one ``N x N`` matrix (a :class:`~kppca.kernels.CenteredGram`, kept as a cache for
-        later calls; the Cholesky factor of the exact sample is computed in its memory on first
-        use, see :mod:`kppca.models.generation.dual`), plus row blocks of at most ``N / 32`` rows.
-
-        ``y`` (optional): class labels, one per row, are kept only for class-conditional
-        sampling, ``sample(n, y=label)``; any other target (continuous, multi-output) is
-        ignored, as by a scikit-learn transformer in a pipeline. If the fit fails, a previously
-        fitted model is left unchanged.
+        Cost: the Gram matrix (``O(N^2 D)``), then the top ``q`` eigenpairs (``O(N^2 q)`` per Lanczos
+        sweep, ``O(N^3)`` dense); cubic steps that sampling or ``score_samples`` need run on first use.
+        Memory: one ``N x N`` matrix, kept for later calls. ``y`` (optional): class labels, kept only
+        for ``sample(n, y=label)``; any other target is ignored. A failed fit leaves the model unchanged.
         """
         X, _ = self._validate_fit_input(X)
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
@@ -163,9 +134,6 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
             self.kernel_, X, center=self.center, batch_size=self.batch_size,
             what="Gram matrix of `kernel` on X",
         )
-        # The rank comes from the kernel's structure (from X, before the N x N buffer exists), or,
-        # for a kernel without structure, from the spectrum: eigenvalues, or pivots of a pivoted
-        # Cholesky of K_c (O(N r^2)) with the partial solver.
         spectrum = gram.spectrum(solver, self.n_components, random_state=numpy_rng(self.random_state))
         self.centerer_ = gram.centerer
         self.X_fit_ = X
@@ -193,11 +161,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         return self._to_output(self._gram().centered_vectors(Xt), X)
 
     def _gram(self) -> CenteredGram:
-        """The model's :class:`~kppca.kernels.CenteredGram`: fit's object, or one rebuilt lazily from ``X_fit_``.
-
-        A rebuilt object (a loaded or unpickled model) takes the fitted centerer, rank and top
-        eigenvalue, so its tolerance and every factor are those of the fit (the matrix bitwise).
-        """
+        """The model's :class:`~kppca.kernels.CenteredGram`: fit's, or one rebuilt from ``X_fit_`` with the fit's
+        centerer, rank and top eigenvalue (so the same tolerance and factors)."""
         def rebuild() -> CenteredGram:
             return CenteredGram(
                 self.kernel_, self.X_fit_, center=self.center, batch_size=self.batch_size,
@@ -216,32 +181,83 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         return self._gram().project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
 
     def _training_coordinates(self) -> torch.Tensor:
-        """Principal coordinates of the training inputs (N, q): ``K_c u_p / sqrt(lam_p) = sqrt(lam_p) u_p``.
-
-        Read off the eigenpairs (equal to projecting ``X_fit_`` up to the eigen-solver's
-        rounding), so the latent mixture needs no ``N x N`` kernel pass after sampling has
-        factored ``K_c`` in place.
-        """
+        """Principal coordinates of the training inputs (N, q), ``sqrt(lam_p) u_p``: no kernel pass."""
         return self.eigenvectors_ * self.eigenvalues_.sqrt()
 
     def _log_likelihood(self, X: torch.Tensor) -> torch.Tensor:
-        """``score_samples`` of validated inputs: from the Cholesky factor of ``K`` when it reproduces the
-        dense path (every eigenvalue of ``K_c`` resolved, see :mod:`kppca.models._likelihood`), else dense."""
-        logp = log_likelihood_by_cholesky(self, X)
+        """``score_samples`` of validated inputs: by Cholesky where it applies, else the dense definition."""
+        logp = self._cholesky_log_likelihood(X)
         return super()._log_likelihood(X) if logp is None else logp
+
+    def _cholesky_log_likelihood(self, X: torch.Tensor) -> torch.Tensor | None:
+        """``score_samples`` (M,) from the Cholesky factor of ``K``, ``O(N^2)`` per point; None where it does not apply.
+
+        It applies when every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum);
+        the tail ``z^T K_c^+ z`` is then one triangular solve. See the numerical notes in the docs.
+        """
+        # Whether the route applies depends on the fit alone, so a saved-and-loaded copy scores alike bitwise.
+        # K positive definite needs a strictly PD kernel and distinct points (full structural rank).
+        if (
+            self.eigen_solver_ != "partial"
+            or self._device.type != "cpu"
+            or self._dtype not in (torch.float32, torch.float64)
+            or not getattr(self.kernel_, "strictly_positive_definite", False)
+            or self.rank_ != self.n_samples_ - int(self.center)
+        ):
+            return None
+        gram = self._factored_gram()  # the hub scores of sampling are read from K_c before the factor replaces it
+        with compute_threads():
+            kind, L = gram.cholesky()  # cached; shared with sampling after a partial fit
+            if kind != "raw" or smallest_eigenvalue_bound(L) <= RESOLVED_MARGIN * gram.tolerance:
+                return None
+            E, lam = self.eigenvectors_, self.eigenvalues_
+            q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
+            if self.center:
+                v = torch.linalg.solve_triangular(L, L.new_ones(N, 1), upper=False)
+                v_hat = v / torch.linalg.vector_norm(v)
+
+            def block(Xb: torch.Tensor) -> torch.Tensor:
+                k_c = gram.centered_vectors(Xb)  # (m, N)
+                c = k_c @ E  # (m, q): coordinates times sqrt(lam)
+                z = k_c.addmm_(c, E.T, alpha=-1.0)  # the top q directions removed, in place
+                u = torch.linalg.solve_triangular(L, z.T, upper=False)  # (N, m)
+                if self.center:
+                    u = u.addmm_(v_hat, v_hat.T @ u, alpha=-1.0)  # projection orthogonal to L^{-1} 1
+                tail = (u * u).sum(0)
+                top = ((c / lam) ** 2).sum(1) * N  # sum_p y_p^2 / (lam_p / N)
+                return top + tail / s2
+
+            rows = self._block_rows()
+            quad = torch.cat([block(X[i : i + rows]) for i in range(0, X.shape[0], rows)]) if X.shape[0] else \
+                X.new_zeros(0)
+        log_det = float(torch.log(lam / N).sum()) + (r - q) * math.log(s2)
+        return -0.5 * (r * math.log(2 * math.pi) + log_det + quad)
 
     def _subspace_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         values, vectors = self._full_eigen()
         return self._gram().project(X, vectors) / values.sqrt()
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The eigenpairs of ``K_c`` above the rounding level (at most ``r``; computed once, ``O(N^3)``).
-
-        With a structural rank, the last of the ``r`` eigenvalues of a smooth kernel
-        can be below the rounding level of ``K_c``: those directions are not resolved
-        numerically and are left out (see ``score_samples``).
-        """
+        """The eigenpairs of ``K_c`` above its rounding level (at most ``r``; computed once, ``O(N^3)``)."""
         return self._gram().eigh()
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        values, vectors = self._full_eigen()
+        K_x = self._gram().raw_vectors(X)  # the training set's share of the evaluation done once
+        kxx = self.kernel_.diag(X)
+        N = self.n_samples_
+        if self.centerer_.center:
+            row_means = K_x.mean(1)
+            grand = self.centerer_.grand_mean_
+            total = kxx - 2 * row_means + grand
+            scale = kxx.abs() + 2 * row_means.abs() + grand.abs()
+        else:
+            total, scale = kxx, kxx.abs()
+        k_c = self.centerer_.transform(K_x)
+        inside = ((k_c @ vectors) ** 2 / values).sum(1)
+        # Worst-case rounding of the three kernel terms, plus the dropped eigenvalues (< N eps lam_1).
+        floor = rounding_tolerance(K_x.dtype, N, scale + float(values[0]))
+        return total - inside, total, floor
 
     # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
@@ -264,10 +280,8 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
-        # the same factor whatever was cached: reproducible rsample
-        F = sigma * self._factored_gram().sqrt(self._sqrt_route)
-        # The support is always the resolved eigenbasis of K_c (one rank, fixed by the fit), whatever
-        # was computed before: O(N^3) once after a partial fit, as the SVD of F would be.
+        F = sigma * self._factored_gram().sqrt(self._sqrt_route)  # the same whatever was cached: reproducible
+        # The support is always the resolved eigenbasis of K_c, whatever was computed before.
         values, vectors = self._full_eigen()
         scale = sigma * values.sqrt()
         return DegenerateMultivariateNormal(
@@ -291,11 +305,9 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         Parameters
         ----------
         factor : {"fast", "symmetric"}, default "fast"
-            "symmetric": the paper's ``B = E diag(sqrt(c)) E^T`` (N, N), which
-            needs the full eigendecomposition (``O(N^3)``, cached).
-            "fast": ``[E_q diag(sqrt(lam^2/N - sigma2 lam)), sigma L]`` (N, q + r')
-            with ``L L^T = K_c`` from a Cholesky factorisation (``O(N^3 / 3)``,
-            cached) and only the top ``q`` eigenpairs. Same distribution.
+            "symmetric": the paper's ``B = E diag(sqrt(c)) E^T`` (N, N), from the full eigendecomposition.
+            "fast": ``[E_q diag(sqrt(lam^2/N - sigma2 lam)), sigma L]`` (N, q + r') with ``L L^T = K_c``
+            (Cholesky, ``O(N^3 / 3)``). Same distribution; both cached.
 
         Returns
         -------
@@ -321,14 +333,14 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     def kernel_marginal(self, factor: str = "fast") -> DegenerateMultivariateNormal:
         """The marginal distribution of ``k_c``: ``N(0, S)`` on ``range(K_c)``.
 
-        ``rsample`` draws ``k_c = F a`` with ``F`` from :meth:`sampling_factor`
-        (``B a`` for ``factor="symmetric"``). ``S = Phi_c^T (W W^T + sigma2 I) Phi_c``
-        (not the paper's ``A A^T + sigma2 K_c^{-1}``, which is the covariance of
-        the dual coefficients). The support is the span of the eigenvectors of ``K_c``
-        above its rounding level, whatever the solver and whatever was computed
-        before (the full eigendecomposition, ``O(N^3)``, is computed once after a
-        partial fit); the directions below it carry at most ``sigma2 tol`` of noise
-        variance, which ``log_prob`` tolerates off the basis.
+        ``S = Phi_c^T (W W^T + sigma2 I) Phi_c``; ``rsample`` draws ``k_c = F a`` with ``F`` from
+        :meth:`sampling_factor`. The support is the span of the eigenvectors of ``K_c`` above its
+        rounding level (the full eigendecomposition, once after a partial fit).
+
+        Parameters
+        ----------
+        factor : {"fast", "symmetric"}, default "fast"
+            See :meth:`sampling_factor`.
 
         Returns
         -------
@@ -340,21 +352,16 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
-        # Always the resolved eigenbasis (see kernel_conditional): a density of the fitted model alone.
         basis, scale = self._full_eigen()[1], self.marginal_scales()
         return DegenerateMultivariateNormal(
             loc, F, basis=basis, basis_scale=scale, support_rtol=self._support_rtol(scale)
         )
 
     def _support_rtol(self, basis_scale: torch.Tensor) -> float:
-        """Relative off-basis tolerance of the kernel-space distributions, from the fit's rounding level.
+        """Relative off-basis tolerance of the kernel-space distributions, from the fit's rounding level ``tol``.
 
-        The basis holds the ``k`` eigenvectors of ``K_c`` above its rounding level ``tol``; along
-        the other ``N - k`` directions the model's noise has variance at most ``sigma2 tol``, which
-        no computation resolves, and a sampler (eigen or Cholesky factor, dense or partial fit)
-        may put it there. The norm of such a component is below ``sigma sqrt(tol) (sqrt(N - k) + 6)``
-        except with probability ``exp(-18)`` (Gaussian norm concentration); ``log_prob`` compares
-        residuals with ``rtol * size``, ``size >= max(basis_scale)``.
+        Off the ``k`` basis vectors a sampler may put noise of variance up to ``sigma2 tol``, whose norm is
+        below ``sigma sqrt(tol) (sqrt(N - k) + 6)`` except with probability ``exp(-18)``.
         """
         eps_rtol = support_rtol(self._dtype)  # the distribution's default
         m = self.n_samples_ - basis_scale.shape[0]
@@ -374,7 +381,7 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
         Returns
         -------
         ndarray or Tensor of shape (n, N)
-            (numpy when the model was fitted on numpy data). Rows sum to zero when centered.
+            numpy when the model was fitted on numpy data; rows sum to zero when centered.
         """
         self._check_fitted("sample_kernel")
         n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
@@ -396,6 +403,10 @@ class DualPPCA(DualNoveltyMixin, DualGenerationMixin, BasePPCA):
     # ------------------------------------------------------------------ reconstruction, covariance
     def reconstruct_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """MAP reconstruction in kernel space: ``K_c A h_MAP = E_q diag(1 - N sigma2/lam) E_q^T k_c``.
+
+        Parameters
+        ----------
+        X : array-like of shape (M, D)
 
         Returns
         -------

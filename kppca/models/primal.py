@@ -20,7 +20,6 @@ from .._validation import ArrayLike, check_feature_names, numpy_rng, torch_gener
 from ..features.base import FeatureMap, Identity
 from ..io import OPTIONAL, Record, TensorSpec, register
 from ._base import BasePPCA
-from ._novelty import PrimalNoveltyMixin
 from ._streaming import (
     ScatterStats,
     check_streaming_signature,
@@ -30,21 +29,19 @@ from ._streaming import (
     is_dask_collection,
     streaming_signature,
 )
-from .generation.landmarks import LandmarkGenerationMixin
+from .generation.primal import PrimalGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal
 
 
 @register
-class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
+class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     r"""Probabilistic PCA in the primal: ``phi = W h + m + zeta`` with explicit features.
 
-    With ``Phi_c`` the centered feature matrix (rows ``phi(x_i) - m``) and
-    ``lam_p`` the eigenvalues of its scatter, ``W = V_q diag(sqrt(lam/N - sigma2))``
-    and ``sigma2 = sum_{p>q} lam_p / (N (r - q))``: Tipping and Bishop's solution
-    on ``H_E = span{phi_i - m}`` (dimension ``r``). With the identity feature map
-    this is classical PPCA.
+    Tipping and Bishop's solution ``W = V_q diag(sqrt(lam/N - sigma2))`` on ``H_E = span{phi_i - m}``,
+    with ``lam_p`` the eigenvalues of the scatter of the centered features; with the identity feature
+    map this is classical PPCA.
 
     Parameters
     ----------
@@ -52,15 +49,13 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         As in :class:`~kppca.DualPPCA`.
     sigma2 : float, optional
     feature_map : FeatureMap or None, default None (identity)
-        A fitted map is used as is (copied), so the primal and dual models can
-        share exactly the same random features; an unfitted one is fitted on ``X``.
+        A fitted map is used as is (copied), so models can share the same random features; an unfitted
+        one is fitted on ``X``.
     center : bool, default True
     eigen_solver : {"auto", "dense", "partial"}, default "auto"
-        The eigen-problem is the ``d x d`` scatter when ``d <= N``, else the
-        ``N x N`` Gram matrix of the features.
+        The eigen-problem is the ``d x d`` scatter when ``d <= N``, else the ``N x N`` Gram matrix.
     random_state, dtype, device, batch_size
-        As in :class:`~kppca.DualPPCA` (``batch_size`` bounds the blocks of the pre-images,
-        which evaluate the feature map's kernel against the ``N`` training points).
+        As in :class:`~kppca.DualPPCA` (``batch_size`` bounds the blocks of the pre-images).
 
     Attributes
     ----------
@@ -73,22 +68,11 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         As in :class:`~kppca.DualPPCA` (the eigenvalues are the same).
     feature_map_ : FeatureMap
     X_fit_ : Tensor of shape (N, D)
-        The training inputs, after an in-memory ``fit`` only (pre-images use them).
+        The training inputs, after an in-memory ``fit`` only (:meth:`partial_fit` and a Dask fit keep
+        ``O(d^2)`` feature statistics instead, and generate from the feature map's landmarks, if any).
     sample_classes_ : ndarray of shape (n_classes,)
         The class labels for ``sample(n, y=...)``, when ``fit`` was given ``y`` (after
         ``partial_fit`` or a Dask fit: the labels of the feature map's landmarks).
-
-    Notes
-    -----
-    :meth:`partial_fit` and ``fit`` on a Dask array build the same model from
-    the count, mean and scatter of the features, accumulated in float64 (see
-    :mod:`kppca.models._streaming`); they keep those ``O(d^2)`` statistics
-    instead of ``X_fit_``. Such a model generates (``sample``, ``inverse_transform``,
-    ``latent_traversal``, class-conditional sampling) when its feature map has a reference
-    set, the Nyström landmarks: the pre-images are then built from the landmarks with the
-    approximate kernel ``phi(x)^T phi(z)`` (:mod:`kppca.models.generation.landmarks`).
-    With every training point a landmark the model is :class:`~kppca.DualPPCA` with the
-    same kernel, to rounding.
     """
 
     def __init__(
@@ -130,21 +114,11 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
-        ``X`` may be a Dask array (the ``dask`` extra: ``pip install ".[dask]"``): the statistics
-        ``N``, the feature mean and the ``d x d`` scatter are then computed
-        blockwise on Dask's current scheduler (local threads, or the
-        ``dask.distributed`` cluster of an active ``Client``) and merged
-        exactly; only ``d x d`` matrices travel. An unfitted ``Nystroem`` map draws its
-        landmarks from all blocks (a uniform reservoir by random keys, exactly uniform,
-        :func:`kppca.features.landmarks.reservoir`; for ``landmark_selection="kmeans++"``
-        the pool it chooses from), any other unfitted map is fitted on the first row-block.
-        Such a model keeps no training inputs; with landmarks it still generates, from them.
-
-        ``y`` (optional): class labels, one per row, are kept only for class-conditional
-        sampling, ``sample(n, y=label)``; any other target is ignored (as in a pipeline).
-        With a Dask ``X``, ``y`` may be a Dask array with the same row blocks (or in memory);
-        the labels of the landmarks are kept. Any previous fit, incremental or not, is discarded. If
-        the fit fails, a previously fitted model is left unchanged.
+        ``X`` may be a Dask array (the ``dask`` extra): the feature statistics are then computed blockwise
+        on Dask's current scheduler and merged exactly; an unfitted ``Nystroem`` map draws its landmarks
+        uniformly from all blocks, any other unfitted map is fitted on the first block. ``y`` (optional):
+        class labels, kept only for ``sample(n, y=label)``; any other target is ignored. Any previous fit
+        is discarded; a failed fit leaves the model unchanged.
         """
         if is_dask_collection(X):
             return self._fit_dask(X, y)
@@ -153,7 +127,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         Phi = fmap.map(X)
         N, d = Phi.shape
         if d <= N:
-            # The d x d statistics, accumulated in float64 (as partial_fit and the Dask fit do).
+            # The float64 d x d statistics, as partial_fit and the Dask fit.
             self._fit_from_stats(ScatterStats.from_batch(Phi, bool(self.center)))
         else:
             # Fewer points than features: the N x N Gram matrix has the same non-zero spectrum.
@@ -167,38 +141,12 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
     def partial_fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Add the batch ``X`` (n, D) to the model: the ML fit on every batch seen so far.
 
-        The count, feature mean and scatter ``Phi_c^T Phi_c`` are accumulated in
-        float64 and merged exactly (Chan et al.'s pairwise update, see
-        :mod:`kppca.models._streaming`), so after any number of batches the model
-        equals ``fit`` on their concatenation up to the order of the sums. Memory
-        is ``O(d^2)`` whatever the number of points; a batch may have one row.
-        After every call the model is fully fitted (``transform``, ``score``, ...).
-
-        The first call starts a new model (as ``fit`` does, parameters are
-        validated): an unfitted ``feature_map`` is fitted on this first batch,
-        so it must be representative where the map depends on the data
-        (``Nystroem`` draws its landmarks from it; ``Identity``,
-        ``RandomFourierFeatures`` and ``PolynomialFeatures`` use only its width).
-        The first batches must have together enough rows for the requested
-        ``n_components`` (rank above ``q``), else the call fails and changes
-        nothing. Later calls add to the statistics (after ``fit`` too: its data
-        are the first batch); they must keep the width and feature names, and
-        ``center``, ``feature_map``, ``dtype`` and ``device`` may not change in
-        between (call ``fit`` to start over). ``n_components``, ``sigma2``,
-        ``eigen_solver`` and ``random_state`` apply anew at every call.
-
-        The model keeps no training inputs (``X_fit_``). With a landmark map
-        (``Nystroem``) the pre-images (``sample``, ``inverse_transform``,
-        ``latent_traversal``) are built from the landmarks, which stay those of the
-        first call: they are fixed before the rest of the stream is seen. To draw them
-        from the whole stream, make a first pass that merges
-        :func:`kppca.features.landmarks.block_reservoir` samples of the batches (an
-        exactly uniform reservoir), fit the map on its rows and pass the fitted map.
-        With another non-identity map, pre-images are not available; everything in
-        feature space is (``transform``, ``score_samples``, ``reconstruct_features``,
-        ``sample_features``, ``feature_marginal``, ``novelty_score``). With the
-        identity map the features are the inputs, so ``sample`` and
-        ``inverse_transform`` work.
+        The float64 feature statistics are merged exactly, so the model equals ``fit`` on the
+        concatenation up to the order of the sums, in ``O(d^2)`` memory. The first call starts a new
+        model and fits an unfitted ``feature_map`` on its batch (``Nystroem`` draws its landmarks
+        from it); later calls add to the statistics (after ``fit`` too). ``n_components``, ``sigma2``,
+        ``eigen_solver`` and ``random_state`` apply anew at every call. No ``X_fit_`` is kept: a
+        landmark map generates from its landmarks, another non-identity map only in feature space.
 
         Parameters
         ----------
@@ -233,14 +181,16 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         else:
             check_streaming_signature(self)
             X = self._validate_new_input(X, method="partial_fit")
-            labels = self._kept_landmark_labels()
+            labels = None  # a model without inputs keeps its landmarks' labels through later calls
+            if "X_fit_" not in self.__dict__ and "sample_classes_" in self.__dict__:
+                labels = self.sample_classes_[self._label_index.cpu().numpy()]
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
         self._fit_stats(batch if stats is None else stats.merge(batch), labels)
         return self
 
     # ------------------------------------------------------------------ fitting helpers
     def _fitted_feature_map(self, X: torch.Tensor) -> FeatureMap:
-        """A copy of ``feature_map`` (identity by default), fitted on ``X`` unless it already is; sets ``feature_map_``."""
+        """A copy of ``feature_map`` (identity by default), fitted on ``X`` unless it is; sets ``feature_map_``."""
         fmap = copy.deepcopy(self.feature_map) if self.feature_map is not None else Identity()
         if not hasattr(fmap, "n_features_in_"):
             fmap.fit(X)
@@ -258,14 +208,10 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         self, mean: torch.Tensor, N: int, raw_scale: float, trace: float, *, scatter: torch.Tensor | None = None,
         Phi_c: torch.Tensor | None = None,
     ) -> None:
-        """The fitted model from float64 statistics: the mean (d,) and the scatter (d, d) or the centered features (N, d).
+        """The fitted model from float64 statistics: the mean (d,) and the scatter (d, d) or centered features (N, d).
 
-        The one step shared by ``fit``, ``partial_fit`` and the Dask fit. The spectrum
-        (of the ``d x d`` scatter, or of the ``N x N`` Gram matrix when only ``Phi_c`` is
-        given) is computed in float64 whatever the model's dtype, so the rank, the
-        trace and ``sigma2`` do not depend on it; the fitted tensors are then cast to the
-        model's dtype. ``raw_scale = max_i |phi_i|^2`` and ``trace = sum_i |phi_i - m|^2``
-        set the rounding level of the rank count (:func:`~kppca._linalg.scatter_rounding_scale`).
+        The spectrum is computed in float64, so rank, trace and ``sigma2`` do not depend on the model's
+        dtype. ``raw_scale = max_i |phi_i|^2`` and ``trace`` set the rounding level of the rank count.
         """
         # raw_scale also bounds later products: a value whose squares would overflow the model's dtype is refused.
         raw_scale = check_gram_scale(
@@ -298,18 +244,13 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         self.W_ = spectrum.vectors[:, :q] * torch.sqrt(self.eigenvalues_ / N - self.sigma2_)
 
     def _fit_from_stats(self, stats: ScatterStats) -> None:
-        """Fit from accumulated float64 statistics."""
         self._fit_spectrum(
             stats.mean.to(self._device), stats.count, stats.max_sq_norm, stats.trace,
             scatter=stats.scatter.to(self._device),
         )
 
     def _fit_stats(self, stats: ScatterStats, landmark_labels: Any = None) -> None:
-        """Fit from accumulated statistics and keep them in place of the training inputs.
-
-        ``landmark_labels`` (one per row of the landmarks followed by ``_latent_extra``, or None)
-        are kept for class-conditional sampling; no other labels are (no inputs are kept).
-        """
+        """Fit from statistics kept in place of the training inputs; labels of ``[landmarks; _latent_extra]``."""
         self._fit_from_stats(stats)
         self._stream_stats = stats.to_state()
         self.__dict__.pop("X_fit_", None)
@@ -321,7 +262,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             self._remember_labels(landmark_labels, ref[0].shape[0] + (0 if extra is None else extra.shape[0]))
 
     def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
-        """``fit`` for a Dask array (see :meth:`fit`); runs inside ``fit``'s atomic context."""
+        """``fit`` for a Dask array, inside ``fit``'s atomic context."""
         X = dask_rows(X)
         self._begin_fit(X)  # metadata only: a Dask array is not a tensor, outputs will be numpy
         check_feature_names(self, X, reset=True)
@@ -342,7 +283,6 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         if "_stream_stats" in self.__dict__:
             return ScatterStats.from_state(self._stream_stats)
         if "X_fit_" in self.__dict__ and hasattr(self, "feature_map_"):
-            # A model from fit: its training data are the first batch.
             return ScatterStats.from_batch(self.feature_map_.map(self.X_fit_), bool(self.center))
         return None
 
@@ -362,18 +302,14 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         return self._centered_features(X) @ self._full_eigen()[1]
 
     def _full_eigen(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached).
-
-        Computed in float64, as the fit's spectrum, then cast to the model's dtype.
-        """
+        """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached)."""
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             r = self.rank_
             if self.mean_.shape[0] <= self.n_samples_ or "X_fit_" not in self.__dict__:
                 values, V = eigh_descending(self._current_stats().scatter.to(self._device))
                 values, V = values[:r], V[:, :r]
             else:
-                # d > N: the N x N Gram matrix of the centered features carries the spectrum
-                # (no d x d scatter is formed).
+                # d > N: the N x N Gram matrix of the centered features (no d x d scatter is formed).
                 Phi_c, _, _ = centered_rows(self.feature_map_.map(self.X_fit_), bool(self.center))
                 values, E = eigh_descending(Phi_c @ Phi_c.T)
                 values = values[:r]
@@ -381,6 +317,16 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
             return values.to(self._dtype).clone(), V.to(self._dtype).clone()
 
         return self._cache.get("full_eigen", compute)
+
+    def _outside_and_total(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        _, V = self._full_eigen()
+        C = self._centered_features(X)
+        residual = C - (C @ V) @ V.T  # formed explicitly: no cancellation between |phi - m|^2 and its projection
+        total = (C**2).sum(1)
+        # Each entry of phi - m carries an error up to eps (|phi_j| + |m_j|): below this, x is at the mean.
+        eps = torch.finfo(C.dtype).eps
+        floor = C.shape[1] * eps**2 * 2 * ((C + self.mean_) ** 2).sum(1).add_((self.mean_**2).sum())
+        return (residual**2).sum(1), total, floor
 
     # ------------------------------------------------------------------ distributions of phi
     def _subspace_distribution(self, loc: torch.Tensor, scales: torch.Tensor) -> DegenerateMultivariateNormal:
@@ -426,7 +372,7 @@ class PrimalPPCA(PrimalNoveltyMixin, LandmarkGenerationMixin, BasePPCA):
         return self.W_ @ self.W_.T + self.sigma2_ * torch.eye(d, dtype=self._dtype, device=self._device)
 
     def get_precision(self) -> torch.Tensor:
-        """The inverse of :meth:`get_covariance`, (d, d), by Woodbury: ``(I - V_q diag(1 - N sigma2/lam) V_q^T) / sigma2``."""
+        """The inverse of :meth:`get_covariance`, (d, d), by Woodbury."""
         self._check_fitted("get_precision")
         V, shrink = self.components_.T, 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
         eye = torch.eye(V.shape[0], dtype=self._dtype, device=self._device)

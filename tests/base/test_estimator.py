@@ -20,7 +20,6 @@ class _Toy(KernelTransformerMixin, KernelEstimator):
     """The smallest estimator on the scaffold: transform returns X times the training mean."""
 
     _parameter_constraints = {"dtype": ["dtype"], "device": ["device"], "target": [None, str]}
-    _cache_attribute = "_cache_"
 
     def __init__(self, target=None, dtype=None, device=None):
         self.target = target

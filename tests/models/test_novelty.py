@@ -1,6 +1,6 @@
 """``novelty_score``: the fraction of ``|phi(x) - m|^2`` outside ``H_E``.
 
-Tolerances follow from the conditioning stated in :mod:`kppca.models._novelty`:
+Tolerances follow from the conditioning stated in ``BasePPCA.novelty_score``:
 the dual value is a difference of numbers of size ``max k``, with an absolute
 error of about ``N eps (max k + lam_1)``; divided by ``|phi(x) - m|^2`` this bounds
 the error of the fraction (a factor 10 covers the constants of the sums).

@@ -1,32 +1,7 @@
 """The generation methods shared by the primal and dual models, implemented once.
 
-Every method is one tensor pipeline, ``codes -> feature-space points -> strategy(points,
-context)``; ``sample`` reads::
-
-    latent codes h (prior N(0, I), or the mixture on the training codes)  -- torch, the model's generator
-      -> _latent_points(h) [-> _add_noise]       or   _marginal_points(n)  (exact draws, prior + noise)
-      -> _points_to_inputs(points, strategy)     == strategy(points, preimage_context(), cache)
-      -> _to_output                              (numpy only here, for numpy-fitted models)
-
-A model provides the hooks that produce feature-space points (in its own representation:
-:class:`~kppca.preimage.FeaturePoints` for the dual model, feature vectors for the primal)
-and the one that maps them to inputs:
-
-``_latent_points(h)``
-    the conditional mean of latent codes (``K_c A h`` / ``W h + m``);
-``_marginal_points(n, generator, factor)``
-    exact draws from the marginal model (the tensors behind ``sample_kernel`` / ``sample_features``);
-``_add_noise(points, generator)``
-    the model noise ``sigma2`` added to points (``k_c + sigma L a`` / ``psi + sigma V_r a``);
-``_reconstruction_points(X)``
-    the MAP reconstruction of inputs;
-``_training_context()``
-    the :class:`~kppca.preimage.TrainingContext` that :meth:`GenerationMixin.preimage_context` caches;
-``_points_to_inputs(points, strategy, candidates)``
-    the pre-image.
-
-Everything kept between calls (the training context, latent mixtures, learned maps, hub
-scores) lives in the one per-fit cache returned by :meth:`GenerationMixin._gen_cache`.
+Every method is one pipeline, latent codes -> feature-space points -> pre-image; a model provides the
+hooks that make the points in its own representation (``_latent_points``, ``_points_to_inputs``, ...).
 """
 
 from __future__ import annotations
@@ -52,10 +27,7 @@ class GenerationMixin:
 
     # ------------------------------------------------------------------ caches and labels
     def _gen_cache(self) -> dict:
-        """Everything generation derives from the fit: one entry of the model's :class:`~kppca._cache.LazyCache`.
-
-        Reset by every fit, pickled empty, never written to model files (as every cache).
-        """
+        """Everything generation derives from the fit (context, mixtures, learned maps), in the model's cache."""
         return self._cache.get("generation", dict)
 
     def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
@@ -71,13 +43,7 @@ class GenerationMixin:
         return self._cached("context", self._training_context)
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
-        """Keep class labels ``y`` (for class-conditional sampling); forget old ones otherwise.
-
-        Sets ``sample_classes_`` (the distinct labels, sorted) and the per-point class index
-        when ``y`` is a classification target (scikit-learn's ``type_of_target`` "binary"
-        or "multiclass"). Any other ``y`` (None, continuous, multi-output) is ignored, as a
-        scikit-learn transformer ignores the target in a pipeline.
-        """
+        """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
         self.__dict__.pop("sample_classes_", None)
         self.__dict__.pop("_label_index", None)
         if y is None:
@@ -95,7 +61,7 @@ class GenerationMixin:
         self._label_index = torch.as_tensor(index.astype(np.int64), device=self._device)
 
     def _has_training_codes(self) -> bool:
-        """Whether the model keeps points for latent mixtures and pre-images (a landmark model overrides it)."""
+        """Whether the model keeps points for latent mixtures and pre-images (the primal model adds landmarks)."""
         return "X_fit_" in self.__dict__
 
     # ------------------------------------------------------------------ public API
@@ -121,26 +87,18 @@ class GenerationMixin:
             A method of :data:`~kppca.preimage.PREIMAGE_METHODS` (default
             :data:`~kppca.preimage.DEFAULT_PREIMAGE`) or a strategy object.
         latent : {"auto", "prior", "mixture"}, default "auto"
-            ``"prior"``: the model itself, ``h ~ N(0, I_q)`` (with ``noise``, the exact
-            marginal sample: ``sample(n, random_state=s, latent="prior")`` maps the points of
-            ``sample_kernel``/``sample_features(n, random_state=s)``). ``"mixture"``: a
-            Gaussian mixture fitted on the training codes ``transform(X_train)`` (cached),
-            mapped through the conditional mean. ``"auto"``: ``"mixture"`` when the model
-            kept its training inputs (``X_fit_``, so it can compute their codes), else
-            ``"prior"`` (a :class:`~kppca.PrimalPPCA` fitted with ``partial_fit`` or from a
-            Dask array). Why: the mixture's samples are much closer to real held-out digits
-            (Fréchet feature distance) and more evenly spread over the classes than the
-            prior's.
+            ``"prior"``: the model itself, ``h ~ N(0, I_q)`` (with ``noise``, the points of
+            ``sample_kernel``/``sample_features`` for the same ``random_state``). ``"mixture"``: a
+            Gaussian mixture fitted on the training codes, whose samples are closer to real data and
+            spread more evenly over the classes. ``"auto"``: ``"mixture"`` when the model has training
+            codes (not after ``partial_fit`` or a Dask fit without landmarks), else ``"prior"``.
         y : label or array-like of n labels, optional
-            Class-conditional sampling (needs ``fit(X, y)``): codes from a mixture fitted on
-            the codes of that class, and pre-images built from the training points of that
-            class only. Implies ``latent="mixture"``.
+            Class-conditional sampling (needs ``fit(X, y)``): codes and pre-images from that class's
+            training points only. Implies ``latent="mixture"``.
         noise : bool, optional
-            Add the model noise (``sigma2``) to the points. Default: True for
-            ``latent="prior"`` (the exact model), False otherwise.
+            Add the model noise (``sigma2``) to the points. Default: True for ``latent="prior"``.
         factor : {"fast", "symmetric"}, default "fast"
-            Square root of the marginal covariance used by the exact dual sample
-            (same distribution), see ``sampling_factor``; the primal model has one route.
+            The dual exact sample's ``sampling_factor`` (same distribution); the primal model has one.
         **preimage_options
             Options of the pre-image method (:data:`~kppca.preimage.PREIMAGE_OPTIONS`).
 
@@ -153,7 +111,6 @@ class GenerationMixin:
         strategy = make_preimage(preimage, **preimage_options)
         latent = check_scalar(latent, "latent", [StrOptions(LATENTS)])
         if latent == "auto":
-            # the mixture needs the training codes, hence the training inputs (not kept by partial_fit/Dask fits)
             latent = "mixture" if self._has_training_codes() else "prior"
         if y is not None and latent == "prior":
             latent = "mixture"
@@ -186,10 +143,8 @@ class GenerationMixin:
         Parameters
         ----------
         h : array-like of shape (M, q) or (q,)
-        preimage : str or Preimage, optional
+        preimage, **preimage_options
             As in :meth:`sample`.
-        **preimage_options
-            Options of that method.
 
         Returns
         -------
@@ -203,8 +158,7 @@ class GenerationMixin:
     def reconstruct(self, X: ArrayLike, preimage: str | Preimage | None = None, **preimage_options: Any) -> Any:
         """Denoised inputs: the pre-image of the MAP reconstruction, ``inverse_transform(transform(X))``.
 
-        In feature space this is ``W h_MAP + m`` (primal: ``reconstruct_features``; dual:
-        ``reconstruct_kernel``). With ``sigma2 -> 0`` it is the kernel PCA projection.
+        In feature space ``W h_MAP + m``; with ``sigma2 -> 0`` the kernel PCA projection.
 
         Parameters
         ----------
@@ -232,33 +186,27 @@ class GenerationMixin:
     ) -> Any:
         """Inputs over a regular grid of latent codes (paper, Fig. 4c).
 
-        The chosen components run over ``n_steps`` evenly spaced values in
-        ``[-extent, extent]`` (or ``[lo, hi]``); all other components are 0. Each
-        code ``h`` is mapped to inputs like :meth:`inverse_transform`.
+        The chosen components run over ``n_steps`` values in ``[-extent, extent]`` (or ``[lo, hi]``),
+        the others are 0; codes are mapped like :meth:`inverse_transform`.
 
         Parameters
         ----------
         components : tuple of one or two int, default (0, 1)
-            Latent components (0-based, ``< q``). The first varies along the
-            columns (left to right, increasing), the second along the rows
-            (top to bottom, decreasing, as on a plot's vertical axis).
+            Latent components (0-based, ``< q``). The first increases along the columns, the second
+            decreases along the rows (as on a plot's vertical axis).
         n_steps : int, default 8
             Values per component (>= 2).
         extent : float or (float, float), default 2.0
-            Range of each varied component, in prior standard deviations (the
-            prior is ``N(0, I)``); the paper uses 1.
+            Range of each varied component, in prior standard deviations; the paper uses 1.
         preimage, **preimage_options
-            As in :meth:`inverse_transform`; with the default, the inputs are clipped
-            to the range of the training inputs (a traversal leaves the data, and an
-            unclipped map extrapolates beyond it).
+            As in :meth:`inverse_transform`; the default clips to the range of the training inputs.
         return_codes : bool, default False
             Also return the codes, shape (rows, n_steps, q).
 
         Returns
         -------
         grid : ndarray or Tensor of shape (rows, n_steps, D)
-            ``rows = n_steps`` for two components, 1 for one. numpy when the
-            model was fitted on numpy data.
+            ``rows = n_steps`` for two components, 1 for one; numpy when fitted on numpy data.
         codes : same type, shape (rows, n_steps, q), only if ``return_codes``
         """
         self._check_fitted("latent_traversal")
@@ -281,16 +229,15 @@ class GenerationMixin:
                 f"{type(self).__name__} does not keep (fitted with partial_fit or from a Dask array); use "
                 "latent='prior', or refit with fit(X) on in-memory data."
             )
-        cache = self._gen_cache()
-        key = ("latent-mixture", label_index)
-        if key not in cache:
-            # transform(X_train), computed once for all the mixtures (the dual model reads it off its eigenpairs)
+
+        def fit() -> LatentMixture:
+            # transform(X_train), computed once for all the mixtures
             codes = self._cached("training-codes", lambda: self._training_coordinates() * self._gain)
             if label_index is None:
-                cache[key] = fit_latent_mixture(codes, MIXTURE_COMPONENTS)
-            else:
-                cache[key] = fit_latent_mixture(codes[self._label_index == label_index], CLASS_MIXTURE_COMPONENTS)
-        return cache[key]
+                return fit_latent_mixture(codes, MIXTURE_COMPONENTS)
+            return fit_latent_mixture(codes[self._label_index == label_index], CLASS_MIXTURE_COMPONENTS)
+
+        return self._cached(("latent-mixture", label_index), fit)
 
     def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes for the requested classes and their class indices, both (n, ...)."""

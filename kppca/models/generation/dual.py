@@ -1,15 +1,7 @@
-"""Generation hooks of :class:`~kppca.DualPPCA`: feature-space points as kernel vectors.
+"""Generation hooks of :class:`~kppca.DualPPCA`: a point ``psi`` as its centered kernel vector and dual coefficients.
 
-A point ``psi`` is carried as its centered kernel vector ``k_c = Phi_c^T (psi - m)``
-and its dual coefficients ``alpha`` (``psi - m = Phi_c alpha``): for latent codes
-``alpha = A h``; for other vectors ``alpha = K_c^+ k_c`` (``_dual_coefficients``).
-
-The sampling factor (``L = chol(K)`` after a partial fit) is computed on first use (not at fit:
-``O(N^3 / 3)`` that a model which never samples should not pay) in the memory of the cached
-``K_c``, by ``_factored_gram``.
-
-Uncentered models (``center=False``): ``K_c``, ``Phi_c`` and ``m`` read ``K``, ``Phi``
-and ``0``.
+``k_c = Phi_c^T (psi - m)`` and ``psi - m = Phi_c alpha``; uncentered models read ``K``, ``Phi``, ``0`` for ``K_c``,
+``Phi_c``, ``m``.
 """
 
 from __future__ import annotations
@@ -36,8 +28,7 @@ class DualGenerationMixin(GenerationMixin):
     ) -> Any:
         """Inputs for arbitrary centered kernel vectors (e.g. draws of :meth:`kernel_conditional`).
 
-        Each row is read as the point ``psi = m + Phi_c K_c^+ k_c`` (its projection on
-        ``m + span{phi_i - m}``, exact for vectors in ``range(K_c)``).
+        Each row is read as the point ``psi = m + Phi_c K_c^+ k_c``, exact for vectors in ``range(K_c)``.
 
         Parameters
         ----------
@@ -68,12 +59,10 @@ class DualGenerationMixin(GenerationMixin):
         return self._to_output(out[0] if single else out, K_c_rows)
 
     def _factored_gram(self) -> CenteredGram:
-        """The Gram object with the factor of the sampling route (``_sqrt_route``) computed.
+        """The Gram object with the factor of the sampling route (``_sqrt_route``) computed, on first use.
 
-        The only caller of :meth:`CenteredGram.cholesky` (via ``sqrt``, ``apply_sqrt``, ``solve``):
-        before the factor takes ``K_c``'s memory, the hub scores of the default pre-image for
-        sampled points are read from ``K_c`` (one pass, cached), so that ``sample`` never pays a
-        kernel pass for them, whatever was called first. After a dense fit nothing is consumed.
+        Before the Cholesky factor takes ``K_c``'s memory, the hub scores of the default pre-image are
+        read from ``K_c`` (cached), so ``sample`` never pays a kernel pass for them.
         """
         gram = self._gram()
         if self._sqrt_route == "cholesky" and not gram.has_cholesky:
@@ -88,7 +77,6 @@ class DualGenerationMixin(GenerationMixin):
         diag = self.kernel_.diag(self.X_fit_)
         if c.center:
             diag = diag - 2 * c.column_means_ + c.grand_mean_
-        # Training Gram rows come from the model's Gram object: K_c while it holds it, else the kernel.
         return TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
 
     def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
@@ -118,7 +106,7 @@ class DualGenerationMixin(GenerationMixin):
         return self._points(k_c, self._dual_coefficients(k_c))
 
     def _noise_width(self) -> int:
-        """Number of columns ``r'`` of the noise factor ``F`` (``F F^T = K_c``): the width of the draws ``a``."""
+        """Number of columns ``r'`` of the noise factor ``F`` (``F F^T = K_c``)."""
         return self._factored_gram().sqrt_width(self._sqrt_route)
 
     def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
@@ -138,10 +126,5 @@ class DualGenerationMixin(GenerationMixin):
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=self._block_rows())
 
     def _dual_coefficients(self, k_c: torch.Tensor) -> torch.Tensor:
-        """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N) (:meth:`CenteredGram.solve`).
-
-        After a partial fit, from the sampling factor ``L = chol(K)`` when ``K`` is positive
-        definite; otherwise through the eigenbasis. The route depends only on the fit, so
-        results do not change with what was cached since.
-        """
+        """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N); the route depends only on the fit."""
         return self._factored_gram().solve(k_c, self._sqrt_route)

@@ -1,15 +1,8 @@
 """Latent distributions to sample from: the model's prior, or a mixture fitted on the training codes.
 
-The PPCA prior ``h ~ N(0, I_q)`` is the exact generative model, but the training
-points' posterior means ``E[h | x_i]`` are not spread like it: digits form clusters
-in latent space, and a draw from ``N(0, I_q)`` often lands between clusters, where
-the pre-image then picks whatever training points are closest to everything.
-Gen-RKM (Pandey et al.) samples instead from a Gaussian mixture fitted on the
-training codes; :func:`fit_latent_mixture` does that (full covariances, EM started
-from k-means++ and Lloyd's k-means, as scikit-learn's ``GaussianMixture``) in torch,
-float64, on the codes' device. :class:`LatentMixture` draws with the
-caller's generator, so samples are reproducible from ``random_state`` and stay on
-the model's device. Fitted per class it gives class-conditional samples.
+Training codes cluster (digits by class), and a draw from the prior ``N(0, I_q)`` often lands between
+clusters; as Gen-RKM (Pandey et al.), sample instead from a Gaussian mixture fitted on the training codes,
+in torch, drawn with the caller's generator (reproducible, on the model's device).
 """
 
 from __future__ import annotations
@@ -21,25 +14,21 @@ import torch
 
 __all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS"]
 
-#: Latent distributions accepted by ``sample(latent=...)``; ``"auto"`` (the default) is
-#: ``"mixture"`` for a model that kept its training inputs, else ``"prior"``.
+#: Latent distributions accepted by ``sample(latent=...)`` (``"auto"``, the default, is explained there).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 
-#: Components of the mixture on all training codes (fewer when there are fewer than
-#: ``5 (q + 1)`` codes per component); 10, 20 and 50 gave the same sample quality on MNIST
-#: (N = 2,000, q = 10).
+#: Components of the mixture on all training codes (fewer below ``5 (q + 1)`` codes per component);
+#: 10, 20 and 50 gave the same sample quality on MNIST (N = 2,000, q = 10).
 MIXTURE_COMPONENTS = 10
 
 #: Components of each class's mixture (class-conditional sampling).
 CLASS_MIXTURE_COMPONENTS = 3
 
-#: Added to every covariance's diagonal (scikit-learn's ``reg_covar``): keeps a component that
-#: collapsed on a few codes positive definite.
+#: Added to every covariance's diagonal (scikit-learn's ``reg_covar``): a collapsed component stays PD.
 REG_COVAR = 1e-6
 
-#: EM stops when the mean log-likelihood per code changes by less than this (scikit-learn's
-#: criterion; looser than its default 1e-3: about half the iterations, samples as good), or after
-#: ``MAX_EM_ITER`` iterations.
+#: EM stops when the mean log-likelihood per code changes by less than this (scikit-learn's default
+#: 1e-3 takes twice the iterations for samples as good), or after ``MAX_EM_ITER`` iterations.
 EM_TOL = 1e-2
 MAX_EM_ITER = 100
 MAX_KMEANS_ITER = 100
@@ -75,11 +64,7 @@ def _nearest(H: torch.Tensor, sq_norms: torch.Tensor, centers: torch.Tensor) -> 
 
 
 def _kmeans_labels(H: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
-    """Labels (M,) of Lloyd's k-means from greedy k-means++ seeds (Arthur and Vassilvitskii, 2007).
-
-    Greedy as scikit-learn's ``KMeans``: each new seed is the best of ``2 + log k`` candidates drawn
-    with probability proportional to the squared distance to the nearest seed.
-    """
+    """Labels (M,) of Lloyd's k-means from greedy k-means++ seeds (``2 + log k`` candidates, as scikit-learn)."""
     M = H.shape[0]
     sq_norms = (H**2).sum(1)
     first = int(torch.randint(M, (1,), generator=generator, device=H.device))
@@ -133,27 +118,11 @@ def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch
     return -0.5 * (q * math.log(2 * math.pi) + (y**2).sum(2)) - log_det + torch.log(weights)
 
 
-def _em(H: torch.Tensor, labels: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """EM from the hard assignment ``labels`` (M,) to ``k`` components: weights, means, Cholesky factors."""
-    weights, means, trils = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
-    lower_bound = -math.inf
-    for _ in range(MAX_EM_ITER):
-        log_p = _log_weighted_densities(H, weights, means, trils)
-        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
-        weights, means, trils = _m_step(H, torch.exp(log_p - log_norm))
-        previous, lower_bound = lower_bound, float(log_norm.mean())
-        if abs(lower_bound - previous) < EM_TOL:
-            break
-    return weights, means, trils
-
-
 def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int = 0) -> LatentMixture:
     """Fit a full-covariance Gaussian mixture to ``codes`` (M, q) by EM, in float64 on their device.
 
-    The number of components is reduced to ``M // (5 (q + 1))`` (at least 1) so each full
-    covariance is estimated from enough codes. EM starts from the clusters of k-means (k-means++
-    seeds drawn with ``random_state``), so the fit is deterministic and the model's samples
-    depend only on the ``random_state`` of ``sample``.
+    At most ``M // (5 (q + 1))`` components (at least 1), so each covariance has enough codes. EM
+    starts from k-means seeded with ``random_state``: the fit is deterministic.
 
     Parameters
     ----------
@@ -170,9 +139,16 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     k = int(max(1, min(n_components, M // (5 * (q + 1)))))
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
-    weights, means, trils = _em(H, _kmeans_labels(H, k, generator), k)
-    # Factored in float64, then rounded: a component collapsed on a few codes has covariance
-    # eigenvalues from REG_COVAR up to the codes' scale, a condition number beyond float32's 1/eps,
-    # so factoring the float32-rounded covariance could fail although the Gaussian is well defined.
+    labels = _kmeans_labels(H, k, generator)
+    weights, means, trils = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
+    lower_bound = -math.inf
+    for _ in range(MAX_EM_ITER):
+        log_p = _log_weighted_densities(H, weights, means, trils)
+        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
+        weights, means, trils = _m_step(H, torch.exp(log_p - log_norm))
+        previous, lower_bound = lower_bound, float(log_norm.mean())
+        if abs(lower_bound - previous) < EM_TOL:
+            break
+    # Factored in float64, then rounded: a collapsed component's covariance may be too ill-conditioned for float32.
     like = dict(dtype=codes.dtype, device=codes.device)
     return LatentMixture(weights.to(**like), means.to(**like), trils.to(**like))
