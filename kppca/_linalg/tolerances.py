@@ -51,8 +51,8 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
 
     ``size``: terms summed into each entry of ``G`` (``N``); ``scale``: its magnitude *before centering*
     (``max |K_ij|`` or ``max_i |phi_i|^2``). The eigensolver's backward error is relative to ``eigen_max``,
-    but centering leaves an absolute error set by ``scale`` (data far from the origin); see the numerical
-    notes in the docs.
+    but centering leaves an absolute error set by ``scale`` (data far from the origin); derived in
+    docs/numerics.
     """
     return rounding_tolerance(dtype, size, max(eigen_max, CENTERING_ROUNDINGS * scale, 0.0))
 
@@ -61,7 +61,7 @@ def scatter_rounding_scale(raw_scale: float, trace: float, size: int) -> float:
     """The ``scale`` of :func:`rank_tolerance` for a scatter ``Phi_c^T Phi_c`` centered *before* the product.
 
     ``raw_scale``: ``max_i |phi_i|^2``; ``trace``: ``sum_i |phi_i - m|^2``; ``size``: ``N``. The scatter's
-    error is then at most ``4 N eps sqrt(trace raw_scale / N)`` (see the numerical notes in the docs), far
+    error is then at most ``4 N eps sqrt(trace raw_scale / N)`` (derived in docs/numerics), far
     below a centered Gram matrix's ``N eps max|phi|^2`` for data far from the origin.
     """
     return math.sqrt(max(trace, 0.0) * raw_scale / max(size, 1)) * (4.0 / CENTERING_ROUNDINGS)

@@ -64,7 +64,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
     Notes
     -----
     The support test allows for the leak ``||(I - U U^T) F||_F`` of a factor not exactly in ``span(basis)``,
-    so ``log_prob`` of the distribution's own samples is finite (see the numerical notes in the docs).
+    so ``log_prob`` of the distribution's own samples is finite (derived in docs/numerics).
     """
 
     arg_constraints = {"loc": constraints.real_vector}

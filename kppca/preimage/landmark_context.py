@@ -4,7 +4,7 @@ The Nyström landmarks ``L`` span the feature space (:meth:`~kppca.features.base
 so the strategies work over them as over training points. The model's mean need not lie in the affine hull
 of ``phi(L)``: the ``alpha`` slot of :class:`~kppca.preimage.FeaturePoints` holds the uncentered expansion
 ``beta`` (``psi = phi(L)^T beta``), which always exists, rather than centered dual coefficients (the
-derivation is in the numerical notes of the docs).
+derivation is in docs/numerics).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class FittedView:
     raw_scale_ : float
         ``max |K_ij|`` of the raw training Gram matrix (set by :meth:`gram`).
     inner_, gram_hidden_, row_mean_hidden_, weight_basis_, weight_offset_ : Tensor or None
-        Decoding state, all at most ``n x s``, set by :meth:`attach_hidden` (see the numerical notes).
+        Decoding state, all at most ``n x s``, set by :meth:`attach_hidden` (see docs/numerics).
     """
 
     #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components).
