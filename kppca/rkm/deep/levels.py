@@ -1,14 +1,16 @@
 """Levels of a deep RKM as objects: each owns its kernel, objective terms, stationarity solve and chain step.
 
 A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types: a new level type
-implements the methods of :class:`Level`, and the solvers call nothing else. Notation (paper §4-5, rows are
-points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
+implements the methods of :class:`Level`, and the solvers call nothing else; the primal solvers add the levels'
+terms by :func:`combine_terms`. Notation (paper §4-5, rows are points): level ``l`` has hidden features ``H_l``,
+weight ``eta_l`` and kernel matrix ``K_l``.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,12 +26,53 @@ from ...kernels.standard import Linear
 from ...optim import random_stiefel
 from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
-from .objective import stabilize
 
-__all__ = ["KPCALevel", "LSSVMLevel", "Level", "default_levels", "psd_solve"]
+__all__ = ["KPCALevel", "LSSVMLevel", "Level", "OBJECTIVES", "check_objective", "combine_terms", "default_levels",
+           "psd_solve", "stabilize"]
 
 _POS_REAL = Interval(Real, 0, None, closed="neither")
 _COUNT = Interval(Integral, 1, None, closed="left")
+
+#: ``DeepRKM(objective=...)`` values: Table 1's B, A and C.
+OBJECTIVES = ("stabilized", "variance", "regression")
+
+
+def stabilize(Jl: torch.Tensor, c_stab: float) -> torch.Tensor:
+    """A KPCA level's stabilised term ``J_l + c_stab/2 J_l^2`` (paper eq. 5.3)."""
+    return Jl + 0.5 * c_stab * Jl ** 2
+
+
+def check_objective(params: dict) -> None:
+    """ValueError for an ``objective`` the solver does not minimise, or ``"variance"`` without stabilisation."""
+    objective, solver = params.get("objective", "stabilized"), params.get("solver")
+    if objective != "stabilized" and solver not in ("primal", "feedforward"):
+        raise ValueError(f"objective={objective!r} is a variant of the primal objective (paper Table 1): use "
+                         f"solver='primal' or solver='feedforward', or objective='stabilized' with "
+                         f"solver={solver!r}.")
+    if objective == "variance" and float(params["c_stab"]) <= 0:
+        raise ValueError("objective='variance' needs c_stab > 0: the reward -c0 ||e||^2 is unbounded below "
+                         "without the stabilisation terms c_stab/2 J_l^2.")
+
+
+def combine_terms(is_output: Sequence[bool], terms: Sequence[torch.Tensor], scores: Sequence[torch.Tensor | None],
+                  *, objective: str = "stabilized", c0: float = 1.0) -> torch.Tensor:
+    """The minimised objective of a primal solver from the levels' terms, a variant of Table 1 (paper §6.1).
+
+    Per level: whether it is the output level, its scalar term (a KPCA level's stabilised by :func:`stabilize`)
+    and a KPCA level's scores ``e_l`` (N, s_l) on the training points. ``"stabilized"`` (models 1,B / 2,B) sums
+    all terms, ``"variance"`` (1,A / 2,A) also subtracts ``c0 sum_l ||e_l||^2`` (our reading of the paper's reward
+    on the scores' variance; unbounded below, as the free ``Lam_l`` absorbs the growth of ``e_l``, so a fit is
+    where ``max_iter`` steps lead), and ``"regression"`` (1,C / 2,C) keeps the output level's term alone.
+    """
+    total = terms[0].new_zeros(())
+    for out, t, e in zip(is_output, terms, scores):
+        if out:
+            total = total + t
+        elif objective != "regression":
+            total = total + t
+            if objective == "variance":
+                total = total - c0 * (e ** 2).sum()
+    return total
 
 
 def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
