@@ -19,8 +19,7 @@ from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
-from .chain import run_chain
-from .levels import OBJECTIVES, Level, check_objective, default_levels
+from .levels import OBJECTIVES, Level, check_objective, default_levels, run_chain
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
@@ -101,7 +100,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
 
     Notes
     -----
-    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.chain.run_chain`, eqs. 4.9, 4.16, 5.4).
+    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.levels.run_chain`, eqs. 4.9, 4.16, 5.4).
     With the LS-SVM last, the level-wise solver's out-of-sample predictions can be poor (its ``Lam_l`` are
     calibrated afterwards); the primal solver fits the chain itself.
 

@@ -1,9 +1,9 @@
 """Levels of a deep RKM as objects: each owns its kernel, objective terms, stationarity solve and chain step.
 
 A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types: a new level type
-implements the methods of :class:`Level`, and the solvers call nothing else; the primal solvers add the levels'
-terms by :func:`combine_terms`. Notation (paper §4-5, rows are points): level ``l`` has hidden features ``H_l``,
-weight ``eta_l`` and kernel matrix ``K_l``.
+implements the methods of :class:`Level`, and the solvers call nothing else; :func:`run_chain` passes points
+through the levels' chain steps and the primal solvers add the levels' terms by :func:`combine_terms`. Notation
+(paper §4-5, rows are points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "OBJECTIVES", "check_objective", "combine_terms", "default_levels",
-           "psd_solve", "stabilize"]
+           "psd_solve", "run_chain", "stabilize"]
 
 _POS_REAL = Interval(Real, 0, None, closed="neither")
 _COUNT = Interval(Integral, 1, None, closed="left")
@@ -322,3 +322,49 @@ def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta
                 LSSVMLevel("linear", float(ridge), float(eta))]
     return [LSSVMLevel(kernel, float(ridge), float(eta)),
             KPCALevel(int(s[0]), float(etas[0])), KPCALevel(int(s[1]), float(etas[1]))]
+
+
+def run_chain(levels: Sequence[Level], X: torch.Tensor | None, prototypes: torch.Tensor, H: Sequence[torch.Tensor],
+              b: torch.Tensor, scales: Sequence[torch.Tensor | None], Y: torch.Tensor | None = None,
+              gram0: torch.Tensor | None = None) -> tuple[torch.Tensor | None, list]:
+    """The forward chain (paper eqs. 4.9 and 5.4) on the rows of ``X`` through the first ``len(H)`` levels.
+
+    Level ``l`` computes ``e_l = k_l(z_{l-1}, P_l) H_l / eta_l`` (``z_0 = X``, ``P_1 = prototypes``,
+    ``P_l = H_{l-1}``) and passes on ``z_l`` (:meth:`Level.chain_step`); without ``Y`` the chain stops at the
+    output level.
+
+    Parameters
+    ----------
+    levels : sequence of Level
+    X : Tensor of shape (n, D) or None
+        None when ``gram0`` is given.
+    prototypes : Tensor of shape (M, D)
+    H : sequence of Tensor
+        Hidden features ``(M, s_l)`` of the prototypes per level.
+    b : Tensor of shape (p,)
+    scales : sequence of Tensor or None
+        ``diag(Lam_l)`` of the KPCA levels.
+    Y : Tensor of shape (n, p), optional
+        Training targets (the training chain).
+    gram0 : Tensor of shape (n, M), optional
+        The first level's kernel between the rows and the prototypes.
+
+    Returns
+    -------
+    yhat : Tensor of shape (n, p) or None
+        The output level's prediction (None when it was not reached).
+    es : list
+        ``e_l`` per level reached (the output level's entry is its prediction).
+    """
+    z, yhat, es = X, None, []
+    L = len(H)
+    for l, level in enumerate(levels[:L]):
+        P = prototypes if l == 0 else H[l - 1]
+        K = gram0 if l == 0 and gram0 is not None else level.kernel.gram(z, P)
+        e, z = level.chain_step(K, H[l], b, scales[l], Y)
+        es.append(e)
+        if level.is_output:
+            yhat = e
+        if l + 1 < L and z is None:  # prediction stops at the output level (eq. 4.16)
+            break
+    return yhat, es

@@ -2,7 +2,7 @@
 
 The unknowns are the hidden features ``H~_l`` (M x s_l) of ``M`` prototypes (a random subset of the training
 points) in every level, the bias ``b`` and the KPCA levels' ``Lam_l`` (as logarithms). The chain
-(:func:`~kppca.rkm.deep.chain.run_chain`) gives the scores and the prediction on all ``N`` points; the objective,
+(:func:`~kppca.rkm.deep.levels.run_chain`) gives the scores and the prediction on all ``N`` points; the objective,
 eq. 5.3 generalised to any levels, sums :meth:`~kppca.rkm.deep.levels.Level.primal_term` of every level
 (:func:`~kppca.rkm.deep.levels.combine_terms`).
 """
@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 from ...optim import minimize
-from .chain import run_chain
-from .levels import Level, combine_terms
+from .levels import Level, combine_terms, run_chain
 from .solvers import DeepFit, register_solver
 
 __all__ = ["fit_reduced_set", "standardize_targets"]
