@@ -49,8 +49,7 @@ def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivar
     mu = mu / sq
     A = (Uq.T @ Up) * sp / sq[:, None]
     _, logabsdet = torch.linalg.slogdet(A)
-    r = sq.shape[0]
-    kl = 0.5 * (A.square().sum() + mu.square().sum(-1) - r) - logabsdet
+    kl = 0.5 * (A.square().sum() + mu.square().sum(-1) - q.rank) - logabsdet
     return kl.masked_fill(off_support, math.inf)
 
 
