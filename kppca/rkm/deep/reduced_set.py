@@ -97,8 +97,8 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     j = next(l for l, lev in enumerate(levels) if lev.is_output)
     H[j], b = H[j] * y_scale[None, :], b * y_scale + y_mean  # the output level in the units of y
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
-    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged or int(params["max_iter"]) == 0,
-                   levels=levels, message=res.message)
+    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter,
+                   res.converged or int(params["max_iter"]) == 0, levels=levels, message=res.message)
 
 
 register_solver("primal", fit_reduced_set)
