@@ -233,13 +233,11 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 "value lies off the support of the DegenerateMultivariateNormal (the affine subspace "
                 "loc + range(scale_factor)); its density there is zero."
             )
-        r = s.shape[0]
-        logp = -0.5 * ((z / s) ** 2).sum(-1) - torch.log(s).sum() - 0.5 * r * math.log(2 * math.pi)
+        logp = -0.5 * ((z / s) ** 2).sum(-1) - torch.log(s).sum() - 0.5 * self.rank * math.log(2 * math.pi)
         return logp.masked_fill(off_support, -math.inf)
 
     def entropy(self) -> torch.Tensor:
         """Differential entropy on the support subspace."""
         s = self._basis[1]
-        r = s.shape[0]
-        h = 0.5 * r * (1.0 + math.log(2 * math.pi)) + torch.log(s).sum()
+        h = 0.5 * self.rank * (1.0 + math.log(2 * math.pi)) + torch.log(s).sum()
         return h.expand(self.batch_shape)

@@ -17,18 +17,6 @@ from .degenerate_normal import DegenerateMultivariateNormal
 __all__ = ["kl_degenerate_normals"]
 
 
-def _same_range(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> bool:
-    """Whether ``range(F_p) = range(F_q)``: equal ranks and ``sin(largest principal angle) <= tol``."""
-    Up, Uq = p.basis, q.basis
-    if Up.shape[1] != Uq.shape[1]:
-        return False
-    if Up.shape[1] == 0:
-        return True
-    # ||(I - Uq Uq^T) Up||_2 is the sine of the largest principal angle between the ranges.
-    sine = torch.linalg.matrix_norm(Up - Uq @ (Uq.T @ Up), ord=2)
-    return bool(sine <= max(p.support_tolerance(), q.support_tolerance()))
-
-
 @register_kl(DegenerateMultivariateNormal, DegenerateMultivariateNormal)
 def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
     """``KL(p || q)`` of two degenerate normals of the same event shape (n,); ``+inf`` where supports differ.
@@ -40,17 +28,21 @@ def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivar
     if p.event_shape != q.event_shape:
         raise ValueError(f"event shapes differ: {tuple(p.event_shape)} and {tuple(q.event_shape)}.")
     batch = torch.broadcast_shapes(p.batch_shape, q.batch_shape)
-    if not _same_range(p, q):
-        return torch.full(batch, math.inf, dtype=q.loc.dtype, device=q.loc.device)
     Up, sp = p._basis
     Uq, sq = q._basis
+    # A common support: equal ranks and sin(largest principal angle) = ||(I - Uq Uq^T) Up||_2 <= tol.
+    same_range = Up.shape[1] == Uq.shape[1]
+    if same_range and Up.shape[1] > 0:
+        sine = torch.linalg.matrix_norm(Up - Uq @ (Uq.T @ Up), ord=2)
+        same_range = bool(sine <= max(p.support_tolerance(), q.support_tolerance()))
+    if not same_range:
+        return torch.full(batch, math.inf, dtype=q.loc.dtype, device=q.loc.device)
     # loc_p must lie on the support of q (the support test of q's log_prob).
     mu, off_support = q.support_coordinates(p.loc.expand(batch + p.event_shape))
     mu = mu / sq
     A = (Uq.T @ Up) * sp / sq[:, None]
     _, logabsdet = torch.linalg.slogdet(A)
-    r = sq.shape[0]
-    kl = 0.5 * (A.square().sum() + mu.square().sum(-1) - r) - logabsdet
+    kl = 0.5 * (A.square().sum() + mu.square().sum(-1) - q.rank) - logabsdet
     return kl.masked_fill(off_support, math.inf)
 
 

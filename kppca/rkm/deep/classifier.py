@@ -397,7 +397,8 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         last = [m.H[:, -self.n_components_[-1]:] for m in self.models_]
         p = len(self.classes_)
         target = None if self.head == "mlp" else (
-            torch.where(codes == 1, 1.0, -1.0)[:, None] if p == 2 else 2.0 * torch.nn.functional.one_hot(codes, p) - 1.0)
+            torch.where(codes == 1, 1.0, -1.0)[:, None] if p == 2
+            else 2.0 * torch.nn.functional.one_hot(codes, p) - 1.0)
 
         def evaluate(Z: list[torch.Tensor]) -> tuple[float, float]:
             S = self._scores_from_codes(Z)

@@ -19,9 +19,7 @@ from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
-from .chain import run_chain
-from .levels import Level, default_levels
-from .objective import OBJECTIVES, check_objective
+from .levels import OBJECTIVES, Level, check_objective, default_levels, run_chain
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
@@ -82,7 +80,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         ``solver="primal"`` / ``"feedforward"``: weight of the stabilisation terms.
     objective : {"stabilized", "variance", "regression"}, default "stabilized"
         ``solver="primal"`` / ``"feedforward"``: the minimised objective, Table 1's models B, A and C
-        (:mod:`~kppca.rkm.deep.objective`; ``"variance"`` needs ``c_stab > 0`` and is unbounded below).
+        (:func:`~kppca.rkm.deep.levels.combine_terms`; ``"variance"`` needs ``c_stab > 0`` and is unbounded below).
     c0 : float > 0, default 1.0
         ``objective="variance"``: weight of the reward on the KPCA scores' variance (the paper tunes 0.1-1000).
     max_iter : int >= 0 or None, default None
@@ -102,7 +100,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
 
     Notes
     -----
-    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.chain.run_chain`, eqs. 4.9, 4.16, 5.4).
+    Predictions come from the chain of levels (:func:`~kppca.rkm.deep.levels.run_chain`, eqs. 4.9, 4.16, 5.4).
     With the LS-SVM last, the level-wise solver's out-of-sample predictions can be poor (its ``Lam_l`` are
     calibrated afterwards); the primal solver fits the chain itself.
 

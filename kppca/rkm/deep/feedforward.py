@@ -16,8 +16,7 @@ import torch
 
 from ..._param_validation import Integral, Interval, check_sequence
 from ...optim import minimize
-from .levels import Level
-from .objective import combine_terms, stabilize
+from .levels import Level, combine_terms, stabilize
 from .reduced_set import standardize_targets
 from .solvers import DeepFit, register_solver
 
@@ -94,7 +93,7 @@ def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.
 
     ``J = sum_{KPCA l} (J_l + c_stab/2 J_l^2) + 1/(2 ridge) ||Y - yhat||^2 + eta_L/2 ||W_L||^2`` with
     ``J_l = -1/2 sum_i e_l,i^T Lam_l^{-1} e_l,i + eta_l/2 ||W_l||^2``; ``objective`` / ``c0`` select the
-    Table 1 variant (:func:`~kppca.rkm.deep.objective.combine_terms`).
+    Table 1 variant (:func:`~kppca.rkm.deep.levels.combine_terms`).
     """
     outs = [lev.is_output for lev in levels]
 

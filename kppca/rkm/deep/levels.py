@@ -1,14 +1,16 @@
 """Levels of a deep RKM as objects: each owns its kernel, objective terms, stationarity solve and chain step.
 
 A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types: a new level type
-implements the methods of :class:`Level`, and the solvers call nothing else. Notation (paper §4-5, rows are
-points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
+implements the methods of :class:`Level`, and the solvers call nothing else; :func:`run_chain` passes points
+through the levels' chain steps and the primal solvers add the levels' terms by :func:`combine_terms`. Notation
+(paper §4-5, rows are points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,12 +26,53 @@ from ...kernels.standard import Linear
 from ...optim import random_stiefel
 from .._gram import resolve_kernel
 from ..lssvm import solve_lssvm_dual
-from .objective import stabilize
 
-__all__ = ["KPCALevel", "LSSVMLevel", "Level", "default_levels", "psd_solve"]
+__all__ = ["KPCALevel", "LSSVMLevel", "Level", "OBJECTIVES", "check_objective", "combine_terms", "default_levels",
+           "psd_solve", "run_chain", "stabilize"]
 
 _POS_REAL = Interval(Real, 0, None, closed="neither")
 _COUNT = Interval(Integral, 1, None, closed="left")
+
+#: ``DeepRKM(objective=...)`` values: Table 1's B, A and C.
+OBJECTIVES = ("stabilized", "variance", "regression")
+
+
+def stabilize(Jl: torch.Tensor, c_stab: float) -> torch.Tensor:
+    """A KPCA level's stabilised term ``J_l + c_stab/2 J_l^2`` (paper eq. 5.3)."""
+    return Jl + 0.5 * c_stab * Jl ** 2
+
+
+def check_objective(params: dict) -> None:
+    """ValueError for an ``objective`` the solver does not minimise, or ``"variance"`` without stabilisation."""
+    objective, solver = params.get("objective", "stabilized"), params.get("solver")
+    if objective != "stabilized" and solver not in ("primal", "feedforward"):
+        raise ValueError(f"objective={objective!r} is a variant of the primal objective (paper Table 1): use "
+                         f"solver='primal' or solver='feedforward', or objective='stabilized' with "
+                         f"solver={solver!r}.")
+    if objective == "variance" and float(params["c_stab"]) <= 0:
+        raise ValueError("objective='variance' needs c_stab > 0: the reward -c0 ||e||^2 is unbounded below "
+                         "without the stabilisation terms c_stab/2 J_l^2.")
+
+
+def combine_terms(is_output: Sequence[bool], terms: Sequence[torch.Tensor], scores: Sequence[torch.Tensor | None],
+                  *, objective: str = "stabilized", c0: float = 1.0) -> torch.Tensor:
+    """The minimised objective of a primal solver from the levels' terms, a variant of Table 1 (paper §6.1).
+
+    Per level: whether it is the output level, its scalar term (a KPCA level's stabilised by :func:`stabilize`)
+    and a KPCA level's scores ``e_l`` (N, s_l) on the training points. ``"stabilized"`` (models 1,B / 2,B) sums
+    all terms, ``"variance"`` (1,A / 2,A) also subtracts ``c0 sum_l ||e_l||^2`` (our reading of the paper's reward
+    on the scores' variance; unbounded below, as the free ``Lam_l`` absorbs the growth of ``e_l``, so a fit is
+    where ``max_iter`` steps lead), and ``"regression"`` (1,C / 2,C) keeps the output level's term alone.
+    """
+    total = terms[0].new_zeros(())
+    for out, t, e in zip(is_output, terms, scores):
+        if out:
+            total = total + t
+        elif objective != "regression":
+            total = total + t
+            if objective == "variance":
+                total = total - c0 * (e ** 2).sum()
+    return total
 
 
 def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -279,3 +322,49 @@ def default_levels(kernel: Any, n_components: Any, ridge: float, eta: float, eta
                 LSSVMLevel("linear", float(ridge), float(eta))]
     return [LSSVMLevel(kernel, float(ridge), float(eta)),
             KPCALevel(int(s[0]), float(etas[0])), KPCALevel(int(s[1]), float(etas[1]))]
+
+
+def run_chain(levels: Sequence[Level], X: torch.Tensor | None, prototypes: torch.Tensor, H: Sequence[torch.Tensor],
+              b: torch.Tensor, scales: Sequence[torch.Tensor | None], Y: torch.Tensor | None = None,
+              gram0: torch.Tensor | None = None) -> tuple[torch.Tensor | None, list]:
+    """The forward chain (paper eqs. 4.9 and 5.4) on the rows of ``X`` through the first ``len(H)`` levels.
+
+    Level ``l`` computes ``e_l = k_l(z_{l-1}, P_l) H_l / eta_l`` (``z_0 = X``, ``P_1 = prototypes``,
+    ``P_l = H_{l-1}``) and passes on ``z_l`` (:meth:`Level.chain_step`); without ``Y`` the chain stops at the
+    output level.
+
+    Parameters
+    ----------
+    levels : sequence of Level
+    X : Tensor of shape (n, D) or None
+        None when ``gram0`` is given.
+    prototypes : Tensor of shape (M, D)
+    H : sequence of Tensor
+        Hidden features ``(M, s_l)`` of the prototypes per level.
+    b : Tensor of shape (p,)
+    scales : sequence of Tensor or None
+        ``diag(Lam_l)`` of the KPCA levels.
+    Y : Tensor of shape (n, p), optional
+        Training targets (the training chain).
+    gram0 : Tensor of shape (n, M), optional
+        The first level's kernel between the rows and the prototypes.
+
+    Returns
+    -------
+    yhat : Tensor of shape (n, p) or None
+        The output level's prediction (None when it was not reached).
+    es : list
+        ``e_l`` per level reached (the output level's entry is its prediction).
+    """
+    z, yhat, es = X, None, []
+    L = len(H)
+    for l, level in enumerate(levels[:L]):
+        P = prototypes if l == 0 else H[l - 1]
+        K = gram0 if l == 0 and gram0 is not None else level.kernel.gram(z, P)
+        e, z = level.chain_step(K, H[l], b, scales[l], Y)
+        es.append(e)
+        if level.is_output:
+            yhat = e
+        if l + 1 < L and z is None:  # prediction stops at the output level (eq. 4.16)
+            break
+    return yhat, es

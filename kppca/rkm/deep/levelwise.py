@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .chain import run_chain
-from .levels import Level
+from .levels import Level, run_chain
 from .solvers import DeepFit, register_solver
 
 __all__ = ["check_levelwise", "fit_levelwise"]

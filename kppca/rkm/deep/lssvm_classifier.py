@@ -136,7 +136,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         return F.to(self._dtype)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Level-1 outputs ``f(x)`` (M, n_classes); binary problems: ``f_1 - f_0`` (M,), positive for ``classes_[1]``."""
+        """Level-1 outputs ``f(x)`` (M, n_classes); two classes: ``f_1 - f_0`` (M,), positive for ``classes_[1]``."""
         F = self._outputs(X, "decision_function")
         if len(self.classes_) == 2:
             F = F[:, 1] - F[:, 0]

@@ -2,9 +2,9 @@
 
 The unknowns are the hidden features ``H~_l`` (M x s_l) of ``M`` prototypes (a random subset of the training
 points) in every level, the bias ``b`` and the KPCA levels' ``Lam_l`` (as logarithms). The chain
-(:func:`~kppca.rkm.deep.chain.run_chain`) gives the scores and the prediction on all ``N`` points; the objective,
+(:func:`~kppca.rkm.deep.levels.run_chain`) gives the scores and the prediction on all ``N`` points; the objective,
 eq. 5.3 generalised to any levels, sums :meth:`~kppca.rkm.deep.levels.Level.primal_term` of every level
-(:func:`~kppca.rkm.deep.objective.combine_terms`).
+(:func:`~kppca.rkm.deep.levels.combine_terms`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from __future__ import annotations
 import torch
 
 from ...optim import minimize
-from .chain import run_chain
-from .levels import Level
-from .objective import combine_terms
+from .levels import Level, combine_terms, run_chain
 from .solvers import DeepFit, register_solver
 
 __all__ = ["fit_reduced_set", "standardize_targets"]
@@ -99,8 +97,8 @@ def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, pa
     j = next(l for l, lev in enumerate(levels) if lev.is_output)
     H[j], b = H[j] * y_scale[None, :], b * y_scale + y_mean  # the output level in the units of y
     history = [(f"iter {k}", v) for k, v in enumerate(res.history)]
-    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter, res.converged or int(params["max_iter"]) == 0,
-                   levels=levels, message=res.message)
+    return DeepFit(H, b, scales, P, idx, history, [res.grad_history], res.n_iter,
+                   res.converged or int(params["max_iter"]) == 0, levels=levels, message=res.message)
 
 
 register_solver("primal", fit_reduced_set)

@@ -61,8 +61,7 @@ SOLVERS: dict[str, DeepSolver] = {}
 def register_solver(name: str, fit: Callable[..., DeepFit], *, check: Callable[[list, dict], None] | None = None,
                     predict: Callable[..., torch.Tensor] | None = None, output_last: bool = False,
                     max_iter: int = 200) -> None:
-    """Register ``fit`` (the ``check`` of its levels, its own ``predict``, whether its default architecture has
-    the output level last, its default iteration budget) under ``name`` for ``DeepRKM(solver=name)``."""
+    """Register ``fit`` and its options (the fields of :class:`DeepSolver`) for ``DeepRKM(solver=name)``."""
     SOLVERS[name] = DeepSolver(name, fit, check, predict, output_last, int(max_iter))
 
 

@@ -11,8 +11,7 @@ import torch
 from kppca.kernels import RBF, Kernel, Linear
 from kppca.rkm import DeepRKM, KPCALevel, LSSVMLevel
 from kppca.rkm.deep import SOLVERS, register_solver
-from kppca.rkm.deep.chain import run_chain
-from kppca.rkm.deep.levels import psd_solve
+from kppca.rkm.deep.levels import psd_solve, run_chain
 from kppca.rkm.deep.levelwise import fit_levelwise
 from kppca.rkm.deep.reduced_set import standardize_targets
 
