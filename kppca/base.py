@@ -19,10 +19,10 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._cache import LazyCache
-from .._param_validation import device_from_spec
-from ..io import SavableMixin
-from .._validation import (
+from ._cache import LazyCache
+from ._param_validation import device_from_spec
+from .io import SavableMixin
+from ._validation import (
     ArrayLike,
     as_numpy,
     as_tensor,
