@@ -62,11 +62,9 @@ def _warn_column_vector() -> None:
 
 
 class KernelEstimator(SavableMixin, BaseEstimator):
-    """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
+    """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``)."""
 
-    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default ``"n_features_in_"``).
-    """
-
+    #: The attribute whose presence means "fitted" (a subclass may set another).
     _fitted_marker: str = "n_features_in_"
     #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
     _accepts_sparse: bool = False
@@ -168,7 +166,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitted model
     def __sklearn_is_fitted__(self) -> bool:
-        """Fitted when the marker attribute exists (see ``_fitted_marker``)."""
         return hasattr(self, self._fitted_marker)
 
     def _check_fitted(self, method: str) -> None:

@@ -95,7 +95,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     @property
     def _n_features_out(self) -> int:
-        """Number of output columns of :meth:`transform`."""
         return self.n_components_
 
     def _latent(self, h: ArrayLike) -> torch.Tensor:
@@ -231,10 +230,9 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     def novelty_score(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Fraction of ``|phi(x) - m|^2`` outside ``H_E``, per point: 0 = inside the training span, 1 = orthogonal.
 
-        A scale-free detector of inputs unlike the training data, which ``score`` cannot see. A point at
-        the feature-space mean scores 0. Dual: accurate to about ``N eps (max k + lam_1)`` absolute (a
-        difference of kernel sums); primal: the residual is formed explicitly. Needs the complete spectrum
-        (computed once after a partial fit).
+        A scale-free detector of inputs unlike the training data, which ``score`` cannot see. Dual: accurate
+        to about ``N eps (max k + lam_1)`` absolute (a difference of kernel sums); primal: the residual is
+        formed explicitly. Needs the complete spectrum (computed once after a partial fit).
 
         Parameters
         ----------
