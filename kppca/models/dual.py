@@ -190,11 +190,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         return super()._log_likelihood(X) if logp is None else logp
 
     def _cholesky_log_likelihood(self, X: torch.Tensor) -> torch.Tensor | None:
-        """``score_samples`` (M,) from the Cholesky factor of ``K``, ``O(N^2)`` per point; None where it does not apply.
-
-        It applies when every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum);
-        the tail ``z^T K_c^+ z`` is then one triangular solve. Derived in docs/numerics.
-        """
+        """``score_samples`` (M,) by Cholesky (docs/numerics); None unless every eigenvalue of ``K_c`` is resolved."""
         # Whether the route applies depends on the fit alone, so a saved-and-loaded copy scores alike bitwise.
         # K positive definite needs a strictly PD kernel and distinct points (full structural rank).
         if (
