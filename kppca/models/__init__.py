@@ -1,6 +1,6 @@
 """The primal and dual probabilistic PCA estimators."""
 
-from ._spectrum import minka_dimension
+from ._base import minka_dimension
 from .dual import DualPPCA
 from .primal import PrimalPPCA
 

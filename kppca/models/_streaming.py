@@ -52,7 +52,6 @@ class ScatterStats:
         return float(self.scatter.diagonal().sum())
 
     def to(self, device: torch.device) -> "ScatterStats":
-        """The same statistics on ``device``."""
         return ScatterStats(self.count, self.mean.to(device), self.scatter.to(device), self.max_sq_norm)
 
     def to_state(self) -> dict[str, Any]:

@@ -190,11 +190,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         return super()._log_likelihood(X) if logp is None else logp
 
     def _cholesky_log_likelihood(self, X: torch.Tensor) -> torch.Tensor | None:
-        """``score_samples`` (M,) from the Cholesky factor of ``K``, ``O(N^2)`` per point; None where it does not apply.
-
-        It applies when every eigenvalue of ``K_c`` is resolved (certified through ``L``, without the spectrum);
-        the tail ``z^T K_c^+ z`` is then one triangular solve. Derived in docs/numerics.
-        """
+        """``score_samples`` (M,) by Cholesky (docs/numerics); None unless every eigenvalue of ``K_c`` is resolved."""
         # Whether the route applies depends on the fit alone, so a saved-and-loaded copy scores alike bitwise.
         # K positive definite needs a strictly PD kernel and distinct points (full structural rank).
         if (
@@ -272,8 +268,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         DegenerateMultivariateNormal
             Batch shape (M,), event shape (N,).
         """
-        from ..distributions import DegenerateMultivariateNormal
-
         self._check_fitted("kernel_conditional")
         h = self._latent(h)
         # K_c A = E_q diag(lam * a) because E_q are eigenvectors of K_c.
@@ -282,11 +276,8 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         sigma = self.sigma2_**0.5
         F = sigma * self._factored_gram().sqrt(self._sqrt_route)  # the same whatever was cached: reproducible
         # The support is always the resolved eigenbasis of K_c, whatever was computed before.
-        values, vectors = self._full_eigen()
-        scale = sigma * values.sqrt()
-        return DegenerateMultivariateNormal(
-            loc, F, basis=vectors, basis_scale=scale, support_rtol=self._support_rtol(scale)
-        )
+        values, _ = self._full_eigen()
+        return self._kernel_distribution(loc, F, sigma * values.sqrt())
 
     def marginal_scales(self) -> torch.Tensor:
         """``sqrt(c_p)`` of the marginal covariance ``S = E diag(c) E^T`` of ``k_c``, shape (r,).
@@ -347,26 +338,27 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         DegenerateMultivariateNormal
             Batch shape (), event shape (N,).
         """
-        from ..distributions import DegenerateMultivariateNormal
-
         self._check_fitted("kernel_marginal")
         F = self.sampling_factor(factor)
         loc = torch.zeros(self.n_samples_, dtype=self._dtype, device=self._device)
-        basis, scale = self._full_eigen()[1], self.marginal_scales()
-        return DegenerateMultivariateNormal(
-            loc, F, basis=basis, basis_scale=scale, support_rtol=self._support_rtol(scale)
-        )
+        return self._kernel_distribution(loc, F, self.marginal_scales())
 
-    def _support_rtol(self, basis_scale: torch.Tensor) -> float:
-        """Relative off-basis tolerance of the kernel-space distributions, from the fit's rounding level ``tol``.
+    def _kernel_distribution(
+        self, loc: torch.Tensor, F: torch.Tensor, basis_scale: torch.Tensor
+    ) -> DegenerateMultivariateNormal:
+        """``N(loc, F F^T)`` on the eigenbasis of ``K_c``, off-basis tolerance from the fit's rounding level ``tol``.
 
         Off the ``k`` basis vectors a sampler may put noise of variance up to ``sigma2 tol``, whose norm is
         below ``sigma sqrt(tol) (sqrt(N - k) + 6)`` except with probability ``exp(-18)``.
         """
+        from ..distributions import DegenerateMultivariateNormal
+
         eps_rtol = support_rtol(self._dtype)  # the distribution's default
         m = self.n_samples_ - basis_scale.shape[0]
         allowance = (self.sigma2_ * self._gram().tolerance) ** 0.5 * (m**0.5 + 6.0)
-        return max(eps_rtol, allowance / float(basis_scale.max()))
+        rtol = max(eps_rtol, allowance / float(basis_scale.max()))
+        _, vectors = self._full_eigen()
+        return DegenerateMultivariateNormal(loc, F, basis=vectors, basis_scale=basis_scale, support_rtol=rtol)
 
     def sample_kernel(self, n: int, random_state: Any = None, factor: str = "fast") -> np.ndarray | torch.Tensor:
         """Draw ``n`` centered kernel vectors ``k_c = F a`` from the marginal model.

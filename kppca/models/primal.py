@@ -29,7 +29,7 @@ from ._streaming import (
     is_dask_collection,
     streaming_signature,
 )
-from .generation.primal import PrimalGenerationMixin
+from .generation.hooks import PrimalGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
     from ..distributions import DegenerateMultivariateNormal

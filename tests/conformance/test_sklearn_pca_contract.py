@@ -42,7 +42,7 @@ from sklearn.datasets import load_iris, make_low_rank_matrix
 
 from _sklearn_port import SEED, SIGMA2, SOLVERS, kpca_scores
 from kppca import PrimalPPCA
-from kppca.models._spectrum import minka_dimension
+from kppca.models._base import minka_dimension
 
 iris = datasets.load_iris()
 PORTED_SOLVERS = ["full", "covariance_eigh", "arpack", "auto"]  # "randomized": no kppca counterpart

@@ -7,9 +7,8 @@ the pre-image is a strategy of :mod:`kppca.preimage.strategies` (``preimage=`` t
 
 from ...preimage.strategies import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS, resolve_preimage
 from .base import GenerationMixin
-from .dual import DualGenerationMixin
+from .hooks import DualGenerationMixin, PrimalGenerationMixin
 from .latent import LATENTS
-from .primal import PrimalGenerationMixin
 
 __all__ = [
     "GenerationMixin",

@@ -19,10 +19,10 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._cache import LazyCache
-from .._param_validation import device_from_spec
-from ..io import SavableMixin
-from .._validation import (
+from ._cache import LazyCache
+from ._param_validation import device_from_spec
+from .io import SavableMixin
+from ._validation import (
     ArrayLike,
     as_numpy,
     as_tensor,
@@ -62,16 +62,13 @@ def _warn_column_vector() -> None:
 
 
 class KernelEstimator(SavableMixin, BaseEstimator):
-    """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``).
+    """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``)."""
 
-    A subclass may set ``_fitted_marker``, the attribute whose presence means "fitted" (default ``"n_features_in_"``).
-    """
-
+    #: The attribute whose presence means "fitted" (a subclass may set another).
     _fitted_marker: str = "n_features_in_"
     #: Whether ``X`` may be a scipy.sparse matrix or array (densified on entry, see :meth:`_densify`).
     _accepts_sparse: bool = False
 
-    # ------------------------------------------------------------------ constructor
     def _store_params(self, arguments: dict[str, Any]) -> None:
         """Set each constructor argument unchanged, as scikit-learn's ``get_params``/``clone`` expect."""
         for name, value in arguments.items():
@@ -79,7 +76,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
             if name not in ("self", "__class__"):
                 setattr(self, name, value)
 
-    # ------------------------------------------------------------------ caches
     @property
     def _cache(self) -> LazyCache:
         """Values computed lazily from the fitted state (see :mod:`kppca._cache`), in ``_cache_``."""
@@ -92,7 +88,6 @@ class KernelEstimator(SavableMixin, BaseEstimator):
         """Forget everything derived from the previous fit (a hook); a failed fit restores the old cache intact."""
         self.__dict__.pop("_cache_", None)
 
-    # ------------------------------------------------------------------ fit preamble
     def _check_fit_params(self) -> None:
         """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""
 
@@ -166,9 +161,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
             Y = Y[:, 0]
         return Y
 
-    # ------------------------------------------------------------------ fitted model
     def __sklearn_is_fitted__(self) -> bool:
-        """Fitted when the marker attribute exists (see ``_fitted_marker``)."""
         return hasattr(self, self._fitted_marker)
 
     def _check_fitted(self, method: str) -> None:
@@ -220,7 +213,4 @@ class KernelTransformerMixin(TransformerMixin):
 
 def detach_target(X: Any, y: Any) -> tuple[Any, Any]:
     """``(X, y)`` for scikit-learn's ``score`` mixins: tensors become numpy arrays (detached, on the CPU)."""
-    def plain(a: Any) -> Any:
-        return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a
-
-    return plain(X), plain(y)
+    return tuple(a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a for a in (X, y))
