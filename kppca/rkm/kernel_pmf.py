@@ -21,7 +21,7 @@ from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import Kernel
 from ..kernels.distances import pairwise_distances, scaled_squared_distances
 from ..kernels.standard import RBF, Laplacian
-from ._gram import resolve_kernel
+from .shallow import resolve_kernel
 
 __all__ = ["KernelPMF", "log_kernel"]
 

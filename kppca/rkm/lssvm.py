@@ -22,9 +22,8 @@ from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
-from ..kernels import CenteredGram, Kernel, Linear
-from ..kernels.registry import as_kernel
-from ._gram import resolve_kernel
+from ..kernels import CenteredGram, Kernel, Linear, as_kernel
+from .shallow import resolve_kernel
 
 __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
 

@@ -17,7 +17,7 @@ from .._param_validation import Integral, Interval, Real, StrOptions, fit_contex
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
-from ._gram import check_rank, top_spectrum
+from .shallow import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
