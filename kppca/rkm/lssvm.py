@@ -1,8 +1,4 @@
-"""LS-SVM regression and classification as RKMs (deep-RKM paper, §3.1), solved through Schur complements.
-
-``ridge`` (the paper's ``lambda``) multiplies the identity of the dual system: the inverse of Suykens'
-``gamma`` when ``eta = 1``. Both solvers give the exact leave-one-out residuals (Cawley & Talbot, 2004).
-"""
+"""LS-SVM regression and classification as RKMs (deep-RKM paper, §3.1), solved through Schur complements."""
 
 from __future__ import annotations
 
@@ -30,7 +26,7 @@ __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_du
 
 class LSSVMSolution:
     """Result of one LS-SVM solve: ``coef`` (dual: ``H`` (N, p); primal: ``W`` (d_f, p)), ``intercept`` (p,)
-    and ``loo_residuals`` (N, p), ``y_i - f^{(-i)}(x_i)``.
+    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004).
     """
 
     def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
@@ -54,8 +50,7 @@ def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float)
     Raises
     ------
     ValueError
-        ``K/eta + ridge I`` is not numerically positive definite: a ridge below the rounding level of
-        ``K/eta`` in its dtype, or a kernel that is not PSD (the message says which).
+        ``K/eta + ridge I`` is not numerically positive definite: a ridge below its rounding level, or a non-PSD kernel.
     """
     N = K.shape[0]
     A = K / eta
@@ -363,7 +358,6 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
                                          dtype=self._dtype, device=self._device)
         Y = self.codebook_[codes]
         self._solve(Xt, Y)
-        # Calibration on leave-one-out decision values: honest scores, as on unseen data.
         loo_scores = self._class_scores(Y - self.loo_residuals_).detach().cpu().numpy()
         self.temperature_ = _fit_temperature(self._logits(loo_scores), codes.cpu().numpy())
         return self
@@ -377,10 +371,8 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return F if len(self.classes_) == 2 else F @ self.codebook_.T
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes).
-
-        One-vs-all: the outputs; output codes: their correlation with each class's codeword.
-        """
+        """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes): the outputs
+        (one-vs-all) or their correlations with the codewords (output codes)."""
         S = self._class_scores(self._raw_decision(self._validate_new_input(X, method="decision_function")))
         if len(self.classes_) == 2:
             S = S[:, 0]

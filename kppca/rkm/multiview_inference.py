@@ -13,10 +13,7 @@ from .._validation import as_tensor, check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
 from .views import split_views
 
-__all__ = ["MultiViewInference", "PREIMAGE_METHODS"]
-
-#: Pre-image methods accepted by :meth:`MultiViewKPCA.predict_view`.
-PREIMAGE_METHODS = ("smoother",)
+__all__ = ["MultiViewInference"]
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
@@ -114,7 +111,7 @@ class MultiViewInference:
         ndarray or Tensor of shape (m, d_target)
         """
         self._check_fitted("predict_view")
-        check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
+        check_scalar(preimage, "preimage", [StrOptions(("smoother",))])
         check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
         items, _ = split_views(views)  # a new list: the caller's is not modified
