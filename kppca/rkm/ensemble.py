@@ -10,6 +10,7 @@ from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
+from .._progress import tqdm
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
@@ -213,8 +214,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
         jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
-        from .._progress import tqdm  # tqdm.auto only where ipywidgets can draw it
-
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
         self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
                                      desc="submodels", leave=False))

@@ -78,12 +78,8 @@ class MultiViewInference:
         return total
 
     def transform(self, views: Any) -> Any:
-        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points.
-
-        Parameters
-        ----------
-        views : list of arrays (m, d_v), one per view (all given)
-        """
+        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points ``views``, a list of
+        arrays (m, d_v), one per view (all given)."""
         self._check_fitted("transform")
         Xs, like = self._new_views(views, allow_missing=False)
         h = torch.linalg.solve(self.Gamma_, self._projection_sum(Xs).T).T

@@ -19,10 +19,8 @@ __all__ = ["FittedView", "split_views"]
 
 
 def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
-    """The list of per-view arrays in ``views`` and whether the input was a single 2-D array.
-
-    ``views`` is a list/tuple of arrays (n, d_v) (``None`` marks a missing view where allowed), or one array.
-    """
+    """The per-view arrays of ``views`` (a list/tuple of arrays (n, d_v), ``None`` for a missing view where allowed,
+    or one array) and whether it was a single 2-D array."""
     if isinstance(views, (list, tuple)):
         items = list(views)
         if items and all(v is None or np.ndim(v) == 2 for v in items):
