@@ -1,6 +1,5 @@
 """Kernel probability mass function as an RKM (deep-RKM paper §3.6): ``p_i = (1/eta) sum_j k(x_j, x_i)``.
 
-With labels, the class rule is the kernel-weighted vote ``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``.
 The sums are taken in log space (closed form for RBF and Laplacian), so far-away points, whose kernel
 values all underflow to 0, keep finite log values.
 """

@@ -256,7 +256,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         self.U_ = [(v.features().T @ H) if v.explicit else None for v in fitted]
         for i, (v, U) in enumerate(zip(fitted, self.U_)):
             v.attach_hidden(H, U, grams.pop(i, None))
-            v.release()
         return self
 
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):

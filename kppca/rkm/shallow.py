@@ -113,7 +113,6 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     center : bool, default True
         Centre the Gram matrix in feature space (new points with the training means).
     dtype, device
-        As elsewhere in the package.
 
     Attributes
     ----------

@@ -104,7 +104,7 @@ class FittedView:
         return isinstance(self.feature_map_, Identity)
 
     def raw_features(self) -> torch.Tensor:
-        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`release`."""
+        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`attach_hidden`."""
         if self._raw_features is None:
             self._raw_features = self.feature_map_.map(self.X_fit_)
         return self._raw_features
@@ -144,6 +144,7 @@ class FittedView:
                 raw = self.raw_features()
                 self.weight_basis_ = raw @ U
                 self.weight_offset_ = raw @ self.phi_mean_
+            self._raw_features = None  # the fit's last use of the cached n x d_f training features
             return
         self.gram_hidden_ = gram_c @ H
         inner = H.T @ self.gram_hidden_
@@ -151,10 +152,6 @@ class FittedView:
         if self.center:
             c = self.centerer_
             self.row_mean_hidden_ = H.T @ (c.column_means_ - c.grand_mean_)
-
-    def release(self) -> None:
-        """Drop the cached training features (an ``n x d_f`` matrix) at the end of ``fit``."""
-        self._raw_features = None
 
     def map_centered(self, X: torch.Tensor) -> torch.Tensor:
         """``phi_v(x) - m_v`` for new rows (m, d_f) (explicit maps)."""
