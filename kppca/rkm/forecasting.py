@@ -287,8 +287,7 @@ def plot_forecasts(
     T = train.size
     start = max(0, T - int(n_context))
     ax.plot(np.arange(start, T), train[start:], color="0.6", lw=1, label="train")
-    steps = np.arange(T, T + test.size)
-    ax.plot(steps, test, color="k", lw=1.5, label="test")
+    ax.plot(np.arange(T, T + test.size), test, color="k", lw=1.5, label="test")
     for label, f in forecasts.items():
         f = np.asarray(f, dtype=float).ravel()
         mse = float(np.mean((f[: test.size] - test[: f.size]) ** 2))

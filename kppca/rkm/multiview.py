@@ -260,7 +260,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
 
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
-        self._gamma_diagonal = True
+        self._gamma_diagonal = self.solver == "eig" or bool(self.rotate)
         if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
             raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
                              "(e.g. a view scaled by 1e300); standardise the views before fitting.")
@@ -298,6 +298,4 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
             lam, O = lam.flip(0), O.flip(1)
             W = W @ O
             Gamma = torch.diag(lam)
-        else:
-            self._gamma_diagonal = False
         return W, Gamma
