@@ -237,9 +237,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         else:
             coef = np.linalg.solve(Zc.T @ Zc + self.ridge_ * np.eye(Z.shape[1]), Zc.T @ (T - tbar))
             intercept = tbar - zbar @ coef
-        dd = dict(dtype=self._dtype, device=self._device)
-        self.coef_ = torch.as_tensor(coef, **dd)
-        self.intercept_ = torch.as_tensor(intercept, **dd)
+        self.coef_ = torch.as_tensor(coef, dtype=self._dtype, device=self._device)
+        self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

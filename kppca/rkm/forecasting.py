@@ -95,8 +95,7 @@ class NARForecaster(KernelEstimator):
     last_window_ : Tensor of shape (n_series, p + 1)
         The end of each training series (the default forecast start), on the original scale.
     training_range_ : tuple of float
-        ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more
-        than its width.
+        ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more than its width.
     """
 
     #: The fitted state a model file holds (see :mod:`kppca.io.specs`).

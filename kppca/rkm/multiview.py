@@ -167,10 +167,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
 
     @fit_context
     def fit(self, views: Any, y: Any = None) -> MultiViewKPCA:
-        """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view).
-
-        ``y`` is ignored. A failed fit leaves a previously fitted model unchanged.
-        """
+        """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view); ``y`` is ignored."""
         items, single = split_views(views)
         if any(v is None for v in items):
             raise ValueError("views passed to fit must all be given (no None): every view is needed for training.")
