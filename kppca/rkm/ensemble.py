@@ -14,6 +14,7 @@ from .._progress import tqdm
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
+from .deep import DeepLSSVMClassifier
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 
@@ -158,8 +159,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
 
     def _template(self) -> Any:
         if self.estimator is None:
-            from .deep import DeepLSSVMClassifier
-
             return DeepLSSVMClassifier()
         if not hasattr(self.estimator, "decision_function") or not hasattr(self.estimator, "fit"):
             raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
