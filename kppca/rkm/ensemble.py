@@ -10,9 +10,11 @@ from joblib import Parallel, delayed
 from sklearn.base import ClassifierMixin, clone
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
+from .._progress import tqdm
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
+from .deep import DeepLSSVMClassifier
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 
@@ -157,8 +159,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
 
     def _template(self) -> Any:
         if self.estimator is None:
-            from .deep import DeepLSSVMClassifier
-
             return DeepLSSVMClassifier()
         if not hasattr(self.estimator, "decision_function") or not hasattr(self.estimator, "fit"):
             raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
@@ -213,8 +213,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
         jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
-        from .._progress import tqdm  # tqdm.auto only where ipywidgets can draw it
-
         runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
         self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
                                      desc="submodels", leave=False))
@@ -238,9 +236,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         else:
             coef = np.linalg.solve(Zc.T @ Zc + self.ridge_ * np.eye(Z.shape[1]), Zc.T @ (T - tbar))
             intercept = tbar - zbar @ coef
-        dd = dict(dtype=self._dtype, device=self._device)
-        self.coef_ = torch.as_tensor(coef, **dd)
-        self.intercept_ = torch.as_tensor(intercept, **dd)
+        self.coef_ = torch.as_tensor(coef, dtype=self._dtype, device=self._device)
+        self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

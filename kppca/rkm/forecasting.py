@@ -95,8 +95,7 @@ class NARForecaster(KernelEstimator):
     last_window_ : Tensor of shape (n_series, p + 1)
         The end of each training series (the default forecast start), on the original scale.
     training_range_ : tuple of float
-        ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more
-        than its width.
+        ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more than its width.
     """
 
     #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
@@ -287,8 +286,7 @@ def plot_forecasts(
     T = train.size
     start = max(0, T - int(n_context))
     ax.plot(np.arange(start, T), train[start:], color="0.6", lw=1, label="train")
-    steps = np.arange(T, T + test.size)
-    ax.plot(steps, test, color="k", lw=1.5, label="test")
+    ax.plot(np.arange(T, T + test.size), test, color="k", lw=1.5, label="test")
     for label, f in forecasts.items():
         f = np.asarray(f, dtype=float).ravel()
         mse = float(np.mean((f[: test.size] - test[: f.size]) ** 2))

@@ -1,6 +1,5 @@
 """Kernel probability mass function as an RKM (deep-RKM paper §3.6): ``p_i = (1/eta) sum_j k(x_j, x_i)``.
 
-With labels, the class rule is the kernel-weighted vote ``p(c | x) = sum_{j in c} k(x_j, x) / sum_j k(x_j, x)``.
 The sums are taken in log space (closed form for RBF and Laplacian), so far-away points, whose kernel
 values all underflow to 0, keep finite log values.
 """
@@ -21,7 +20,7 @@ from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import Kernel
 from ..kernels.distances import pairwise_distances, scaled_squared_distances
 from ..kernels.standard import RBF, Laplacian
-from ._gram import resolve_kernel
+from .shallow import resolve_kernel
 
 __all__ = ["KernelPMF", "log_kernel"]
 

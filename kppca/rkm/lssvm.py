@@ -1,4 +1,4 @@
-"""LS-SVM regression and classification as RKMs; the linear systems are in :mod:`kppca.rkm.lssvm_solvers`."""
+"""LS-SVM regression and classification as RKMs (deep-RKM paper, §3.1), solved through Schur complements."""
 
 from __future__ import annotations
 
@@ -12,17 +12,116 @@ from scipy.optimize import minimize_scalar
 from scipy.special import softmax
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
+from .._linalg import cholesky_or_none, matrix_scale, rounding_tolerance
 from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
-from ..kernels import CenteredGram, Kernel, Linear
-from ..kernels.registry import as_kernel
-from ._gram import resolve_kernel
-from .lssvm_solvers import LSSVMSolution, solve_lssvm_dual, solve_lssvm_primal
+from ..kernels import CenteredGram, Kernel, Linear, as_kernel
+from .shallow import resolve_kernel
 
 __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
+
+
+class LSSVMSolution:
+    """Result of one LS-SVM solve: ``coef`` (dual: ``H`` (N, p); primal: ``W`` (d_f, p)), ``intercept`` (p,)
+    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004).
+    """
+
+    def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
+        self.coef, self.intercept, self.loo_residuals = coef, intercept, loo_residuals
+
+
+def solve_lssvm_dual(K: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
+    """Solve the dual system ``[[K/eta + ridge I, 1], [1^T, 0]] [H; b^T] = [Y; 0]`` by its Schur complement.
+
+    Parameters
+    ----------
+    K : Tensor of shape (N, N), symmetric PSD Gram matrix
+    Y : Tensor of shape (N, p)
+    ridge, eta : float > 0
+
+    Returns
+    -------
+    LSSVMSolution
+        ``coef`` is ``H`` (N, p), predicting ``y(x) = (1/eta) sum_j h_j k(x_j, x) + b``.
+
+    Raises
+    ------
+    ValueError
+        ``K/eta + ridge I`` is not numerically positive definite: a ridge below its rounding level, or a non-PSD kernel.
+    """
+    N = K.shape[0]
+    A = K / eta
+    A.diagonal().add_(ridge)
+    L = cholesky_or_none(A)
+    if L is None:
+        # K is PSD up to its rounding errors, of size N eps max|K| / eta in A (Weyl): the ridge lifts the
+        # spectrum of A above that level only if it is larger.
+        level = rounding_tolerance(K.dtype, N, matrix_scale(K) / eta)
+        name = str(K.dtype).replace("torch.", "")
+        if ridge <= level:
+            more = "use dtype='float64', " if K.dtype != torch.float64 else ""
+            raise ValueError(
+                f"the LS-SVM dual system K/eta + ridge I is singular to {name} precision: ridge={ridge:.3g} is "
+                f"below the rounding level {level:.3g} of K/eta (N eps max|K| / eta). The problem's conditioning "
+                f"is beyond {name}: {more}use a larger ridge, or rescale X (e.g. standardise it)."
+            )
+        raise ValueError(
+            "the matrix K/eta + ridge I of the LS-SVM dual system is not numerically positive definite although "
+            f"ridge={ridge:.3g} is above its rounding level {level:.3g}: the kernel is not positive "
+            "semi-definite; use a valid (PSD) kernel."
+        )
+    ones = torch.ones(N, 1, dtype=K.dtype, device=K.device)
+    rhs = torch.cat([Y, ones], dim=1)
+    sol = torch.cholesky_solve(rhs, L)
+    Psi, nu = sol[:, :-1], sol[:, -1:]
+    s = nu.sum()
+    b = Psi.sum(0) / s
+    H = Psi - nu * b[None, :]
+    # diag(M^{-1})[:N] = diag(A^{-1}) - nu^2 / s (block inverse of the bordered matrix).
+    Linv = torch.linalg.solve_triangular(L, torch.eye(N, dtype=K.dtype, device=K.device), upper=False)
+    diag = (Linv * Linv).sum(0) - nu[:, 0] ** 2 / s
+    return LSSVMSolution(H, b, H / diag[:, None])
+
+
+def solve_lssvm_primal(Phi: torch.Tensor, Y: torch.Tensor, ridge: float, eta: float) -> LSSVMSolution:
+    """Solve the primal system ``[[Phi^T Phi + ridge eta I, Phi^T 1], [1^T Phi, N]] [W; b^T] = [Phi^T Y; 1^T Y]``.
+
+    Eliminating ``b`` leaves a centred ridge problem, solved as least squares by QR: the normal equations
+    square the condition number (singular at 1e3-scaled float32 data).
+
+    Parameters
+    ----------
+    Phi : Tensor of shape (N, d_f)
+    Y : Tensor of shape (N, p)
+    ridge, eta : float > 0
+
+    Returns
+    -------
+    LSSVMSolution
+        ``coef`` is ``W`` (d_f, p), predicting ``y(x) = W^T phi(x) + b``.
+
+    Raises
+    ------
+    ValueError
+        When the features are not finite.
+    """
+    N, d = Phi.shape
+    if not bool(torch.isfinite(Phi).all()):
+        raise ValueError("the features of the LS-SVM primal system are not finite; check the feature map and X.")
+    mu, ybar = Phi.mean(0), Y.mean(0)
+    Pc, Yc = Phi - mu, Y - ybar
+    root = (ridge * eta) ** 0.5
+    M = torch.cat([Pc, root * torch.eye(d, dtype=Phi.dtype, device=Phi.device)], dim=0)
+    Q, R = torch.linalg.qr(M)  # (N + d, d), (d, d); R is non-singular: its rows include sqrt(ridge eta) I
+    W = torch.linalg.solve_triangular(R, Q[:N].T @ Yc, upper=True)
+    b = ybar - mu @ W
+    E = Y - Phi @ W - b
+    # Phi_c G^{-1} Phi_c^T = Q_1 Q_1^T with Q_1 = Q[:N] = Phi_c R^{-1}.
+    hat = 1.0 / N + (Q[:N] * Q[:N]).sum(1)
+    return LSSVMSolution(W, b, E / (1.0 - hat)[:, None])
 
 
 def _fit_temperature(logits: np.ndarray, codes: np.ndarray) -> float:
@@ -259,7 +358,6 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
                                          dtype=self._dtype, device=self._device)
         Y = self.codebook_[codes]
         self._solve(Xt, Y)
-        # Calibration on leave-one-out decision values: honest scores, as on unseen data.
         loo_scores = self._class_scores(Y - self.loo_residuals_).detach().cpu().numpy()
         self.temperature_ = _fit_temperature(self._logits(loo_scores), codes.cpu().numpy())
         return self
@@ -273,10 +371,8 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return F if len(self.classes_) == 2 else F @ self.codebook_.T
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
-        """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes).
-
-        One-vs-all: the outputs; output codes: their correlation with each class's codeword.
-        """
+        """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes): the outputs
+        (one-vs-all) or their correlations with the codewords (output codes)."""
         S = self._class_scores(self._raw_decision(self._validate_new_input(X, method="decision_function")))
         if len(self.classes_) == 2:
             S = S[:, 0]

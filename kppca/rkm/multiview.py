@@ -17,7 +17,7 @@ from .._param_validation import Integral, Interval, Real, StrOptions, fit_contex
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
-from ._gram import check_rank, top_spectrum
+from .shallow import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
 from .views import FittedView, resolve_view_specs, split_views
@@ -167,10 +167,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
 
     @fit_context
     def fit(self, views: Any, y: Any = None) -> MultiViewKPCA:
-        """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view).
-
-        ``y`` is ignored. A failed fit leaves a previously fitted model unchanged.
-        """
+        """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view); ``y`` is ignored."""
         items, single = split_views(views)
         if any(v is None for v in items):
             raise ValueError("views passed to fit must all be given (no None): every view is needed for training.")
@@ -256,12 +253,11 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         self.U_ = [(v.features().T @ H) if v.explicit else None for v in fitted]
         for i, (v, U) in enumerate(zip(fitted, self.U_)):
             v.attach_hidden(H, U, grams.pop(i, None))
-            v.release()
         return self
 
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
-        self._gamma_diagonal = True
+        self._gamma_diagonal = self.solver == "eig" or bool(self.rotate)
         if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
             raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
                              "(e.g. a view scaled by 1e300); standardise the views before fitting.")
@@ -299,6 +295,4 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
             lam, O = lam.flip(0), O.flip(1)
             W = W @ O
             Gamma = torch.diag(lam)
-        else:
-            self._gamma_diagonal = False
         return W, Gamma

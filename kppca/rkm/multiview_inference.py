@@ -13,10 +13,7 @@ from .._validation import as_tensor, check_feature_names, torch_generator
 from ..preimage import kernel_smoother, uncenter_kernel_vectors
 from .views import split_views
 
-__all__ = ["MultiViewInference", "PREIMAGE_METHODS"]
-
-#: Pre-image methods accepted by :meth:`MultiViewKPCA.predict_view`.
-PREIMAGE_METHODS = ("smoother",)
+__all__ = ["MultiViewInference"]
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
@@ -81,12 +78,8 @@ class MultiViewInference:
         return total
 
     def transform(self, views: Any) -> Any:
-        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points.
-
-        Parameters
-        ----------
-        views : list of arrays (m, d_v), one per view (all given)
-        """
+        """Hidden features ``h = Gamma^{-1} sum_v U_v^T phi_c,v(x_v)`` (m, s) of new points ``views``, a list of
+        arrays (m, d_v), one per view (all given)."""
         self._check_fitted("transform")
         Xs, like = self._new_views(views, allow_missing=False)
         h = torch.linalg.solve(self.Gamma_, self._projection_sum(Xs).T).T
@@ -114,7 +107,7 @@ class MultiViewInference:
         ndarray or Tensor of shape (m, d_target)
         """
         self._check_fitted("predict_view")
-        check_scalar(preimage, "preimage", [StrOptions(PREIMAGE_METHODS)])
+        check_scalar(preimage, "preimage", [StrOptions(("smoother",))])
         check_scalar(n_neighbors, "n_neighbors", [Interval(Integral, 1, None, closed="left"), None])
         target = int(check_scalar(target, "target", [Interval(Integral, 0, self.n_views_ - 1)]))
         items, _ = split_views(views)  # a new list: the caller's is not modified

@@ -1,9 +1,9 @@
-"""Kernel PCA and the matrix SVD written as Restricted Kernel Machines (deep-RKM paper, §3.2-3.3): thin wrappers
-on :mod:`kppca._linalg`'s eigensolvers.
-"""
+"""Kernel PCA and the matrix SVD as RKMs (deep-RKM paper, §3.2-3.3), and what the shallow RKMs share: the fitted
+kernel, the one kernel PCA solve with its rank messages, and the refusal of a kernel that is not PSD."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -11,15 +11,91 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
-from .._linalg import eigh_descending, rank_tolerance
+from .._linalg import Spectrum, eigh_descending, prefer_partial, rank_tolerance, rounding_tolerance, solve_spectrum
 from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
-from .._validation import ArrayLike, as_tensor, is_numpy_like, resolve_dtype
+from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, resolve_dtype
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
 from ..io import ESTIMATOR_STATE, TensorSpec, register
-from ..kernels import CenteredGram, Kernel, KernelCenterer
-from ._gram import resolve_kernel, top_spectrum
+from ..kernels import CenteredGram, Kernel, KernelCenterer, as_kernel
 
-__all__ = ["KernelPCARKM", "SVDResult", "matrix_svd_rkm"]
+__all__ = [
+    "KernelPCARKM", "SVDResult", "matrix_svd_rkm", "check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum",
+]
+
+
+def resolve_kernel(kernel: Any, X: torch.Tensor) -> Kernel:
+    """A copy of ``kernel``, its data-derived widths resolved on ``X`` (N, D); the parameter is untouched."""
+    return copy.deepcopy(as_kernel(kernel).resolve(X))
+
+
+def check_psd_kernel(G: CenteredGram) -> None:
+    """Refuse (``ValueError``) a kernel whose raw training Gram matrix is not PSD, which centering can hide
+    (``-||x - y||``): the raw entries are checked by row blocks for ``K_ii >= 0`` and ``K_ij^2 <= K_ii K_jj``.
+    """
+    Kc, N = G.matrix, G.n_samples
+    cm = G.centerer.column_means_ if G.center else Kc.new_zeros(N)
+    g = G.centerer.grand_mean_ if G.center else Kc.new_zeros(())
+    tol = rounding_tolerance(Kc.dtype, N, G.scale)
+    d = torch.diagonal(Kc) + 2 * cm - g
+    bad = bool((d < -tol).any())
+    root = d.clamp_min(0).sqrt()
+    rows = max(1, (1 << 17) // max(1, N))
+    for i in range(0, N, rows):
+        if bad:
+            break
+        K = Kc[i : i + rows] + cm[i : i + rows, None] + cm[None, :] - g
+        bad = bool((K.abs() > root[i : i + rows, None] * root[None, :] + tol).any())
+    if bad:
+        raise ValueError(
+            f"the kernel {G.kernel!r} is not positive semi-definite on X (its {G.what} has "
+            "|K_ij| > sqrt(K_ii K_jj) or a negative diagonal): kernel methods need a valid (PSD) kernel; "
+            "use one of kppca.kernels or a callable that returns a PSD matrix."
+        )
+
+
+def check_rank(values: torch.Tensor, tolerance: float, s: int, what: str, found_by: str = "") -> None:
+    """Refuse ``s`` components when fewer than ``s`` of ``values`` exceed ``tolerance``; ``found_by`` names an
+    iterative solver."""
+    available = int((values > tolerance).sum())
+    if available == 0:
+        raise ValueError(
+            f"the {what} is numerically zero (rank 0): the data carry no variation under this kernel "
+            "(constant or duplicated rows, or a kernel constant on them). Check the data, or use a kernel "
+            "(or bandwidth) that separates the points."
+            + precision_advice(values.dtype)
+        )
+    if s > available:
+        raise ValueError(
+            f"n_components={s} exceeds the numerical rank {available} of the {what}{found_by}: only {available} "
+            f"directions carry variance. Use n_components <= {available}." + precision_advice(values.dtype)
+        )
+
+
+def top_spectrum(
+    A: torch.Tensor | CenteredGram,
+    s: int,
+    *,
+    what: str = "",
+    scale: float = 0.0,
+    size: int | None = None,
+    max_rank: int | None = None,
+    random_state: np.random.Generator | None = None,
+) -> Spectrum:
+    """The top ``s`` eigenpairs of a ``CenteredGram`` or a symmetric PSD matrix ``A`` (m, m), refusing ``s``
+    above the numerical rank; for a matrix, ``what``, ``scale`` (magnitude before centering), ``size`` (terms
+    per entry) and ``max_rank`` set the messages and the rounding tolerance.
+    """
+    m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
+    solver = "partial" if prefer_partial(m, s) else "dense"
+    if isinstance(A, CenteredGram):
+        spec, what = A.spectrum(solver, s, random_state=random_state), f"centered {A.what}"
+    else:
+        # Only whether s components exist is asked: the count among the top s is enough (rank=s for Lanczos).
+        spec = solve_spectrum(A, solver, s, what=what, max_rank=max_rank, rank=lambda tol: s, scale=scale,
+                              size=size or m, random_state=random_state)
+    check_rank(spec.values, spec.tolerance, s, what)
+    return Spectrum(spec.values[:s].clone(), spec.vectors[:, :s].clone(), spec.trace, spec.rank,
+                    spec.complete, spec.tolerance)
 
 
 @register(name="kppca.KernelPCARKM")
@@ -37,7 +113,6 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     center : bool, default True
         Centre the Gram matrix in feature space (new points with the training means).
     dtype, device
-        As elsewhere in the package.
 
     Attributes
     ----------

@@ -19,10 +19,8 @@ __all__ = ["FittedView", "split_views"]
 
 
 def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
-    """The list of per-view arrays in ``views`` and whether the input was a single 2-D array.
-
-    ``views`` is a list/tuple of arrays (n, d_v) (``None`` marks a missing view where allowed), or one array.
-    """
+    """The per-view arrays of ``views`` (a list/tuple of arrays (n, d_v), ``None`` for a missing view where allowed,
+    or one array) and whether it was a single 2-D array."""
     if isinstance(views, (list, tuple)):
         items = list(views)
         if items and all(v is None or np.ndim(v) == 2 for v in items):
@@ -106,7 +104,7 @@ class FittedView:
         return isinstance(self.feature_map_, Identity)
 
     def raw_features(self) -> torch.Tensor:
-        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`release`."""
+        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`attach_hidden`."""
         if self._raw_features is None:
             self._raw_features = self.feature_map_.map(self.X_fit_)
         return self._raw_features
@@ -146,6 +144,7 @@ class FittedView:
                 raw = self.raw_features()
                 self.weight_basis_ = raw @ U
                 self.weight_offset_ = raw @ self.phi_mean_
+            self._raw_features = None  # the fit's last use of the cached n x d_f training features
             return
         self.gram_hidden_ = gram_c @ H
         inner = H.T @ self.gram_hidden_
@@ -153,10 +152,6 @@ class FittedView:
         if self.center:
             c = self.centerer_
             self.row_mean_hidden_ = H.T @ (c.column_means_ - c.grand_mean_)
-
-    def release(self) -> None:
-        """Drop the cached training features (an ``n x d_f`` matrix) at the end of ``fit``."""
-        self._raw_features = None
 
     def map_centered(self, X: torch.Tensor) -> torch.Tensor:
         """``phi_v(x) - m_v`` for new rows (m, d_f) (explicit maps)."""

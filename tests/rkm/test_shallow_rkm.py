@@ -86,7 +86,7 @@ def test_check_psd_kernel_accepts_valid_kernels_and_refuses_invalid_ones(dtype):
     """Cauchy-Schwarz on the raw Gram matrix recovered from K_c: valid kernels (also far from unit scale) pass,
     -||x - y|| (centred matrix PSD, kernel not) and a negative diagonal are refused."""
     from kppca.kernels import CenteredGram, Laplacian, Linear, Polynomial
-    from kppca.rkm._gram import check_psd_kernel
+    from kppca.rkm.shallow import check_psd_kernel
 
     X = torch.as_tensor(np.random.default_rng(0).normal(size=(40, 3)) * 1e3, dtype=dtype)
     for kernel in (RBF(1.0), RBF(1e4), Laplacian(50.0), Linear(), Polynomial(2, 1.0), RBF(1e3) + Linear()):

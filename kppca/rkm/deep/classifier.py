@@ -27,7 +27,7 @@ from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, square
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage import kernel_smoother
 from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
-from .._gram import check_psd_kernel, resolve_kernel, top_spectrum
+from ..shallow import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
 from .levels import KPCALevel, Level
 

@@ -24,7 +24,7 @@ from ...kernels.registry import as_kernel
 from ...kernels.base import Kernel
 from ...kernels.standard import Linear
 from ...optim import random_stiefel
-from .._gram import resolve_kernel
+from ..shallow import resolve_kernel
 from ..lssvm import solve_lssvm_dual
 
 __all__ = ["KPCALevel", "LSSVMLevel", "Level", "OBJECTIVES", "check_objective", "combine_terms", "default_levels",
