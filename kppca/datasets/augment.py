@@ -10,8 +10,7 @@ import torch
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec
 from .._validation import numpy_rng
 from ._subsample import RandomState, check_n_samples
-from .idx import PathLike
-from .mnist import load_mnist
+from .mnist import PathLike, load_mnist
 
 __all__ = ["augmented_mnist", "augmented_mnist_blocks"]
 
