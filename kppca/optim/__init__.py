@@ -4,9 +4,8 @@ geoopt (``pip install kppca[rkm]``) is imported only by the Riemannian methods.
 """
 
 from .minimize import METHODS, STIEFEL_METHODS, minimize
-from .projected import projected_gradient
 from .result import OptimizeResult
-from .stiefel import check_orthonormal, project_stiefel, random_stiefel
+from .stiefel import check_orthonormal, project_stiefel, projected_gradient, random_stiefel
 
 __all__ = [
     "METHODS",
