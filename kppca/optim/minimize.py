@@ -12,8 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
 from .result import OptimizeResult, ProgressBar
-from .riemannian import GEOOPT_METHODS, geoopt_minimize
-from .stiefel import check_orthonormal, projected_gradient
+from .stiefel import GEOOPT_METHODS, check_orthonormal, geoopt_minimize, projected_gradient
 
 __all__ = ["METHODS", "STIEFEL_METHODS", "adam", "lbfgs", "minimize"]
 
