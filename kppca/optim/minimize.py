@@ -11,7 +11,8 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
-from .result import OptimizeResult, ProgressBar
+from .._progress import tqdm
+from .result import OptimizeResult
 from .stiefel import GEOOPT_METHODS, check_orthonormal, geoopt_minimize, projected_gradient
 
 __all__ = ["METHODS", "STIEFEL_METHODS", "adam", "lbfgs", "minimize"]
@@ -129,7 +130,7 @@ def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_i
         raise ValueError("the objective is not finite at the starting point; check the inputs and parameters.")
     history, grads, n_iter = [current], [], 0
     converged, message = False, f"max_iter={max_iter} reached"
-    bar = ProgressBar(progress, max_iter, desc)
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
     for k in range(1, max_iter + 1):
         saved = [p.detach().clone() for p in params]
         opt.step(closure)
@@ -144,7 +145,8 @@ def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_i
         n_iter = k
         history.append(new)
         grads.append(math.sqrt(sum(float((p.grad ** 2).sum()) for p in params if p.grad is not None)))
-        bar.update(objective=f"{new:.6g}")
+        bar.update()
+        bar.set_postfix(objective=f"{new:.6g}")
         done = current - new <= tol * max(1.0, abs(current))
         current = new
         if done:
@@ -168,14 +170,15 @@ def adam(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_it
     if state is not None:
         opt.load_state_dict(state)
     history: list[float] = []
-    bar = ProgressBar(progress, max_iter, desc)
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
     for _ in range(max_iter):
         opt.zero_grad()
         loss = fun(*params)
         loss.backward()
         history.append(float(loss.detach()))
         opt.step()
-        bar.update(objective=f"{history[-1]:.6g}")
+        bar.update()
+        bar.set_postfix(objective=f"{history[-1]:.6g}")
     bar.close()
     with torch.no_grad():
         final = float(fun(*params))

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 
 from .._linalg import objective_rounding
-from .result import OptimizeResult, ProgressBar
+from .._progress import tqdm
+from .result import OptimizeResult
 
 __all__ = [
     "GEOOPT_METHODS",
@@ -152,7 +153,7 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
     history, steps = [float(f)], []
     alpha, converged, it, pg_norm = float(step), False, 0, float("nan")
     message = f"max_iter={max_iter} reached"
-    bar = ProgressBar(progress, max_iter, desc)
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
     for it in range(1, max_iter + 1):
         accepted = False
         for _ in range(max_backtracks):
@@ -174,7 +175,8 @@ def projected_gradient(objective: Callable[..., torch.Tensor], H0: torch.Tensor,
         f, grads = value_and_grads(H, ps)
         history.append(float(f))
         steps.append(alpha)
-        bar.update(objective=float(f))
+        bar.update()
+        bar.set_postfix(objective=float(f))
         if pg_norm <= tol * max(1.0, abs(float(f))):
             converged, message = True, "projected-gradient norm below tol"
             break
@@ -240,7 +242,7 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
         value.backward()
         return value.detach()  # geoopt hands it to scipy's Armijo search, which calls numpy() on it
 
-    bar = ProgressBar(progress, max_iter, desc)
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
     history: list[float] = []
     grad_norms: list[float] = []  # since the last change of step size
     best = (math.inf, H.detach().clone())
@@ -282,7 +284,8 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
                     break
             else:
                 opt.step()
-            bar.update(objective=f"{f:.6g}", grad=f"{gnorm:.2e}")
+            bar.update()
+            bar.set_postfix(objective=f"{f:.6g}", grad=f"{gnorm:.2e}")
     finally:
         bar.close()
     H_final = H.detach().clone()
