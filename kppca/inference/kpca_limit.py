@@ -25,7 +25,6 @@ def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
     ----------
     model : DualPPCA, fitted
     X : array-like of shape (N, D)
-        The data to refit on.
     ratio : float in (0, 1), default 1e-6
 
     Returns

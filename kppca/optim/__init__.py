@@ -1,7 +1,4 @@
-"""One optimisation layer: :func:`minimize` on the Stiefel manifold or unconstrained, one result type.
-
-geoopt (``pip install kppca[rkm]``) is imported only by the Riemannian methods.
-"""
+"""One optimisation layer: :func:`minimize` on the Stiefel manifold or unconstrained, one result type."""
 
 from .minimize import METHODS, STIEFEL_METHODS, minimize
 from .result import OptimizeResult

@@ -109,11 +109,7 @@ def _leaves(x0: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 
 def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_iter: int, tol: float,
           progress: bool, desc: str, history_size: int = 20, max_eval: int = 25) -> OptimizeResult:
-    """``torch.optim.LBFGS`` (strong Wolfe) one iteration at a time, ``history`` non-increasing.
-
-    A step that does not lower ``fun`` ends the run; converged when an iteration lowers ``fun`` by at most
-    ``tol * max(1, |f|)``.
-    """
+    """``torch.optim.LBFGS`` (strong Wolfe) one iteration at a time; a step that does not lower ``fun`` ends the run."""
     params = _leaves(x0)
     opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=max_eval, history_size=history_size,
                             tolerance_grad=0.0, tolerance_change=0.0, line_search_fn="strong_wolfe")
@@ -160,11 +156,7 @@ def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_i
 
 def adam(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_iter: int, lr: float | None,
          progress: bool, desc: str, state: dict | None = None) -> OptimizeResult:
-    """``max_iter`` steps of ``torch.optim.Adam`` (default ``lr`` 1e-2); ``state`` resumes an earlier run.
-
-    No stopping rule (``converged`` is False); the returned ``state`` keeps the moments for a caller that
-    alternates Adam with other steps (the MLP head of the deep RKM classifier).
-    """
+    """``max_iter`` steps of ``torch.optim.Adam`` (default ``lr`` 1e-2), no stopping rule; ``state`` resumes a run."""
     params = _leaves(x0)
     opt = torch.optim.Adam(params, lr=1e-2 if lr is None else lr)
     if state is not None:

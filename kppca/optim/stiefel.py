@@ -194,12 +194,7 @@ STALL_STEPS = 20
 
 def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch.Tensor, *, method: str,
                     max_iter: int, tol: float, lr: float | None, progress: bool, desc: str) -> OptimizeResult:
-    """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`).
-
-    Stops at ``||grad_R f(H)||_F <= tol * max(1, |f(H)|)``, after ``max_iter`` steps, or when a line search
-    finds no decrease. Adam/SGD halve their step when ``f`` rises or the gradient norm stalls for
-    :data:`STALL_STEPS` steps, and return the best point seen.
-    """
+    """Minimise ``objective(H)`` subject to ``H^T H = I`` with a geoopt optimiser (see :func:`kppca.optim.minimize`)."""
     try:
         import geoopt
     except ImportError as exc:  # pragma: no cover - depends on the environment
