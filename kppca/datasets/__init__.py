@@ -4,10 +4,8 @@ Image loaders return flat rows: ``X[0].reshape(MNIST_SHAPE)`` (or :data:`DIGITS_
 """
 
 from .augment import augmented_mnist
-from .idx import read_idx, write_idx
-from .mnist import MNIST_ENV_VAR, MNIST_SHAPE, MNISTNotFoundError, bundled_mnist_path, load_mnist
-from .timeseries import load_santafe, sum_of_sines
-from .toy import DIGITS_SHAPE, load_digits, make_circles, make_moons, make_swiss_roll
+from .mnist import MNIST_ENV_VAR, MNIST_SHAPE, MNISTNotFoundError, bundled_mnist_path, load_mnist, read_idx, write_idx
+from .toy import DIGITS_SHAPE, load_digits, load_santafe, make_circles, make_moons, make_swiss_roll, sum_of_sines
 
 __all__ = [
     "DIGITS_SHAPE",

@@ -41,11 +41,7 @@ def select_indices(
     y: np.ndarray, *, labels: Any = None, n_samples: Any = None, random_state: RandomState = None,
     source: str = "the data set",
 ) -> np.ndarray:
-    """(n_kept,) increasing int64 indices of the rows of the classes ``labels`` (the ``digits`` argument).
-
-    ``n_samples`` rows are drawn without replacement, stratified: each class gets a share proportional to its
-    frequency (largest remainder). ``source`` names the data in error messages.
-    """
+    """Increasing int64 indices of the rows of the classes ``labels``; ``n_samples`` of them stratified by class."""
     y = np.asarray(y)
     if labels is None:
         wanted = None

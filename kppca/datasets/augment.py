@@ -10,8 +10,7 @@ import torch
 from .._param_validation import Integral, Interval, Real, check_scalar, dtype_from_spec
 from .._validation import numpy_rng
 from ._subsample import RandomState, check_n_samples
-from .idx import PathLike
-from .mnist import load_mnist
+from .mnist import PathLike, load_mnist
 
 __all__ = ["augmented_mnist", "augmented_mnist_blocks"]
 
@@ -33,9 +32,8 @@ def augmented_mnist(
     """MNIST digits augmented by random shifts and Gaussian pixel noise, any number of rows.
 
     Every base digit (the selected rows of :func:`load_mnist`) is used once, in random order, before any is
-    used again. Each copy is shifted by a random ``(dy, dx)`` in ``-max_shift .. max_shift`` (the uncovered
-    border is black), gets ``N(0, noise**2)`` noise on every pixel, and is clipped to [0, 1]. Filled in
-    blocks: the working memory beyond the output is a few tens of MB, and the result for a seed does not
+    used again; each copy is shifted (the uncovered border is black), noised and clipped to [0, 1]. Filled
+    in blocks: the working memory beyond the output is a few tens of MB, and the result for a seed does not
     depend on the machine.
 
     Parameters
@@ -45,7 +43,7 @@ def augmented_mnist(
     digits : None, int or iterable of int, default None
         Classes of the base digits, from 0..9; None uses all ten.
     max_shift : int, default 2
-        Largest shift in pixels along each axis, below the image side.
+        Largest shift ``|dy|``, ``|dx|`` in pixels, below the image side.
     noise : float, default 0.05
         Standard deviation of the pixel noise (intensities in [0, 1]); 0 adds none.
     random_state : None, int, numpy.random.Generator or torch.Generator, default None
@@ -60,8 +58,7 @@ def augmented_mnist(
 
     Returns
     -------
-    X : numpy.ndarray of shape (n_samples, 784)
-        Pixel intensities in [0, 1], flat rows.
+    X : numpy.ndarray of shape (n_samples, 784), in [0, 1]
     y : numpy.ndarray of shape (n_samples,), dtype int64
         The label of each row's base digit.
 

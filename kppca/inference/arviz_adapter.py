@@ -165,13 +165,11 @@ def from_pyro_mcmc(
     Parameters
     ----------
     mcmc : pyro.infer.MCMC
-        After ``run``.
     var_names : sequence of str, optional
         Sites to keep; default all sampled sites.
     dims, coords : mapping, optional
         Extra or overriding dims per site and coordinate values; this package's sites have defaults.
-    obs_names : sequence, optional
-        Coordinates of ``obs``.
+    obs_names : sequence of length M, optional
     model : callable, optional
         The sampled model with its arguments bound (e.g. from :func:`~kppca.inference.latent_model`);
         needed for ``deterministic``.

@@ -14,7 +14,7 @@ from .._validation import as_numpy
 from ..kernels import as_kernel
 from ..models import DualPPCA
 
-__all__ = ["kpca_limit_model", "kpca_limit_sweep", "default_sigma2_grid", "KPCA_LIMIT_COLUMNS"]
+__all__ = ["kpca_limit_model", "kpca_limit_sweep", "default_sigma2_grid"]
 
 def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
     """A copy of a fitted dual model refitted on ``X`` with the same ``q`` and a tiny fixed ``sigma2``.
@@ -25,7 +25,6 @@ def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
     ----------
     model : DualPPCA, fitted
     X : array-like of shape (N, D)
-        The data to refit on.
     ratio : float in (0, 1), default 1e-6
 
     Returns
@@ -36,19 +35,6 @@ def kpca_limit_model(model: DualPPCA, X: Any, ratio: float = 1e-6) -> DualPPCA:
         raise ValueError(f"ratio must lie in (0, 1), got {ratio!r}.")
     s2 = ratio * float(model.eigenvalues_[-1]) / model.n_samples_
     return clone(model).set_params(n_components=int(model.n_components_), sigma2=s2).fit(X)
-
-
-#: Columns of the table returned by :func:`kpca_limit_sweep`.
-KPCA_LIMIT_COLUMNS = (
-    "n_components",
-    "sigma2",
-    "ml",
-    "noise_fraction",
-    "reconstruction_error",
-    "latent_error",
-    "posterior_sd",
-    "explained_variance",
-)
 
 
 def default_sigma2_grid(lam_q_over_n: float, num: int = 10) -> np.ndarray:
@@ -141,5 +127,5 @@ def kpca_limit_sweep(
                     "explained_variance": float(model.explained_variance_ratio_.sum()),
                 }
             )
-    df = pd.DataFrame(rows, columns=list(KPCA_LIMIT_COLUMNS))
+    df = pd.DataFrame(rows)
     return df.sort_values(["n_components", "sigma2"], ascending=[True, False], kind="stable").reset_index(drop=True)

@@ -73,7 +73,6 @@ def primal_latent_model(
     Returns
     -------
     Tensor of shape (M, q)
-        The latent codes.
     """
     M = _num_points(y, num_points)
     r, q = loading.shape
@@ -133,10 +132,7 @@ def dual_latent_model(
 
 
 def _bartlett_loading(q: int, scale: float, like: torch.Tensor) -> torch.Tensor:
-    """Sample a lower-triangular ``W`` (q, q) whose ``W W^T`` has the law of ``G G^T``, ``G_ij ~ N(0, scale^2)``.
-
-    The Bartlett decomposition of the Wishart matrix ``G G^T``: ``W_ii = scale sqrt(chi2(q - i))``.
-    """
+    """Lower-triangular ``W`` (q, q) in Bartlett form: ``W_ii = scale sqrt(chi2(q - i))``, ``N(0, scale^2)`` below."""
     df = torch.arange(q, 0, -1, dtype=like.dtype, device=like.device)
     c = pyro.sample("W_chi2", dist.Chi2(df).to_event(1))
     rows, cols = torch.tril_indices(q, q, offset=-1, device=like.device)

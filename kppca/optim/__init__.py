@@ -1,12 +1,8 @@
-"""One optimisation layer: :func:`minimize` on the Stiefel manifold or unconstrained, one result type.
-
-geoopt (``pip install kppca[rkm]``) is imported only by the Riemannian methods.
-"""
+"""One optimisation layer: :func:`minimize` on the Stiefel manifold or unconstrained, one result type."""
 
 from .minimize import METHODS, STIEFEL_METHODS, minimize
-from .projected import projected_gradient
 from .result import OptimizeResult
-from .stiefel import check_orthonormal, project_stiefel, random_stiefel
+from .stiefel import check_orthonormal, project_stiefel, projected_gradient, random_stiefel
 
 __all__ = [
     "METHODS",

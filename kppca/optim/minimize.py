@@ -1,7 +1,8 @@
-"""One entry point for the package's iterative optimisation: :func:`minimize`."""
+"""One entry point for the package's iterative optimisation, :func:`minimize`, and its unconstrained methods."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -10,13 +11,11 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar
-from .euclidean import adam, lbfgs
-from .projected import projected_gradient
+from .._progress import tqdm
 from .result import OptimizeResult
-from .riemannian import GEOOPT_METHODS, geoopt_minimize
-from .stiefel import check_orthonormal
+from .stiefel import GEOOPT_METHODS, check_orthonormal, geoopt_minimize, projected_gradient
 
-__all__ = ["METHODS", "STIEFEL_METHODS", "minimize"]
+__all__ = ["METHODS", "STIEFEL_METHODS", "adam", "lbfgs", "minimize"]
 
 #: Methods on the Stiefel manifold: geoopt's Riemannian optimisers and the projected gradient.
 STIEFEL_METHODS = GEOOPT_METHODS + ("pgd",)
@@ -102,3 +101,80 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
                       f"{result.n_iter} iterations; increase max_iter or loosen tol.", ConvergenceWarning,
                       stacklevel=2)
     return result
+
+
+def _leaves(x0: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    return [t.detach().clone(memory_format=torch.contiguous_format).requires_grad_(True) for t in x0]
+
+
+def lbfgs(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_iter: int, tol: float,
+          progress: bool, desc: str, history_size: int = 20, max_eval: int = 25) -> OptimizeResult:
+    """``torch.optim.LBFGS`` (strong Wolfe) one iteration at a time; a step that does not lower ``fun`` ends the run."""
+    params = _leaves(x0)
+    opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=max_eval, history_size=history_size,
+                            tolerance_grad=0.0, tolerance_change=0.0, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = fun(*params)
+        loss.backward()
+        return loss
+
+    with torch.no_grad():
+        current = float(fun(*params))
+    if not math.isfinite(current):
+        raise ValueError("the objective is not finite at the starting point; check the inputs and parameters.")
+    history, grads, n_iter = [current], [], 0
+    converged, message = False, f"max_iter={max_iter} reached"
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
+    for k in range(1, max_iter + 1):
+        saved = [p.detach().clone() for p in params]
+        opt.step(closure)
+        with torch.no_grad():
+            new = float(fun(*params))
+        if not (new <= current):  # not a decrease (or not finite): reject and stop
+            with torch.no_grad():
+                for p, s in zip(params, saved):
+                    p.copy_(s)
+            message = "a step did not lower the objective (rounding level or an ill-conditioned problem)"
+            break
+        n_iter = k
+        history.append(new)
+        grads.append(math.sqrt(sum(float((p.grad ** 2).sum()) for p in params if p.grad is not None)))
+        bar.update()
+        bar.set_postfix(objective=f"{new:.6g}")
+        done = current - new <= tol * max(1.0, abs(current))
+        current = new
+        if done:
+            converged, message = True, "relative decrease below tol"
+            break
+    bar.close()
+    return OptimizeResult(x=[p.detach() for p in params], fun=current, n_iter=n_iter, converged=converged,
+                          grad_norm=grads[-1] if grads else math.nan, history=history, grad_history=grads,
+                          message=message, method="lbfgs")
+
+
+def adam(fun: Callable[..., torch.Tensor], x0: Sequence[torch.Tensor], *, max_iter: int, lr: float | None,
+         progress: bool, desc: str, state: dict | None = None) -> OptimizeResult:
+    """``max_iter`` steps of ``torch.optim.Adam`` (default ``lr`` 1e-2), no stopping rule; ``state`` resumes a run."""
+    params = _leaves(x0)
+    opt = torch.optim.Adam(params, lr=1e-2 if lr is None else lr)
+    if state is not None:
+        opt.load_state_dict(state)
+    history: list[float] = []
+    bar = tqdm(total=max_iter, desc=desc, leave=False, disable=not progress)
+    for _ in range(max_iter):
+        opt.zero_grad()
+        loss = fun(*params)
+        loss.backward()
+        history.append(float(loss.detach()))
+        opt.step()
+        bar.update()
+        bar.set_postfix(objective=f"{history[-1]:.6g}")
+    bar.close()
+    with torch.no_grad():
+        final = float(fun(*params))
+    history.append(final)
+    return OptimizeResult(x=[p.detach() for p in params], fun=final, n_iter=max_iter, converged=False,
+                          history=history, message="fixed number of steps", method="adam",
+                          state=opt.state_dict())

@@ -1,4 +1,4 @@
-"""The one result type of :func:`kppca.optim.minimize`, and the progress bar of its loops."""
+"""The one result type of :func:`kppca.optim.minimize`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from .._param_validation import Integral, Interval, Real
 from ..io import OPTIONAL, DictOf, ListOf, TensorSpec, register
 
-__all__ = ["OptimizeResult", "ProgressBar"]
+__all__ = ["OptimizeResult"]
 
 _REAL = Interval(Real, None, None)  # finite
 _NONNEG_INT = Interval(Integral, 0, None, closed="left")
@@ -88,23 +88,3 @@ class OptimizeResult:
         """Alias of ``fun``."""
         return self.fun
 
-
-class ProgressBar:
-    """A tqdm bar when ``enabled`` (imported lazily), else a no-op with the same calls."""
-
-    def __init__(self, enabled: bool, total: int, desc: str):
-        self._bar = None
-        if enabled:
-            from .._progress import tqdm
-
-            self._bar = tqdm(total=total, desc=desc, leave=False)
-
-    def update(self, **postfix: Any) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-            if postfix:
-                self._bar.set_postfix(**postfix)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
