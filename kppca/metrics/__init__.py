@@ -5,8 +5,10 @@ models across kernels and feature maps, unlike ``score`` (a log-likelihood on th
 """
 
 from .digit_features import DigitFeatures, digit_features, train_digit_features
-from .frechet import frechet_distance, frechet_feature_distance, gaussian_statistics
-from .sample_quality import SampleQuality, effective_classes, mmd_test, sample_quality
+from .sample_quality import (
+    SampleQuality, effective_classes, frechet_distance, frechet_feature_distance, gaussian_statistics, mmd_test,
+    sample_quality,
+)
 from . import scoring as _scoring
 from .scoring import *  # noqa: F403 -- the names re-exported are those of scoring.__all__
 
