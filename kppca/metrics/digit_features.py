@@ -177,10 +177,7 @@ def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Ten
 
 def _backward(X: torch.Tensor, y: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
               weight_grads: list[torch.Tensor], bias_grads: list[torch.Tensor], rows: torch.Tensor) -> None:
-    """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``.
-
-    Each step calls the operation autograd calls, so the gradients are bitwise the same.
-    """
+    """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``."""
     outputs = _logits(X, weights, biases)
     log_p = torch.log_softmax(outputs.pop(), 1)
     n = X.shape[0]

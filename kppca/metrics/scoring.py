@@ -1,10 +1,4 @@
-"""Held-out criteria that compare models *across* kernels, bandwidths and feature maps.
-
-``score`` is a log-density on the model's own ``H_E``, which changes with the kernel. The error in the input
-space of :func:`reconstruction_error` does not; on held-out points very narrow kernels cannot copy a neighbour,
-and the default way back, the kernel smoother on *all* raw weights (paper eq. 19), gives the error an interior
-minimum in the bandwidth (see :ref:`comparing-kernels`).
-"""
+"""Held-out criteria that compare models *across* kernels, bandwidths and feature maps (:ref:`comparing-kernels`)."""
 
 from __future__ import annotations
 
@@ -90,10 +84,7 @@ def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, 
 
 
 class ReconstructionScorer:
-    """A scikit-learn scorer: ``-reconstruction_error`` (greater is better).
-
-    Build it with :func:`make_reconstruction_scorer`; picklable, so it also works
-    with ``n_jobs > 1``.
+    """The scorer of :func:`make_reconstruction_scorer`; picklable, so it also works with ``n_jobs > 1``.
 
     Parameters
     ----------
