@@ -86,10 +86,7 @@ class DigitFeatures:
 
 
 def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """``(weight (fan_out, fan_in), bias)`` of each layer, drawn from ``gen`` only.
-
-    Not ``torch.nn.Linear``: it would draw from torch's global generator, moving the caller's random stream.
-    """
+    """``(weight (fan_out, fan_in), bias)`` per layer, from ``gen`` only (``nn.Linear`` draws from the global one)."""
     layers = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = (6.0 / fan_in) ** 0.5  # He-uniform: keeps ReLU activations at unit scale
@@ -132,10 +129,7 @@ def train_digit_features(
     weight_decay: float = 1e-4,
     random_state: int = 0,
 ) -> DigitFeatures:
-    """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,), deterministically.
-
-    Mini-batch Adam with a small weight decay, on one thread (see the module docstring).
-    """
+    """Train the feature network (mini-batch Adam) on real inputs ``X`` (n, D), labels ``y`` (n,), deterministically."""
     Xa = np.asarray(X, dtype=np.float32)
     ya = np.asarray(y)
     if Xa.ndim != 2 or ya.shape != (Xa.shape[0],):

@@ -68,10 +68,9 @@ def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, 
     X : array-like of shape (M, D)
         Points not used to fit ``model``.
     preimage : str, optional
-        Pre-image method (:data:`kppca.models.generation.PREIMAGE_METHODS`).
-        Default: :data:`SCORING_PREIMAGE`, the kernel smoother on all weights
-        (options given with ``preimage=None`` override its defaults). Ignored by
-        the primal model with the identity map (then ``x_hat = W h_MAP + m``).
+        Pre-image method (:data:`kppca.models.generation.PREIMAGE_METHODS`); default :data:`SCORING_PREIMAGE`
+        (options given with ``preimage=None`` override its defaults). Ignored by the primal model with the identity
+        map (then ``x_hat = W h_MAP + m``).
     **preimage_options
         Options of that method (:data:`kppca.models.generation.PREIMAGE_OPTIONS`).
 
