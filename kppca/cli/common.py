@@ -48,10 +48,7 @@ class Stages:
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs.
-
-        Once torch is loaded, in a compute section: on the threads the machine has free, not on spinning ones.
-        """
+        """``fn(*args, **kwargs)`` as stage ``name``; once torch is loaded, on the threads the machine has free."""
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
         section = contextlib.nullcontext()
