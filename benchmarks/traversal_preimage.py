@@ -24,7 +24,7 @@ from kppca import DualPPCA
 from kppca.datasets import load_mnist
 from kppca.kernels import RBF
 from kppca.metrics.digit_features import digit_features
-from kppca.metrics.frechet import frechet_feature_distance
+from kppca.metrics.sample_quality import frechet_feature_distance
 
 
 def main() -> None:

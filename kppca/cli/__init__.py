@@ -1,7 +1,4 @@
-"""Command-line interface: ``kppca sample``, ``kppca traverse``, ``kppca fit`` (also ``python -m kppca``).
-
-See :func:`kppca.cli.main.main` and ``kppca --help``.
-"""
+"""Command-line interface: ``kppca sample``, ``kppca traverse``, ``kppca fit`` (also ``python -m kppca``)."""
 
 from .main import build_parser, main
 

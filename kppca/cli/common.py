@@ -34,7 +34,6 @@ class OptionError(UserError):
 
     def __init__(self, option: str, message: str):
         super().__init__(f"argument {option}: {message}")
-        self.option = option
 
 
 class Stages:
@@ -49,10 +48,7 @@ class Stages:
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` as stage ``name``; the bar's clock keeps ticking while it runs.
-
-        Once torch is loaded, in a compute section: on the threads the machine has free, not on spinning ones.
-        """
+        """``fn(*args, **kwargs)`` as stage ``name``; once torch is loaded, on the threads the machine has free."""
         self.bar.set_description_str(name)
         t0 = time.perf_counter()
         section = contextlib.nullcontext()
@@ -67,15 +63,15 @@ class Stages:
         return out
 
     @contextlib.contextmanager
-    def _ticking(self, interval: float = 0.5) -> Iterator[None]:
-        """Redraw the bar every ``interval`` seconds (a long stage shows its elapsed time, not a frozen line)."""
+    def _ticking(self) -> Iterator[None]:
+        """Redraw the bar every half second (a long stage shows its elapsed time, not a frozen line)."""
         if self.bar.disable:
             yield
             return
         done = threading.Event()
 
         def tick() -> None:
-            while not done.wait(interval):
+            while not done.wait(0.5):
                 self.bar.refresh()
 
         ticker = threading.Thread(target=tick, name="kppca-progress", daemon=True)
@@ -202,10 +198,7 @@ def image_shape(model: Any) -> tuple[int, int]:
 
 
 def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """``--model`` is a readable file, ``--mnist-dir`` a folder and each ``(path, what)`` of ``outputs`` writable.
-
-    Standard library only: a typo answers at once, not after the library has loaded.
-    """
+    """``--model`` is a readable file, ``--mnist-dir`` a folder and each ``(path, what)`` of ``outputs`` writable."""
     model = getattr(args, "model", None)
     if model:
         if not os.path.isfile(model):

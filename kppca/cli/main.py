@@ -70,10 +70,7 @@ def _stage_names(args: Any, command: Any) -> list[str]:
 
 
 def _load_library(threads: int | None) -> int | None:
-    """Import torch, scikit-learn and the models (only now: the options are valid); set torch's threads.
-
-    Returns torch's previous number of threads when ``threads`` changes it, else None.
-    """
+    """Import the library (only now: the options are valid); set torch's ``threads``, returning the previous count."""
     if "matplotlib.pyplot" not in sys.modules:  # the command only writes files
         import matplotlib
 
@@ -152,7 +149,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             import torch
 
             torch.set_num_threads(threads)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

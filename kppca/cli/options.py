@@ -1,22 +1,144 @@
-"""The option groups the ``kppca`` commands share; importing no torch, ``kppca COMMAND --help`` is immediate."""
+"""The options of the ``kppca`` commands: argument types (numbers in a range, digits, names) and shared groups.
+
+Nothing here imports torch, so argument errors answer before the library loads. The ranges and names are the
+library's, in its words ("must be an int in the range [1, inf), got 0"); ``tests/cli/test_cli.py`` checks them.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .common import DEFAULTS
-from .types import (
-    DEFAULT_PREIMAGE,
-    PREIMAGE_METHODS,
-    DigitsAction,
-    components,
-    digit_list,
-    positive_float,
-    positive_int,
-    preimage_name,
-    seed,
-)
+
+#: Latent distributions of ``sample`` (``kppca.models.generation.LATENTS``).
+LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
+#: Pre-image methods (``kppca.preimage.PREIMAGE_METHODS``) and the default one (``DEFAULT_PREIMAGE``).
+PREIMAGE_METHODS: tuple[str, ...] = ("auto", "smoother", "knn", "fixed-point", "learned")
+DEFAULT_PREIMAGE = "auto"
+#: Largest seed (``kppca._param_validation.MAX_SEED``: a ``torch.Generator`` holds an unsigned 64-bit integer).
+MAX_SEED = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class Range:
+    """Numbers of one kind in an interval, as :class:`kppca._param_validation.Interval` (same text)."""
+
+    kind: str  # "int", "real" (ints too) or "real_not_int"
+    left: float | None
+    right: float | None
+    closed: str = "both"  # "left", "right", "both" or "neither"
+
+    def holds(self, value: int | float) -> bool:
+        is_int = isinstance(value, int)
+        if self.kind == "int" and not is_int:
+            return False
+        if self.kind == "real_not_int" and is_int:
+            return False
+        if not is_int and not math.isfinite(value):
+            return False
+        if self.left is not None and (value < self.left or (value == self.left and self.closed in ("right", "neither"))):
+            return False
+        if self.right is not None and (value > self.right or (value == self.right and self.closed in ("left", "neither"))):
+            return False
+        return True
+
+    def __str__(self) -> str:
+        what = "an int" if self.kind == "int" else "a float"
+        lo = "-inf" if self.left is None else _bound(self.left)
+        hi = "inf" if self.right is None else _bound(self.right)
+        lb = "[" if self.closed in ("left", "both") and self.left is not None else "("
+        rb = "]" if self.closed in ("right", "both") and self.right is not None else ")"
+        return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+def _bound(x: float) -> str:
+    # Exact for integers (a seed bound 18446744073709551615, not 1.84467e+19); floats as the library writes them.
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def checked_number(*ranges: Range) -> Callable[[str], int | float]:
+    """An argparse type: parse an int (else a float) and accept it when one of ``ranges`` holds."""
+
+    def convert(text: str) -> int | float:
+        try:
+            value: int | float = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not any(r.holds(value) for r in ranges):
+            said = ", ".join(map(str, ranges[:-1])) + " or " + str(ranges[-1]) if len(ranges) > 1 else str(ranges[0])
+            raise argparse.ArgumentTypeError(f"must be {said}, got {value!r}")
+        return value
+
+    convert.ranges = ranges  # type: ignore[attr-defined]  # read by the parity test
+    return convert
+
+
+positive_int = checked_number(Range("int", 1, None, closed="left"))
+nonnegative_int = checked_number(Range("int", 0, None, closed="left"))
+positive_float = checked_number(Range("real", 0, None, closed="neither"))
+steps = checked_number(Range("int", 2, None, closed="left"))
+#: ``--seed``: the seeds a ``torch.Generator`` takes (the models' ``random_state``).
+seed = checked_number(Range("int", 0, MAX_SEED, closed="both"))
+#: ``--n-components``: the models' constraint less its non-numeric options ('mle', None).
+components = checked_number(Range("int", 1, None, closed="left"), Range("real_not_int", 0, 1, closed="neither"))
+
+
+def digit_list(text: str) -> list[int]:
+    out = []
+    for part in text.replace(",", " ").split():
+        if not part.isdigit() or int(part) > 9:
+            raise argparse.ArgumentTypeError(f"digits are 0..9, got {part!r}")
+        out.append(int(part))
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one digit")
+    return out
+
+
+class DigitsAction(argparse.Action):
+    """Collect digits given as several tokens and/or comma-separated lists, over repeated options."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        seen = list(getattr(namespace, self.dest) or [])
+        for group in values:
+            seen.extend(d for d in group if d not in seen)
+        setattr(namespace, self.dest, sorted(seen))
+
+
+class ComponentsAction(argparse.Action):
+    """Two different latent component indices."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        if values[0] == values[1]:
+            parser.error(f"argument {option_string}: the two components must differ, got {values[0]} twice")
+        setattr(namespace, self.dest, list(values))
+
+
+def digit_class(text: str) -> int:
+    """One digit class 0..9 (``--digit-class``)."""
+    if not text.strip().isdigit() or int(text) > 9:
+        raise argparse.ArgumentTypeError(f"a digit class is one of 0..9, got {text!r}")
+    return int(text)
+
+
+def latent_name(text: str) -> str:
+    name = text.strip().lower()
+    if name not in LATENTS:
+        raise argparse.ArgumentTypeError(f"unknown latent distribution {text!r}; choose from {', '.join(LATENTS)}")
+    return name
+
+
+def preimage_name(text: str) -> str:
+    name = text.strip().lower().replace("_", "-")
+    if name not in PREIMAGE_METHODS:
+        raise argparse.ArgumentTypeError(f"unknown pre-image {text!r}; choose from {', '.join(PREIMAGE_METHODS)}")
+    return name
+
 
 
 def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:

@@ -4,22 +4,11 @@
 models across kernels and feature maps, unlike ``score`` (a log-likelihood on the model's own ``H_E``).
 """
 
-from .digit_features import DigitFeatures, digit_features, train_digit_features
-from .frechet import frechet_distance, frechet_feature_distance, gaussian_statistics
-from .sample_quality import SampleQuality, effective_classes, mmd_test, sample_quality
+from . import digit_features as _digit_features
+from . import sample_quality as _sample_quality
 from . import scoring as _scoring
-from .scoring import *  # noqa: F403 -- the names re-exported are those of scoring.__all__
+from .digit_features import *  # noqa: F403 -- the names re-exported are those of each module's __all__
+from .sample_quality import *  # noqa: F403
+from .scoring import *  # noqa: F403
 
-__all__ = [
-    "sample_quality",
-    "SampleQuality",
-    "effective_classes",
-    "mmd_test",
-    "frechet_distance",
-    "frechet_feature_distance",
-    "gaussian_statistics",
-    "DigitFeatures",
-    "digit_features",
-    "train_digit_features",
-    *_scoring.__all__,
-]
+__all__ = [*_sample_quality.__all__, *_digit_features.__all__, *_scoring.__all__]

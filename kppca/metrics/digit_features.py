@@ -86,10 +86,7 @@ class DigitFeatures:
 
 
 def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """``(weight (fan_out, fan_in), bias)`` of each layer, drawn from ``gen`` only.
-
-    Not ``torch.nn.Linear``: it would draw from torch's global generator, moving the caller's random stream.
-    """
+    """``(weight (fan_out, fan_in), bias)`` per layer, from ``gen`` only (``nn.Linear`` draws from the global one)."""
     layers = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = (6.0 / fan_in) ** 0.5  # He-uniform: keeps ReLU activations at unit scale
@@ -132,10 +129,7 @@ def train_digit_features(
     weight_decay: float = 1e-4,
     random_state: int = 0,
 ) -> DigitFeatures:
-    """Train the feature network on real inputs ``X`` (n, D) with labels ``y`` (n,), deterministically.
-
-    Mini-batch Adam with a small weight decay, on one thread (see the module docstring).
-    """
+    """Train the feature network (mini-batch Adam) on real inputs ``X`` (n, D), labels ``y`` (n,), deterministically."""
     Xa = np.asarray(X, dtype=np.float32)
     ya = np.asarray(y)
     if Xa.ndim != 2 or ya.shape != (Xa.shape[0],):
@@ -177,10 +171,7 @@ def _logits(h: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Ten
 
 def _backward(X: torch.Tensor, y: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
               weight_grads: list[torch.Tensor], bias_grads: list[torch.Tensor], rows: torch.Tensor) -> None:
-    """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``.
-
-    Each step calls the operation autograd calls, so the gradients are bitwise the same.
-    """
+    """The gradient of the mean cross-entropy of the batch ``(X, y)``, written into ``weight_grads``, ``bias_grads``."""
     outputs = _logits(X, weights, biases)
     log_p = torch.log_softmax(outputs.pop(), 1)
     n = X.shape[0]

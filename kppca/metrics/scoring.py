@@ -1,10 +1,4 @@
-"""Held-out criteria that compare models *across* kernels, bandwidths and feature maps.
-
-``score`` is a log-density on the model's own ``H_E``, which changes with the kernel. The error in the input
-space of :func:`reconstruction_error` does not; on held-out points very narrow kernels cannot copy a neighbour,
-and the default way back, the kernel smoother on *all* raw weights (paper eq. 19), gives the error an interior
-minimum in the bandwidth (see :ref:`comparing-kernels`).
-"""
+"""Held-out criteria that compare models *across* kernels, bandwidths and feature maps (:ref:`comparing-kernels`)."""
 
 from __future__ import annotations
 
@@ -74,10 +68,9 @@ def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, 
     X : array-like of shape (M, D)
         Points not used to fit ``model``.
     preimage : str, optional
-        Pre-image method (:data:`kppca.models.generation.PREIMAGE_METHODS`).
-        Default: :data:`SCORING_PREIMAGE`, the kernel smoother on all weights
-        (options given with ``preimage=None`` override its defaults). Ignored by
-        the primal model with the identity map (then ``x_hat = W h_MAP + m``).
+        Pre-image method (:data:`kppca.models.generation.PREIMAGE_METHODS`); default :data:`SCORING_PREIMAGE`
+        (options given with ``preimage=None`` override its defaults). Ignored by the primal model with the identity
+        map (then ``x_hat = W h_MAP + m``).
     **preimage_options
         Options of that method (:data:`kppca.models.generation.PREIMAGE_OPTIONS`).
 
@@ -90,10 +83,7 @@ def reconstruction_error(model: Any, X: ArrayLike, preimage: str | None = None, 
 
 
 class ReconstructionScorer:
-    """A scikit-learn scorer: ``-reconstruction_error`` (greater is better).
-
-    Build it with :func:`make_reconstruction_scorer`; picklable, so it also works
-    with ``n_jobs > 1``.
+    """The scorer of :func:`make_reconstruction_scorer`; picklable, so it also works with ``n_jobs > 1``.
 
     Parameters
     ----------

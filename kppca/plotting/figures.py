@@ -22,7 +22,6 @@ def save_figure(fig: Any, path: str | Path, *, dpi: int = 100, close: bool = Tru
     Returns
     -------
     Path
-        The path written.
     """
     import matplotlib.pyplot as plt
 

@@ -340,7 +340,7 @@ def test_help_version_and_argument_errors_do_not_import_torch(argv):
 
 def test_cli_names_and_ranges_are_the_librarys():
     from kppca._param_validation import MAX_SEED, Integral, Interval, InvalidParameterError, check_scalar
-    from kppca.cli import types
+    from kppca.cli import options as types
     from kppca.models import DualPPCA
     from kppca.models.generation import DEFAULT_PREIMAGE, LATENTS, PREIMAGE_METHODS
 

@@ -1,4 +1,4 @@
-"""kppca.metrics.frechet and digit_features: the Fréchet feature distance (FID recipe)."""
+"""kppca.metrics.sample_quality (Fréchet distance) and digit_features: the Fréchet feature distance (FID recipe)."""
 
 from __future__ import annotations
 

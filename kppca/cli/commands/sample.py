@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..common import OptionError, Stages, UserError, image_shape, prepare
-from ..options import add_model_options, add_preimage_option, add_run_options
-from ..types import LATENTS, digit_class, latent_name, positive_int
+from ..options import (
+    LATENTS, add_model_options, add_preimage_option, add_run_options, digit_class, latent_name, positive_int,
+)
 
 NAME = "sample"
 STAGES = ["load data", "fit model", "generate", "train judge", "report", "write image", "write samples"]

@@ -6,8 +6,9 @@ import argparse
 from typing import Any
 
 from ..common import Stages, UserError, image_shape, prepare
-from ..options import add_model_options, add_preimage_option, add_run_options
-from ..types import ComponentsAction, nonnegative_int, positive_float, steps
+from ..options import (
+    ComponentsAction, add_model_options, add_preimage_option, add_run_options, nonnegative_int, positive_float, steps,
+)
 
 NAME = "traverse"
 STAGES = ["load data", "fit model", "generate", "write image"]
