@@ -299,9 +299,8 @@ class Decoder:
         """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
 
         A registered class without ``get_params`` (a fitted view, a level) is rebuilt from its state alone,
-        without ``__init__``. Components (kernels, feature maps, the centerer) may hold only finite ``name_``
-        attributes. ``_retired_params`` (parameters a class no longer takes) are dropped when None, their former
-        default. Only an estimator among another's parameters (a template) may be unfitted.
+        without ``__init__``; ``_retired_params`` (parameters a class no longer takes) are dropped when None, their
+        former default. Only an estimator among another's parameters (a template) may be unfitted.
         """
         in_params = self.in_params
         try:
