@@ -1,7 +1,6 @@
 """Values <-> JSON + tensors: plain values, tensors, and nested objects by registered name.
 
-Tags (:data:`TAGS`) mark what JSON cannot hold directly. Loading builds only registered classes, kernels,
-feature maps and the kernel centerer, filled with tensors, numbers and strings.
+Tags (:data:`TAGS`) mark what JSON cannot hold directly; loading builds only what :func:`kppca.load` lists.
 """
 
 from __future__ import annotations
