@@ -127,7 +127,6 @@ def _is_random_state(value: Any) -> bool:
     return _is_int(value) and 0 <= value <= MAX_SEED
 
 
-#: Names accepted for the floating dtypes.
 _DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64}
 
 

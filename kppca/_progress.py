@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-__all__ = ["tqdm"]
-
 
 def tqdm(*args: Any, **kwargs: Any) -> Any:
     """A tqdm progress bar (same arguments): ``tqdm.auto``'s when ipywidgets is installed, else ``tqdm.std``'s."""

@@ -64,8 +64,7 @@ def as_tensor(
 ) -> torch.Tensor:
     """``X`` as a validated tensor of ``dtype`` (float64) on ``device`` (CPU), never sharing memory with ``X``.
 
-    ``name`` names ``X`` in the messages, ``ndim`` is the accepted number(s) of dimensions, ``min_samples`` the
-    least length of the first axis. Sparse input is refused (the models need dense kernel matrices).
+    ``min_samples``: the least length of the first axis. Sparse input is refused (the models need dense Gram matrices).
     """
     dtype = resolve_dtype(dtype)
     device = torch.device("cpu") if device is None else device
@@ -106,10 +105,7 @@ def as_tensor(
 
 
 def as_input_tensor(X: ArrayLike) -> tuple[torch.Tensor, bool]:
-    """``X`` (n, D) for an evaluation (``kernel(X, Y)``), and whether to return numpy.
-
-    Sparse input is densified; a floating tensor keeps its dtype and a tensor its device.
-    """
+    """``X`` (n, D) for an evaluation (``kernel(X, Y)``), and whether to return numpy; sparse ``X`` is densified."""
     X = X.toarray() if scipy.sparse.issparse(X) else X
     dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else None
     device = X.device if isinstance(X, torch.Tensor) else None

@@ -1,9 +1,4 @@
-"""Safe model files for every estimator: save, load, registration and declared fitted state.
-
-A model file is one safetensors file: the tensors bit-exact, everything else JSON in its header, one SHA-256
-checksum over both. Classes take part by registering (:func:`register`) and declaring their fitted state
-(``_fitted_constraints``); loading builds only registered classes, validates what it reads and runs no code.
-"""
+"""Safe model files for every estimator: save, load, registration and declared fitted state."""
 
 from .api import SavableMixin, load, save
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError

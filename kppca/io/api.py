@@ -19,9 +19,8 @@ from .specs import validate_object
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
     """Write a fitted estimator to ``path`` in kppca's safe model-file format.
 
-    One safetensors file (any extension): the tensors bit-exactly, the class, parameters and declared fitted
-    state as JSON, under a SHA-256 checksum; no code and no caches, so :func:`kppca.load` runs none. A
-    ``random_state`` that is a numpy/torch Generator is saved as None, with a warning.
+    The file (any extension, format in :mod:`kppca.io`) holds no code and no caches. A ``random_state`` that
+    is a numpy/torch Generator is saved as None, with a warning.
 
     Parameters
     ----------

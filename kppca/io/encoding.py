@@ -1,7 +1,6 @@
 """Values <-> JSON + tensors: plain values, tensors, and nested objects by registered name.
 
-Tags (:data:`TAGS`) mark what JSON cannot hold directly. Loading builds only registered classes, kernels,
-feature maps and the kernel centerer, filled with tensors, numbers and strings.
+Tags (:data:`TAGS`) mark what JSON cannot hold directly; loading builds only what :func:`kppca.load` lists.
 """
 
 from __future__ import annotations
@@ -299,9 +298,8 @@ class Decoder:
         """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
 
         A registered class without ``get_params`` (a fitted view, a level) is rebuilt from its state alone,
-        without ``__init__``. Components (kernels, feature maps, the centerer) may hold only finite ``name_``
-        attributes. ``_retired_params`` (parameters a class no longer takes) are dropped when None, their former
-        default. Only an estimator among another's parameters (a template) may be unfitted.
+        without ``__init__``; ``_retired_params`` (parameters a class no longer takes) are dropped when None, their
+        former default. Only an estimator among another's parameters (a template) may be unfitted.
         """
         in_params = self.in_params
         try:

@@ -30,6 +30,13 @@ _REQUIRED_FIELDS = ("format", "format_version", "kppca_version", "class", "param
 # JSON strings (with escapes) are skipped when brackets are counted.
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
+#: safetensors dtype names -> torch dtypes (the ones kppca writes, and the other common ones).
+_SAFETENSORS_DTYPES = {
+    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+    "BOOL": torch.bool,
+}  # fmt: skip
+_NONNEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 
 
 class ModelFileError(ValueError):
@@ -115,17 +122,6 @@ def _header(data: bytes, path: Path) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise _not_safetensors(path, "its header is not a JSON object")
     return header
-
-
-#: safetensors dtype names -> torch dtypes (the ones kppca writes, and the other common ones).
-_SAFETENSORS_DTYPES = {
-    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-    "BOOL": torch.bool,
-}  # fmt: skip
-
-
-_NONNEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 
 
 def _ints(values: Any) -> bool:

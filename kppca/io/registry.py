@@ -65,21 +65,17 @@ def name_of(cls: type) -> str | None:
 
 def registered() -> dict[str, type]:
     """A copy of the registry, name -> class (after importing kppca's estimator packages)."""
-    _import_plugins()
+    for package in PLUGIN_PACKAGES:
+        importlib.import_module(package)
     return dict(_CLASSES)
 
 
-def _import_plugins(until: str | None = None) -> None:
-    """Import kppca's estimator packages (their classes register), stopping once ``until`` is registered."""
-    for package in PLUGIN_PACKAGES:
-        if until is not None and until in _CLASSES:
-            return
-        importlib.import_module(package)
-
-
 def lookup(key: str) -> type | None:
-    """The registered class named ``key``, or None."""
-    _import_plugins(until=key)  # imports nothing when key is registered
+    """The registered class named ``key``, or None (kppca's estimator packages imported until it is registered)."""
+    for package in PLUGIN_PACKAGES:
+        if key in _CLASSES:
+            break
+        importlib.import_module(package)
     return _CLASSES.get(key)
 
 
