@@ -1,4 +1,4 @@
-"""Kernel interface: a batched, torch-native ``k(X, Y)``, and the kernel algebra ``k1 + k2``, ``k1 * k2``.
+"""Kernel interface: a batched, torch-native ``k(X, Y)``; sums, products and column subsets of kernels.
 
 Kernels are scikit-learn estimators whose ``__init__`` only stores its arguments (so ``set_params``
 and grid searches over ``kernel__bandwidth`` work); hyper-parameters are therefore validated on use.
@@ -273,3 +273,54 @@ class ProductKernel(_Composite):
         for P in parts[1:]:
             out = (out[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
         return out
+
+
+class ColumnKernel(Kernel):
+    """A kernel on a subset of the input columns: ``k(x, y) = base(x[columns], y[columns])``.
+
+    With views side by side, the multi-view kernel is ``ColumnKernel(k_1, cols_1) + ... + ColumnKernel(k_V, cols_V)``.
+
+    Parameters
+    ----------
+    base : Kernel
+    columns : slice or sequence of int
+    """
+
+    def __init__(self, base: Kernel, columns: slice | Sequence[int]):
+        self.base = base
+        self.columns = columns
+
+    _parameter_constraints = {"base": [Kernel], "columns": [slice, list, tuple, range]}
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        self.base._check_params()
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.base.is_resolved
+
+    def resolve(self, X: ArrayLike) -> Kernel:
+        """Resolve ``base`` on the selected columns of ``X`` (a view's own scale)."""
+        self._check_params()
+        if self.is_resolved:
+            return self
+        Xt = X if isinstance(X, torch.Tensor) else as_tensor(X, "X")
+        return type(self)(self.base.resolve(self._select(Xt)), self.columns)
+
+    # Distinct inputs can agree on the selected columns: never strictly positive definite.
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        return self.base.explicit_features(self._select(X))
+
+    def _select(self, X: torch.Tensor) -> torch.Tensor:
+        cols = self.columns if isinstance(self.columns, slice) else list(self.columns)
+        return X[:, cols]
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        Xs = self._select(X)
+        return self.base.gram(Xs, Xs if Y is X else self._select(Y))
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return self.base.diag(self._select(X))
