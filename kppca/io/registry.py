@@ -89,7 +89,7 @@ def component_classes() -> dict[str, type]:
     from ..features.registry import FEATURE_MAPS
     from ..kernels import ColumnKernel, ProductKernel, SumKernel
     from ..kernels.centering import KernelCenterer
-    from ..kernels.registry import KERNELS
+    from ..kernels.standard import KERNELS
 
     table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}
     # Kernel algebra (k1 + k2, k1 * k2, a kernel on some columns): their parts are stored the same way.

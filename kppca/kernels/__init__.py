@@ -9,9 +9,7 @@ from .base import CallableKernel, ColumnKernel, Kernel, ProductKernel, SumKernel
 from .centered_gram import CenteredGram
 from .centering import KernelCenterer
 from .distances import squared_distances
-from .polynomial import Polynomial
-from .registry import KERNELS, as_kernel
-from .standard import RBF, Laplacian, Linear
+from .standard import KERNELS, RBF, Laplacian, Linear, Polynomial, as_kernel
 
 __all__ = [
     "Kernel",

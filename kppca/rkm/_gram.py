@@ -12,7 +12,7 @@ import torch
 from .._linalg import Spectrum, prefer_partial, rounding_tolerance, solve_spectrum
 from .._validation import precision_advice
 from ..kernels import CenteredGram, Kernel
-from ..kernels.registry import as_kernel
+from ..kernels.standard import as_kernel
 
 __all__ = ["check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum"]
 

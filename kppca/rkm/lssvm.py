@@ -18,7 +18,7 @@ from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
 from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
 from ..kernels import CenteredGram, Kernel, Linear
-from ..kernels.registry import as_kernel
+from ..kernels.standard import as_kernel
 from ._gram import resolve_kernel
 from .lssvm_solvers import LSSVMSolution, solve_lssvm_dual, solve_lssvm_primal
 
