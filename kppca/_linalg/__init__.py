@@ -1,6 +1,6 @@
 """Shared linear algebra of the estimators, one concept per module; the names other modules use are re-exported here."""
 
-from .blocks import block_rows, map_row_blocks
+from .blocks import block_rows, centered_rows, centered_scatter, map_row_blocks
 from .eigen import eigh_descending, eigh_top, flip_signs, orthonormalize_columns, prefer_partial
 from .factorizations import (
     cholesky_in_place,
@@ -9,7 +9,6 @@ from .factorizations import (
     pivoted_cholesky,
     smallest_eigenvalue_bound,
 )
-from .scatter import centered_rows, centered_scatter
 from .spectra import Spectrum, full_spectrum, partial_spectrum, solve_spectrum
 from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (
