@@ -88,7 +88,7 @@ def component_classes() -> dict[str, type]:
     from ..features.base import FeatureMapKernel
     from ..features.registry import FEATURE_MAPS
     from ..kernels import ColumnKernel, ProductKernel, SumKernel
-    from ..kernels.centering import KernelCenterer
+    from ..kernels.gram import KernelCenterer
     from ..kernels.standard import KERNELS
 
     table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}

@@ -7,8 +7,8 @@ kernels default to a width resolved from the training data, by :meth:`Kernel.res
 from .bandwidth import BANDWIDTH_RULES, median_heuristic_bandwidth, resolve_bandwidth
 from .base import CallableKernel, ColumnKernel, Kernel, ProductKernel, SumKernel
 from .centered_gram import CenteredGram
-from .centering import KernelCenterer
 from .distances import squared_distances
+from .gram import KernelCenterer
 from .standard import KERNELS, RBF, Laplacian, Linear, Polynomial, as_kernel
 
 __all__ = [

@@ -25,8 +25,7 @@ from .._linalg import (
     solve_spectrum,
 )
 from .base import Kernel
-from .centering import KernelCenterer
-from .gram import lower_gram_matrix, mirror_lower_
+from .gram import KernelCenterer, lower_gram_matrix, mirror_lower_
 from .rank import structural_rank
 
 __all__ = ["CenteredGram"]

@@ -13,8 +13,7 @@ import torch
 
 from kppca._linalg import matrix_scale
 from kppca.kernels import RBF, CallableKernel, CenteredGram, KernelCenterer, Laplacian, Linear, Polynomial
-from kppca.kernels.centering import _lower_row_sums
-from kppca.kernels.gram import gram_matrix, lower_gram_matrix, mirror_lower_
+from kppca.kernels.gram import _lower_row_sums, gram_matrix, lower_gram_matrix, mirror_lower_
 
 
 def _poison_upper(K: torch.Tensor) -> torch.Tensor:
