@@ -26,9 +26,8 @@ MAX_EXPLICIT_FEATURES = 4096
 class Kernel(BaseEstimator):
     """Base class of positive semi-definite kernels.
 
-    Subclasses implement :meth:`gram` on tensors (calling :meth:`_check_params`
-    first); ``kernel(X, Y)`` accepts numpy arrays or tensors and returns the
-    same type as ``X``.
+    Subclasses implement :meth:`gram` on tensors (calling :meth:`_check_params` first); ``kernel(X, Y)``
+    accepts numpy arrays or tensors and returns the same type as ``X``.
     """
 
     #: True when the Gram matrix of distinct points is always positive definite (RBF, Laplacian): its
@@ -103,16 +102,10 @@ class Kernel(BaseEstimator):
         return lambda X: self.gram(X, Y)
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
-        """``k(x_i, x_i)`` for every row, shape (n,).
-
-        Generically the diagonals of small diagonal blocks; subclasses override it with closed forms.
-        """
+        """``k(x_i, x_i)`` for every row, shape (n,) (here by small diagonal blocks; subclasses use closed forms)."""
         self._check_params()
-        block = 512
-        parts = []
-        for i in range(0, X.shape[0], block):
-            chunk = X[i : i + block]
-            parts.append(self.gram(chunk, chunk).diagonal())
+        chunks = [X[i : i + 512] for i in range(0, X.shape[0], 512)]
+        parts = [self.gram(chunk, chunk).diagonal() for chunk in chunks]  # one object: Y is X
         return torch.cat(parts) if parts else X.new_zeros(0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
@@ -165,8 +158,7 @@ class CallableKernel(Kernel):
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         self._check_params()
-        out = self.fn(X, Y)
-        out = torch.as_tensor(out, dtype=X.dtype, device=X.device)
+        out = torch.as_tensor(self.fn(X, Y), dtype=X.dtype, device=X.device)
         if out.shape != (X.shape[0], Y.shape[0]):
             raise ValueError(
                 f"the kernel function returned shape {tuple(out.shape)}; expected "

@@ -140,10 +140,7 @@ class CenteredGram:
         return K
 
     def _lower(self) -> torch.Tensor:
-        """The buffer with at least the lower triangle of ``K_c`` written; built on first use.
-
-        On the CPU the partial spectrum reads one triangle, so the upper one waits for :attr:`matrix`.
-        """
+        """The buffer, built on first use, with at least the lower triangle of ``K_c`` (all the CPU Lanczos reads)."""
         if self._matrix is None:
             self._lower_only = eigen.supports(self.X)
             self._matrix = self._build(self._lower_only)

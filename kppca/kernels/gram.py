@@ -17,10 +17,7 @@ __all__ = ["gram_matrix", "lower_gram_matrix", "mirror_lower_"]
 
 
 def gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None = None) -> torch.Tensor:
-    """``K = [k(x_i, x_j)]`` (N, N), exactly symmetric, with no ``N x N`` temporary.
-
-    :func:`lower_gram_matrix` (the same parameters), then :func:`mirror_lower_`.
-    """
+    """``K = [k(x_i, x_j)]`` (N, N), exactly symmetric, with no ``N x N`` temporary (see :func:`lower_gram_matrix`)."""
     K, _ = lower_gram_matrix(kernel, X, batch_size=batch_size)
     return mirror_lower_(K)
 
@@ -190,9 +187,8 @@ class KernelCenterer:
         Tensor of shape (N, N)
             ``K`` itself, now equal to ``M K M`` (its lower triangle when ``lower``).
         """
-        N = K.shape[0]
         sums = _lower_row_sums(K) if lower else _column_sums(K)
-        means = sums / max(N, 1)
+        means = sums / max(K.shape[0], 1)
         self.column_means_ = means.to(K.dtype)
         self.grand_mean_ = means.mean().to(K.dtype)
         if self.center:
@@ -245,7 +241,6 @@ class KernelCenterer:
         if not self.center:
             return K_x.clone()
         row_means = K_x.mean(1, keepdim=True)
-        # One new (M, N) block; the caller's K_x is left untouched.
         return (K_x - self.column_means_[None, :]).sub_(row_means).add_(self.grand_mean_)
 
     def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
@@ -262,7 +257,6 @@ class KernelCenterer:
         """
         if not self.center:
             return K_c.clone()
-        # The statistics follow K_c's dtype and device (e.g. float32 or CUDA kernel vectors).
         column_means = self.column_means_.to(dtype=K_c.dtype, device=K_c.device)
         grand_mean = self.grand_mean_.to(dtype=K_c.dtype, device=K_c.device)
         s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
