@@ -295,7 +295,7 @@ def test_lazy_cache_is_pickled_empty_and_deep_copied_whole():
 def test_structural_rank_of_kernel_expressions(rng):
     """Sums and products keep the rule: a strictly PD summand makes the sum strictly PD, products of
     strictly PD kernels are strictly PD (Schur), explicit maps concatenate (sums) or multiply (products)."""
-    from kppca.kernels.composite import ColumnKernel
+    from kppca.kernels.base import ColumnKernel
 
     X = torch.as_tensor(rng.normal(size=(30, 3)))
     assert structural_rank(RBF(1.0) + Linear(), X, center=True) == 29

@@ -1,11 +1,15 @@
 """Shared linear algebra of the estimators, one concept per module; the names other modules use are re-exported here."""
 
-from .blocks import block_rows, map_row_blocks
-from .conditioning import smallest_eigenvalue_bound
+from .blocks import block_rows, centered_rows, centered_scatter, map_row_blocks
 from .eigen import eigh_descending, eigh_top, flip_signs, orthonormalize_columns, prefer_partial
-from .factorizations import cholesky_in_place, cholesky_or_none, cholesky_solve, pivoted_cholesky
-from .scatter import centered_rows, centered_scatter
-from .spectra import Spectrum, full_spectrum, partial_spectrum, solve_spectrum
+from .factorizations import (
+    cholesky_in_place,
+    cholesky_or_none,
+    cholesky_solve,
+    pivoted_cholesky,
+    smallest_eigenvalue_bound,
+)
+from .spectra import Spectrum, full_spectrum, solve_spectrum
 from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,

@@ -1,4 +1,4 @@
-"""Cholesky factorisations of PSD matrices: in place, pivoted (rank-revealing), checked, and solves."""
+"""Cholesky factorisations of PSD matrices: in place, pivoted (rank-revealing), checked, solves, and conditioning."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from .tolerances import rank_tolerance, rounding_tolerance
 
-__all__ = ["pivoted_cholesky", "cholesky_in_place", "cholesky_solve", "cholesky_or_none"]
+__all__ = ["pivoted_cholesky", "cholesky_in_place", "cholesky_solve", "cholesky_or_none", "smallest_eigenvalue_bound"]
 
 def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD ``A`` (n, n) of numerical rank ``r`` (LAPACK ``?pstrf``, CPU).
@@ -78,3 +78,20 @@ def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor
     if atol is None:
         atol = rank_tolerance(float(pivots.max()), A.shape[0], A.dtype)
     return L if bool(pivots.min() > atol) else None
+
+
+def smallest_eigenvalue_bound(L: torch.Tensor) -> float:
+    """A lower estimate ``1 / ||A^{-1}||_1`` of ``lam_min(A)``, ``A = L L^T`` (``L`` (n, n) lower, CPU), in ``O(n^2)``.
+
+    LAPACK's ``?pocon`` estimates the norm, at worst a small factor low, so callers keep a safety factor;
+    0.0 when ``A`` is numerically singular.
+    """
+    if L.shape[0] == 0:
+        return float("inf")
+    arr = L.detach().numpy()
+    pocon = scipy.linalg.get_lapack_funcs("pocon", (arr,))
+    # A row-major lower L is a column-major upper U = L^T with A = U^T U: no copy.
+    rcond, info = pocon(arr.T, 1.0, uplo="U")
+    if info != 0:  # pragma: no cover - argument error inside LAPACK
+        raise RuntimeError(f"LAPACK pocon failed with info={info}")
+    return float(rcond)  # rcond = 1 / (anorm * ||A^{-1}||_1) with anorm = 1

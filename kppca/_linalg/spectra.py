@@ -13,7 +13,7 @@ from .factorizations import cholesky_or_none, pivoted_cholesky
 from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
-__all__ = ["INDEFINITE_ADVICE", "Spectrum", "full_spectrum", "partial_spectrum", "solve_spectrum"]
+__all__ = ["INDEFINITE_ADVICE", "Spectrum", "full_spectrum", "solve_spectrum"]
 
 #: Why an indefinite kernel is refused (scikit-learn's KernelPCA fits one; K_c is a covariance here), and what to do.
 INDEFINITE_ADVICE = (
@@ -79,47 +79,6 @@ def full_spectrum(
     return Spectrum(values[:resolved], vectors[:, :resolved], trace, rank, True, tol)
 
 
-def partial_spectrum(
-    G: torch.Tensor,
-    k: int,
-    *,
-    rank: int | Callable[[float], int],
-    random_state: np.random.Generator,
-    what: str,
-    scale: float = 0.0,
-    size: int | None = None,
-) -> Spectrum:
-    """Top-``k`` eigenpairs by Lanczos, the float64 trace, and the rank; ValueError when ``G`` is zero or not PSD.
-
-    ``rank``: the structural rank, or a callable ``rank(tol)`` counting it numerically; ``scale`` and
-    ``size`` as in :func:`full_spectrum`.
-    """
-    trace = float(G.diagonal().sum(dtype=torch.float64))
-    n_terms = size or G.shape[0]
-    # trace(G) bounds every eigenvalue of a PSD G: checked before Lanczos, which fails obscurely on zero.
-    zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
-    if trace < -zero_tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (negative trace {trace:.3g})." + INDEFINITE_ADVICE
-        )
-    if trace <= zero_tol:
-        raise ValueError(
-            f"the {what} is numerically zero (trace {trace:.3g}): it has rank 0 and no principal "
-            "direction to find. Check X for constant or duplicated rows."
-        )
-    values, vectors = eigh_top(G, k, random_state=random_state)
-    if float(values[0]) <= 0:
-        raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
-    tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
-    if trace < float(values.sum()) - tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues)."
-            + INDEFINITE_ADVICE
-        )
-    r = rank(tol) if callable(rank) else int(rank)
-    return Spectrum(values, vectors, trace, r, False, tol)
-
-
 def solve_spectrum(
     G: torch.Tensor,
     solver: str,
@@ -136,17 +95,38 @@ def solve_spectrum(
 
     ``rank``: structural (an int), a callable ``rank(tol)``, or None (counted from the eigenvalues when
     dense, by Cholesky pivots when partial); ``random_state`` draws the Lanczos start (seed 0 when None).
+    ValueError when ``G`` is not PSD or (partial) numerically zero.
     """
     if solver == "dense":
         fixed = None if rank is None or callable(rank) else int(rank)
         return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
+    trace = float(G.diagonal().sum(dtype=torch.float64))
+    n_terms = size or G.shape[0]
+    # trace(G) bounds every eigenvalue of a PSD G: checked before Lanczos, which fails obscurely on zero.
+    zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
+    if trace < -zero_tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (negative trace {trace:.3g})." + INDEFINITE_ADVICE
+        )
+    if trace <= zero_tol:
+        raise ValueError(
+            f"the {what} is numerically zero (trace {trace:.3g}): it has rank 0 and no principal "
+            "direction to find. Check X for constant or duplicated rows."
+        )
+    values, vectors = eigh_top(G, int(k), random_state=random_state)
+    if float(values[0]) <= 0:
+        raise ValueError(f"the {what} has no positive eigenvalue; the data (or kernel) are degenerate.")
+    tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
+    if trace < float(values.sum()) - tol:
+        raise ValueError(
+            f"the {what} is not positive semi-definite (its trace is below the sum of its top eigenvalues)."
+            + INDEFINITE_ADVICE
+        )
     if rank is None:
         bound = G.shape[0] if max_rank is None else max_rank
-
-        def rank(tol: float) -> int:  # full when a plain Cholesky succeeds, else pivots of a pivoted one, O(n r^2)
-            if G.shape[0] <= bound and cholesky_or_none(G, tol) is not None:
-                return G.shape[0]
-            return min(pivoted_cholesky(G, tol).shape[1], bound)
-
-    rng = np.random.default_rng(0) if random_state is None else random_state
-    return partial_spectrum(G, int(k), rank=rank, random_state=rng, what=what, scale=scale, size=size)
+        # Full when a plain Cholesky succeeds, else the pivots of a pivoted one, O(n r^2).
+        full = G.shape[0] <= bound and cholesky_or_none(G, tol) is not None
+        r = G.shape[0] if full else min(pivoted_cholesky(G, tol).shape[1], bound)
+    else:
+        r = rank(tol) if callable(rank) else int(rank)
+    return Spectrum(values, vectors, trace, r, False, tol)

@@ -26,9 +26,7 @@ CENTERING_ROUNDINGS = 4.0
 def rounding_tolerance(dtype: torch.dtype, n: int, scale: float | torch.Tensor) -> float | torch.Tensor:
     """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
 
-    The one dtype-aware tolerance of the usability checks: the error bound of a sum, inner product or
-    eigenvalue (Weyl); a margin below it cannot be told from rounding. A tensor ``scale`` gives one
-    level per entry.
+    The error bound of a sum, inner product or eigenvalue (Weyl); a tensor ``scale`` gives one level per entry.
     """
     return float(n) * torch.finfo(dtype).eps * (scale if isinstance(scale, torch.Tensor) else float(scale))
 
@@ -50,9 +48,8 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
     """``size * eps * max(eigen_max, CENTERING_ROUNDINGS * scale)``: below it an eigenvalue of a PSD ``G`` is zero.
 
     ``size``: terms summed into each entry of ``G`` (``N``); ``scale``: its magnitude *before centering*
-    (``max |K_ij|`` or ``max_i |phi_i|^2``). The eigensolver's backward error is relative to ``eigen_max``,
-    but centering leaves an absolute error set by ``scale`` (data far from the origin); derived in
-    docs/numerics.
+    (``max |K_ij|`` or ``max_i |phi_i|^2``): centering leaves an absolute error set by ``scale`` (data far
+    from the origin), unlike the eigensolver's, relative to ``eigen_max``; derived in docs/numerics.
     """
     return rounding_tolerance(dtype, size, max(eigen_max, CENTERING_ROUNDINGS * scale, 0.0))
 
@@ -70,8 +67,7 @@ def scatter_rounding_scale(raw_scale: float, trace: float, size: int) -> float:
 def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float, max_rank: int) -> int:
     """Rank of a scatter (or centered feature Gram) matrix from its float64 eigenvalues ``values`` (k,), descending.
 
-    Counts them against :func:`rank_tolerance` with :func:`scatter_rounding_scale` (same ``size``,
-    ``raw_scale``, ``trace``), capped at ``max_rank``.
+    ``size``, ``raw_scale``, ``trace`` as in :func:`scatter_rounding_scale`; at most ``max_rank``.
     """
     if values.numel() == 0:
         return 0

@@ -9,7 +9,7 @@ from .._param_validation import Integral, Interval, StrOptions, check_scalar
 from .._validation import numpy_rng
 from ..io.specs import OPTIONAL, TensorSpec
 from ..kernels.base import Kernel
-from ..kernels.registry import as_kernel
+from ..kernels.standard import as_kernel
 from .base import FeatureMap
 from .landmarks import LANDMARK_SELECTIONS, kmeanspp, pool_size
 

@@ -6,7 +6,7 @@ import torch
 
 from .._param_validation import Interval, Real
 from ..io.specs import TensorSpec
-from ..kernels.polynomial import apply_monomial_map, check_polynomial_params, monomial_map
+from ..kernels.standard import apply_monomial_map, check_polynomial_params, monomial_map
 from .base import FeatureMap
 
 
@@ -14,7 +14,7 @@ class PolynomialFeatures(FeatureMap):
     """Exact map with ``<phi(x), phi(y)> = (x . y + coef0)^degree`` (:class:`kppca.kernels.Polynomial`).
 
     One scaled monomial of ``[sqrt(coef0), x]`` per multiset of ``degree`` indices
-    (:func:`kppca.kernels.polynomial.monomial_map`): ``C(D + degree, degree)`` features, so keep both small.
+    (:func:`kppca.kernels.standard.monomial_map`): ``C(D + degree, degree)`` features, so keep both small.
 
     Parameters
     ----------

@@ -351,7 +351,7 @@ class Decoder:
         return obj
 
     def custom_kernel(self, value: dict) -> Any:
-        from ..kernels.registry import as_kernel
+        from ..kernels.standard import as_kernel
 
         if self.kernel is None:
             raise ModelFileError(

@@ -84,8 +84,8 @@ def component_classes() -> dict[str, type]:
     from ..features.base import FeatureMapKernel
     from ..features.registry import FEATURE_MAPS
     from ..kernels import ColumnKernel, ProductKernel, SumKernel
-    from ..kernels.centering import KernelCenterer
-    from ..kernels.registry import KERNELS
+    from ..kernels.gram import KernelCenterer
+    from ..kernels.standard import KERNELS
 
     table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}
     # Kernel algebra (k1 + k2, k1 * k2, a kernel on some columns): their parts are stored the same way.

@@ -5,14 +5,11 @@ kernels default to a width resolved from the training data, by :meth:`Kernel.res
 """
 
 from .bandwidth import BANDWIDTH_RULES, median_heuristic_bandwidth, resolve_bandwidth
-from .base import CallableKernel, Kernel, ProductKernel, SumKernel
+from .base import CallableKernel, ColumnKernel, Kernel, ProductKernel, SumKernel
 from .centered_gram import CenteredGram
-from .centering import KernelCenterer
-from .composite import ColumnKernel
 from .distances import squared_distances
-from .polynomial import Polynomial
-from .registry import KERNELS, as_kernel
-from .standard import RBF, Laplacian, Linear
+from .gram import KernelCenterer
+from .standard import KERNELS, RBF, Laplacian, Linear, Polynomial, as_kernel
 
 __all__ = [
     "Kernel",

@@ -21,7 +21,6 @@ __all__ = ["BANDWIDTH_RULES", "check_bandwidth", "median_heuristic_bandwidth", "
 #: The width rules resolved from data, per metric ("l2" for RBF, "l1" for Laplacian).
 BANDWIDTH_RULES: dict[str, tuple[str, ...]] = {"l2": ("median", "scale"), "l1": ("median",)}
 
-# The median heuristic looks at most this many evenly spaced rows (cheap and deterministic).
 _MEDIAN_MAX_POINTS = 2000
 
 

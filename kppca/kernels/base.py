@@ -1,4 +1,4 @@
-"""Kernel interface: a batched, torch-native ``k(X, Y)``, and the kernel algebra ``k1 + k2``, ``k1 * k2``.
+"""Kernel interface: a batched, torch-native ``k(X, Y)``; sums, products and column subsets of kernels.
 
 Kernels are scikit-learn estimators whose ``__init__`` only stores its arguments (so ``set_params``
 and grid searches over ``kernel__bandwidth`` work); hyper-parameters are therefore validated on use.
@@ -26,9 +26,8 @@ MAX_EXPLICIT_FEATURES = 4096
 class Kernel(BaseEstimator):
     """Base class of positive semi-definite kernels.
 
-    Subclasses implement :meth:`gram` on tensors (calling :meth:`_check_params`
-    first); ``kernel(X, Y)`` accepts numpy arrays or tensors and returns the
-    same type as ``X``.
+    Subclasses implement :meth:`gram` on tensors (calling :meth:`_check_params` first); ``kernel(X, Y)``
+    accepts numpy arrays or tensors and returns the same type as ``X``.
     """
 
     #: True when the Gram matrix of distinct points is always positive definite (RBF, Laplacian): its
@@ -103,16 +102,10 @@ class Kernel(BaseEstimator):
         return lambda X: self.gram(X, Y)
 
     def diag(self, X: torch.Tensor) -> torch.Tensor:
-        """``k(x_i, x_i)`` for every row, shape (n,).
-
-        Generically the diagonals of small diagonal blocks; subclasses override it with closed forms.
-        """
+        """``k(x_i, x_i)`` for every row, shape (n,) (here by small diagonal blocks; subclasses use closed forms)."""
         self._check_params()
-        block = 512
-        parts = []
-        for i in range(0, X.shape[0], block):
-            chunk = X[i : i + block]
-            parts.append(self.gram(chunk, chunk).diagonal())
+        chunks = [X[i : i + 512] for i in range(0, X.shape[0], 512)]
+        parts = [self.gram(chunk, chunk).diagonal() for chunk in chunks]  # one object: Y is X
         return torch.cat(parts) if parts else X.new_zeros(0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> torch.Tensor:
@@ -165,8 +158,7 @@ class CallableKernel(Kernel):
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         self._check_params()
-        out = self.fn(X, Y)
-        out = torch.as_tensor(out, dtype=X.dtype, device=X.device)
+        out = torch.as_tensor(self.fn(X, Y), dtype=X.dtype, device=X.device)
         if out.shape != (X.shape[0], Y.shape[0]):
             raise ValueError(
                 f"the kernel function returned shape {tuple(out.shape)}; expected "
@@ -273,3 +265,54 @@ class ProductKernel(_Composite):
         for P in parts[1:]:
             out = (out[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
         return out
+
+
+class ColumnKernel(Kernel):
+    """A kernel on a subset of the input columns: ``k(x, y) = base(x[columns], y[columns])``.
+
+    With views side by side, the multi-view kernel is ``ColumnKernel(k_1, cols_1) + ... + ColumnKernel(k_V, cols_V)``.
+
+    Parameters
+    ----------
+    base : Kernel
+    columns : slice or sequence of int
+    """
+
+    def __init__(self, base: Kernel, columns: slice | Sequence[int]):
+        self.base = base
+        self.columns = columns
+
+    _parameter_constraints = {"base": [Kernel], "columns": [slice, list, tuple, range]}
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        self.base._check_params()
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.base.is_resolved
+
+    def resolve(self, X: ArrayLike) -> Kernel:
+        """Resolve ``base`` on the selected columns of ``X`` (a view's own scale)."""
+        self._check_params()
+        if self.is_resolved:
+            return self
+        Xt = X if isinstance(X, torch.Tensor) else as_tensor(X, "X")
+        return type(self)(self.base.resolve(self._select(Xt)), self.columns)
+
+    # Distinct inputs can agree on the selected columns: never strictly positive definite.
+    def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        return self.base.explicit_features(self._select(X))
+
+    def _select(self, X: torch.Tensor) -> torch.Tensor:
+        cols = self.columns if isinstance(self.columns, slice) else list(self.columns)
+        return X[:, cols]
+
+    def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        Xs = self._select(X)
+        return self.base.gram(Xs, Xs if Y is X else self._select(Y))
+
+    def diag(self, X: torch.Tensor) -> torch.Tensor:
+        self._check_params()
+        return self.base.diag(self._select(X))

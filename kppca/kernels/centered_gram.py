@@ -17,16 +17,15 @@ from .._linalg import (
     cholesky_in_place,
     cholesky_solve,
     compute_threads,
+    eigen,
     eigh_descending,
     map_row_blocks,
     pivoted_cholesky,
     rank_tolerance,
     solve_spectrum,
-    symmetric,
 )
 from .base import Kernel
-from .centering import KernelCenterer
-from .gram import lower_gram_matrix, mirror_lower_
+from .gram import KernelCenterer, lower_gram_matrix, mirror_lower_
 from .rank import structural_rank
 
 __all__ = ["CenteredGram"]
@@ -141,12 +140,9 @@ class CenteredGram:
         return K
 
     def _lower(self) -> torch.Tensor:
-        """The buffer with at least the lower triangle of ``K_c`` written; built on first use.
-
-        On the CPU the partial spectrum reads one triangle, so the upper one waits for :attr:`matrix`.
-        """
+        """The buffer, built on first use, with at least the lower triangle of ``K_c`` (all the CPU Lanczos reads)."""
         if self._matrix is None:
-            self._lower_only = symmetric.supports(self.X)
+            self._lower_only = eigen.supports(self.X)
             self._matrix = self._build(self._lower_only)
         return self._matrix
 
@@ -212,7 +208,7 @@ class CenteredGram:
             # where eigh_top multiplies by symv; all else gets the whole matrix.
             K_c = self._lower()
             if not (solver == "partial" and isinstance(self.structural_rank, int)
-                    and symmetric.reads_one_triangle(K_c)):
+                    and eigen.reads_one_triangle(K_c)):
                 K_c = self.matrix
             spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
                                   rank=self.structural_rank, scale=self.scale, random_state=random_state)

@@ -66,11 +66,7 @@ def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
 
 
 class SquaredDistancesTo:
-    """``X -> scaled_squared_distances(X, Y)`` (bitwise) for a fixed ``Y`` (m, D), with ``Y``'s share done once.
-
-    Holds ``Y``'s mean, its centered copy, their squared norms and scale; rows that need rescaling go
-    through :func:`scaled_squared_distances`.
-    """
+    """``X -> scaled_squared_distances(X, Y)`` (bitwise) for a fixed ``Y`` (m, D), with ``Y``'s share done once."""
 
     def __init__(self, Y: torch.Tensor):
         self.Y = Y
@@ -144,9 +140,8 @@ def _recompute_cancelled(
 def squared_distances(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """Pairwise squared Euclidean distances, shape (n, m), translation invariant to rounding.
 
-    One matrix product of the rows centered on the mean of ``Y``, entries where it cancelled recomputed
-    directly: identical rows give exactly 0, and row blocks of ``X`` give the same numbers as one call.
-    Distances beyond the dtype's range are ``inf``.
+    Identical rows give exactly 0, row blocks of ``X`` the same numbers as one call (the module docstring
+    says how); distances beyond the dtype's range are ``inf``.
 
     Parameters
     ----------

@@ -15,8 +15,8 @@ from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
-from ..kernels.centering import KernelCenterer
-from ..kernels.registry import as_kernel
+from ..kernels.gram import KernelCenterer
+from ..kernels.standard import as_kernel
 from ._base import BasePPCA
 from .generation import DualGenerationMixin
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from kppca._linalg import eigh_top, symmetric
+from kppca._linalg import eigen, eigh_top
 from kppca.kernels import RBF
 from kppca.kernels.gram import gram_matrix
 
@@ -21,7 +21,7 @@ def test_symmetric_operator_reads_the_lower_triangle_only(rng, dtype):
     A_poisoned = A.clone()
     upper = torch.ones(n, n, dtype=torch.bool).triu(1)
     A_poisoned[upper] = float("nan")
-    y = symmetric.symmetric_operator(A_poisoned).matvec(x)
+    y = eigen.symmetric_operator(A_poisoned).matvec(x)
     # n terms per entry: |error| <= n eps sum_j |a_ij x_j|.
     tol = n * torch.finfo(dtype).eps * (A.double().abs() @ torch.as_tensor(np.abs(x), dtype=torch.float64))
     assert bool(((torch.as_tensor(y, dtype=torch.float64) - expected).abs() <= tol).all())
@@ -29,10 +29,10 @@ def test_symmetric_operator_reads_the_lower_triangle_only(rng, dtype):
 
 def test_the_blas_routines_refuse_what_they_cannot_serve():
     with pytest.raises(ValueError, match="float32/float64"):
-        symmetric.symmetric_operator(torch.zeros(3, 3, dtype=torch.float16))
+        eigen.symmetric_operator(torch.zeros(3, 3, dtype=torch.float16))
     with pytest.raises(ValueError, match="contiguous"):
-        symmetric.symmetric_operator(torch.zeros(6, 6)[::2, ::2])
-    assert not symmetric.supports(torch.zeros(2, dtype=torch.int64))
+        eigen.symmetric_operator(torch.zeros(6, 6)[::2, ::2])
+    assert not eigen.supports(torch.zeros(2, dtype=torch.int64))
 
 
 def test_eigh_top_on_the_operator_equals_dense_eigh(rng):
@@ -63,7 +63,7 @@ def test_a_small_matrix_wakes_no_blas_worker(rng, monkeypatch, size_limit, threa
     from kppca._linalg.threads import _blas_controller
 
     if size_limit is not None:
-        monkeypatch.setattr(symmetric, "ONE_THREAD_BYTES", size_limit)
+        monkeypatch.setattr(eigen, "ONE_THREAD_BYTES", size_limit)
     seen = {}
     real_eigsh = eigen.eigsh
 

@@ -13,8 +13,7 @@ import torch
 
 from kppca._linalg import matrix_scale
 from kppca.kernels import RBF, CallableKernel, CenteredGram, KernelCenterer, Laplacian, Linear, Polynomial
-from kppca.kernels.centering import _lower_row_sums
-from kppca.kernels.gram import gram_matrix, lower_gram_matrix, mirror_lower_
+from kppca.kernels.gram import _lower_row_sums, gram_matrix, lower_gram_matrix, mirror_lower_
 
 
 def _poison_upper(K: torch.Tensor) -> torch.Tensor:
@@ -116,11 +115,11 @@ def test_cholesky_factor_reads_the_lower_triangle_only():
 def test_devices_without_the_one_triangle_route_build_the_whole_matrix(monkeypatch):
     """Where BLAS ``symv`` cannot serve (a CUDA tensor; emulated here), the build mirrors and centers the whole
     matrix at once, and its spectrum is the one-triangle route's to rounding."""
-    from kppca._linalg import symmetric
+    from kppca._linalg import eigen
 
     X = torch.as_tensor(np.random.default_rng(4).normal(size=(400, 5)))
     one_triangle = CenteredGram(RBF(2.0), X).spectrum("partial", 6)
-    monkeypatch.setattr(symmetric, "supports", lambda A: False)
+    monkeypatch.setattr(eigen, "supports", lambda A: False)
     whole = CenteredGram(RBF(2.0), X)
     spectrum = whole.spectrum("partial", 6)
     assert not whole._lower_only and torch.equal(whole._matrix, whole._matrix.T)

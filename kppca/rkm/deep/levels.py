@@ -20,9 +20,8 @@ from ..._linalg import eigh_descending, rounding_tolerance
 from ..._param_validation import Integral, Interval, Real, check_scalar, check_sequence
 from ...io import register
 from ...kernels import CenteredGram
-from ...kernels.registry import as_kernel
 from ...kernels.base import Kernel
-from ...kernels.standard import Linear
+from ...kernels.standard import Linear, as_kernel
 from ...optim import random_stiefel
 from ..shallow import resolve_kernel
 from ..lssvm import solve_lssvm_dual
