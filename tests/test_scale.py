@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from kppca import DualPPCA, PrimalPPCA
-from kppca._cache import LazyCache
+from kppca.base import LazyCache
 from kppca._linalg import cholesky_in_place
 from kppca.datasets import augmented_mnist
 from kppca.features import RandomFourierFeatures
