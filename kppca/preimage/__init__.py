@@ -9,8 +9,7 @@ most faithful when it converges; the learned map is fitted once and not confined
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import feature_space_sq_distances, knn_preimage
-from .learned import LearnedPreimage, median_heuristic_bandwidth
-from .ridge_cv import loo_ridge_errors, select_bandwidth_and_ridge
+from .learned import LearnedPreimage, loo_ridge_errors, median_heuristic_bandwidth, select_bandwidth_and_ridge
 from .smoother import KernelSmoother, kernel_smoother
 from . import strategies as _strategies
 from .strategies import *  # noqa: F403 -- the names re-exported are those of strategies.__all__
