@@ -5,7 +5,7 @@ Each map's ``as_kernel()`` is the kernel it induces: the primal model on ``phi``
 """
 
 from .base import FeatureMap, FeatureMapKernel, Identity
-from .nystroem import Nystroem
+from .landmarks import Nystroem
 from .polynomial import PolynomialFeatures
 from .random_fourier import RandomFourierFeatures
 
