@@ -1,9 +1,8 @@
 """Learned pre-image map (Bakir, Weston & Schölkopf, 2004): one kernel ridge regression from
 feature-space coordinates (principal projections, latent codes) back to inputs, instead of a problem per point.
 
-Its bandwidth and ridge are chosen by leave-one-out: the LOO residual of kernel ridge regression has a closed
-form (Allen's PRESS), so one eigendecomposition per bandwidth gives the exact LOO error of every ridge; ridges
-are absolute (the RBF Gram has a unit diagonal).
+Bandwidth and ridge are chosen by exact leave-one-out (Allen's PRESS: one eigendecomposition per bandwidth
+scores every ridge, see docs/numerics); ridges are absolute (the RBF Gram has a unit diagonal).
 """
 
 from __future__ import annotations
