@@ -5,9 +5,16 @@ Each map's ``as_kernel()`` is the kernel it induces: the primal model on ``phi``
 """
 
 from .base import FeatureMap, FeatureMapKernel, Identity
-from .nystroem import Nystroem
+from .landmarks import Nystroem
 from .polynomial import PolynomialFeatures
 from .random_fourier import RandomFourierFeatures
-from .registry import FEATURE_MAPS
+
+#: Name -> feature-map class, for model files (a file names a class by a key here, never by an import path).
+FEATURE_MAPS: dict[str, type[FeatureMap]] = {
+    "identity": Identity,
+    "random_fourier": RandomFourierFeatures,
+    "nystroem": Nystroem,
+    "polynomial_features": PolynomialFeatures,
+}
 
 __all__ = ["FeatureMap", "FeatureMapKernel", "Identity", "RandomFourierFeatures", "Nystroem", "PolynomialFeatures", "FEATURE_MAPS"]

@@ -82,7 +82,7 @@ def lookup(key: str) -> type | None:
 def component_classes() -> dict[str, type]:
     """Kernels, feature maps and the kernel centerer, by their names in model files."""
     from ..features.base import FeatureMapKernel
-    from ..features.registry import FEATURE_MAPS
+    from ..features import FEATURE_MAPS
     from ..kernels import ColumnKernel, ProductKernel, SumKernel
     from ..kernels.gram import KernelCenterer
     from ..kernels.standard import KERNELS

@@ -20,10 +20,8 @@ from ..kernels import RBF
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .knn import knn_preimage
-from .learned import LearnedPreimage, median_heuristic_bandwidth
-from .ridge_cv import RIDGES, select_bandwidth_and_ridge
-from .smoother import _smooth
-from .uncenter import ESTIMATE_CONSTRAINTS, uncenter_kernel_vectors
+from .learned import RIDGES, LearnedPreimage, median_heuristic_bandwidth, select_bandwidth_and_ridge
+from .smoother import ESTIMATE_CONSTRAINTS, _smooth, uncenter_kernel_vectors
 
 __all__ = [
     "Preimage", "SmootherPreimage", "KNNPreimage", "FixedPointPreimage", "LearnedMapPreimage", "AutoPreimage",
