@@ -18,11 +18,6 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import torch
 
-__all__ = [
-    "InvalidParameterError", "Constraint", "Integral", "Interval", "Real", "RealNotInt", "StrOptions",
-    "fit_context", "check_scalar", "check_sequence", "validate_parameter_constraints",
-]
-
 #: Largest seed a ``torch.Generator`` accepts (it stores an unsigned 64-bit integer).
 MAX_SEED = 2**64 - 1
 

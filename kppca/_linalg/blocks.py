@@ -9,11 +9,6 @@ from typing import Callable
 
 import torch
 
-__all__ = [
-    "BLOCK_BYTES", "BLOCK_FRACTION", "MIN_BLOCK_ROWS", "block_rows", "map_row_blocks",
-    "centered_scatter", "centered_rows",
-]
-
 #: Memory of one block of kernel values (rows x training points) when ``batch_size=None``.
 BLOCK_BYTES = 128 * 2**20
 #: Fewest rows of a default block (small problems are done in one or a few calls).

@@ -17,20 +17,6 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .threads import blas_threads
 
-__all__ = [
-    "PARTIAL_MIN_SIZE",
-    "PARTIAL_SIZE_PER_PAIR",
-    "prefer_partial",
-    "flip_signs",
-    "orthonormalize_columns",
-    "eigh_descending",
-    "eigh_top",
-    "ONE_THREAD_BYTES",
-    "supports",
-    "reads_one_triangle",
-    "symmetric_operator",
-]
-
 #: Below this order :func:`prefer_partial` chooses the dense ``eigh``: fast there, and it gives the whole spectrum.
 PARTIAL_MIN_SIZE = 1000
 #: Lanczos (``O(n^2 k)`` per sweep, with restarts) pays off for at most ``n / 10`` eigenpairs.

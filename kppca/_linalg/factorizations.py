@@ -8,8 +8,6 @@ import torch
 
 from .tolerances import rank_tolerance, rounding_tolerance
 
-__all__ = ["pivoted_cholesky", "cholesky_in_place", "cholesky_solve", "cholesky_or_none", "smallest_eigenvalue_bound"]
-
 def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD ``A`` (n, n) of numerical rank ``r`` (LAPACK ``?pstrf``, CPU).
 

@@ -13,8 +13,6 @@ from .factorizations import cholesky_or_none, pivoted_cholesky
 from .._validation import precision_advice
 from .tolerances import rank_tolerance
 
-__all__ = ["INDEFINITE_ADVICE", "Spectrum", "full_spectrum", "solve_spectrum"]
-
 #: Why an indefinite kernel is refused (scikit-learn's KernelPCA fits one; K_c is a covariance here), and what to do.
 INDEFINITE_ADVICE = (
     " An indefinite Gram matrix is the covariance of no feature vectors: use a valid (PSD) kernel, or clip "

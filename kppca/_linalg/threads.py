@@ -18,8 +18,6 @@ from typing import Any, Iterator
 
 import torch
 
-__all__ = ["available_threads", "blas_threads", "compute_threads", "section_threads"]
-
 _state = threading.local()
 # The sections active now (any Python thread): their count, torch's threads before the first, the BLAS limiter.
 _global_lock = threading.Lock()

@@ -6,18 +6,6 @@ import math
 
 import torch
 
-__all__ = [
-    "CENTERING_ROUNDINGS",
-    "rounding_tolerance",
-    "objective_rounding",
-    "support_rtol",
-    "rank_tolerance",
-    "scatter_rounding_scale",
-    "feature_rank",
-    "matrix_scale",
-    "check_gram_scale",
-]
-
 #: Error of a centered Gram entry ``K_ij - m_i - m_j + g`` in units of ``eps * max|K|``, to first order:
 #: 1/2 ulp evaluating ``K_ij``, 1/2 for each of the three operations, about 1 for each mean: 4.
 CENTERING_ROUNDINGS = 4.0

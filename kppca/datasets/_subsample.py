@@ -10,8 +10,6 @@ import torch
 from .._param_validation import Integral, Interval, check_scalar, check_sequence
 from .._validation import check_random_state, numpy_rng
 
-__all__ = ["check_n_samples", "read_only", "select_images", "select_indices", "sklearn_seed"]
-
 RandomState = Any  # None, int, numpy Generator or RandomState
 
 
