@@ -140,7 +140,6 @@ def preimage_name(text: str) -> str:
     return name
 
 
-
 def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
     g = p.add_argument_group("data and model")
     g.add_argument(

@@ -233,7 +233,6 @@ def frechet_feature_distance(
     return frechet_distance(mu1, S1, mu2, S2)
 
 
-
 def sample_quality(
     samples: ArrayLike,
     reference: ArrayLike,
