@@ -193,6 +193,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         Parameters
         ----------
         X : array-like of shape (M, D)
+            Points to score; :meth:`score` is the mean of the values.
 
         Returns
         -------

@@ -399,6 +399,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         Parameters
         ----------
         X : array-like of shape (M, D)
+            Inputs to reconstruct (their codes ``h_MAP = transform(X)``).
 
         Returns
         -------

@@ -143,6 +143,7 @@ class GenerationMixin:
         Parameters
         ----------
         h : array-like of shape (M, q) or (q,)
+            Latent codes, e.g. from :meth:`transform`.
         preimage, **preimage_options
             As in :meth:`sample`.
 
