@@ -1,7 +1,8 @@
 """The generation methods shared by the primal and dual models, implemented once.
 
 Every method is one pipeline, latent codes -> feature-space points -> pre-image; a model provides the
-hooks that make the points in its own representation (``_latent_points``, ``_points_to_inputs``, ...).
+hooks that make the points in its own representation (``_latent_points``, ``_points_to_inputs``, ...);
+docs/architecture.md draws the whole path of ``sample``.
 """
 
 from __future__ import annotations
