@@ -104,7 +104,8 @@ class Kernel(BaseEstimator):
     def diag(self, X: torch.Tensor) -> torch.Tensor:
         """``k(x_i, x_i)`` for every row, shape (n,) (here by small diagonal blocks; subclasses use closed forms)."""
         self._check_params()
-        chunks = [X[i : i + 512] for i in range(0, X.shape[0], 512)]
+        block = 512
+        chunks = [X[i : i + block] for i in range(0, X.shape[0], block)]
         parts = [self.gram(chunk, chunk).diagonal() for chunk in chunks]  # one object: Y is X
         return torch.cat(parts) if parts else X.new_zeros(0)
 
