@@ -4,10 +4,8 @@ Each map's ``as_kernel()`` is the kernel it induces: the primal model on ``phi``
 ``as_kernel()`` describe the same feature space and must agree to rounding.
 """
 
-from .base import FeatureMap, FeatureMapKernel, Identity
+from .base import FeatureMap, FeatureMapKernel, Identity, PolynomialFeatures, RandomFourierFeatures
 from .landmarks import Nystroem
-from .polynomial import PolynomialFeatures
-from .random_fourier import RandomFourierFeatures
 
 #: Name -> feature-map class, for model files (a file names a class by a key here, never by an import path).
 FEATURE_MAPS: dict[str, type[FeatureMap]] = {

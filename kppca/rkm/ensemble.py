@@ -157,14 +157,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
-    def _template(self) -> Any:
-        if self.estimator is None:
-            return DeepLSSVMClassifier()
-        if not hasattr(self.estimator, "decision_function") or not hasattr(self.estimator, "fit"):
-            raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
-                            f"{type(self.estimator).__name__}.")
-        return self.estimator
-
     def _holdout(self, codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Stratified split: per class ``max(1, round(f n_c))`` held out when ``n_c >= 2``, none otherwise."""
         hold, train = [], []
@@ -194,7 +186,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
         """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
         Xt, codes_t = self._validate_fit_input(X, y, target="classes")
-        template = self._template()
+        template = DeepLSSVMClassifier() if self.estimator is None else self.estimator
+        if not hasattr(template, "decision_function") or not hasattr(template, "fit"):
+            raise TypeError(f"estimator must be a classifier with fit and decision_function, got "
+                            f"{type(template).__name__}.")
         if self.clip is not None:
             low, high = check_sequence(self.clip, "clip", [Interval(Real, None, None)], length=2, what="(low, high)")
             if not low < high:
