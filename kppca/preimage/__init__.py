@@ -8,9 +8,9 @@ most faithful when it converges; the learned map is fitted once and not confined
 
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
-from .knn import feature_space_sq_distances, knn_preimage
 from .learned import LearnedPreimage, loo_ridge_errors, median_heuristic_bandwidth, select_bandwidth_and_ridge
-from .smoother import ROW_MEAN_ESTIMATES, KernelSmoother, kernel_smoother, uncenter_kernel_vectors
+from .smoother import (ROW_MEAN_ESTIMATES, KernelSmoother, feature_space_sq_distances, kernel_smoother, knn_preimage,
+                       uncenter_kernel_vectors)
 from . import strategies as _strategies
 from .strategies import *  # noqa: F403 -- the names re-exported are those of strategies.__all__
 

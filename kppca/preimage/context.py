@@ -2,6 +2,7 @@
 
 A point known by its centered kernel vector ``k_c`` and dual coefficients ``alpha`` gives, with the
 training context, its raw kernel weights and feature-space distances exactly, whatever the model.
+A primal model that keeps no training inputs uses its landmarks instead (:class:`LandmarkContext`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ._common import dtype_device
 if TYPE_CHECKING:
     from ..kernels.centered_gram import CenteredGram
 
-__all__ = ["TrainingContext", "FeaturePoints"]
+__all__ = ["TrainingContext", "LandmarkContext", "FeaturePoints"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +108,49 @@ class TrainingContext:
         """Feature-space distances ``|psi - phi_i|^2 = |psi - m|^2 - 2 k_c + |phi_i - m|^2``, (M, N), >= 0."""
         sq_norms = (alpha * k_c).sum(1).clamp(min=0.0)  # |psi - m|^2 = alpha^T K_c alpha
         return (sq_norms[:, None] - 2 * k_c + self.diag_centered).clamp(min=0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class LandmarkContext(TrainingContext):
+    """A :class:`~kppca.preimage.TrainingContext` over landmarks, for a primal model that keeps no training inputs.
+
+    The Nyström landmarks ``L`` span the feature space (:meth:`~kppca.features.base.FeatureMap.reference_set`),
+    so the strategies work over them as over training points. The model's mean need not lie in the affine hull
+    of ``phi(L)``, so ``alpha`` holds the uncentered expansion ``beta`` (``psi = phi(L)^T beta``, which always
+    exists) rather than centered dual coefficients (derivation in docs/numerics). Build it with
+    :meth:`from_features`; ``landmark_gram = phi(L) phi(L)^T`` (m, m) is small enough to keep.
+    """
+
+    landmark_gram: torch.Tensor | None = None
+
+    @classmethod
+    def from_features(cls, landmarks: torch.Tensor, features: torch.Tensor, mean: torch.Tensor, kernel,
+                      center: bool = True) -> "LandmarkContext":
+        """The context of landmarks ``L`` (n, D) with features ``phi(L)`` (n, d) and the model's mean ``m`` (d,)."""
+        m = mean if center else torch.zeros_like(mean)
+        centerer = KernelCenterer(bool(center))
+        centerer.column_means_ = features @ m
+        centerer.grand_mean_ = m @ m
+        centered = features - m
+        return cls(landmarks, kernel, centerer, (centered**2).sum(1), landmark_gram=features @ features.T)
+
+    def gram_rows(self, start: int, stop: int) -> torch.Tensor:
+        """Raw Gram rows ``phi(L)[start:stop] phi(L)^T`` of the landmarks (stop - start, m)."""
+        return self.landmark_gram[start:stop]
+
+    def row_means(self, alpha: torch.Tensor) -> torch.Tensor:
+        """``<m, psi> = beta^T phi(L) m`` for ``psi = phi(L)^T beta`` (``alpha`` holds ``beta``), shape (M,)."""
+        if not self.center:
+            return alpha.new_zeros(alpha.shape[0])
+        return alpha @ self.centerer.column_means_
+
+    def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        """``|psi - phi(l_j)|^2`` (M, n) from ``k_c`` and the uncentered expansion ``beta`` (in ``alpha``), >= 0."""
+        raw = self.raw_weights(k_c, alpha)  # <phi(l_j), psi>
+        sq_norms = (alpha * raw).sum(1)  # |psi|^2 = beta^T phi(L) psi
+        if self.center:
+            sq_norms = sq_norms - 2 * self.row_means(alpha) + self.centerer.grand_mean_
+        return (sq_norms.clamp(min=0.0)[:, None] - 2 * k_c + self.diag_centered).clamp(min=0.0)
 
 
 @dataclass(frozen=True, eq=False)

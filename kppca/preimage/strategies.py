@@ -19,9 +19,8 @@ from .._validation import as_tensor
 from ..kernels import RBF
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
-from .knn import knn_preimage
 from .learned import RIDGES, LearnedPreimage, median_heuristic_bandwidth, select_bandwidth_and_ridge
-from .smoother import ESTIMATE_CONSTRAINTS, _smooth, uncenter_kernel_vectors
+from .smoother import ESTIMATE_CONSTRAINTS, _smooth, knn_preimage, uncenter_kernel_vectors
 
 __all__ = [
     "Preimage", "SmootherPreimage", "KNNPreimage", "FixedPointPreimage", "LearnedMapPreimage", "AutoPreimage",

@@ -23,7 +23,7 @@ from ..._validation import ArrayLike, as_tensor, numpy_rng
 from ...kernels import KernelCenterer
 from ...kernels.centered_gram import CenteredGram
 from ...preimage import FeaturePoints, TrainingContext
-from ...preimage.landmark_context import LandmarkContext
+from ...preimage.context import LandmarkContext
 from ...preimage.strategies import Preimage, make_preimage
 from .._streaming import LATENT_SAMPLE
 from .base import GenerationMixin

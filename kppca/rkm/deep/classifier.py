@@ -434,8 +434,8 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         return self.classes_[self._labels_from_scores(S).cpu().numpy()]
 
     def plot_history(self, ax: Any = None) -> Any:
-        """Objective per iteration of every deep model (see :func:`kppca.plotting.history.plot_history`)."""
-        from ...plotting.history import plot_history
+        """Objective per iteration of every deep model (see :func:`kppca.plotting.spectrum.plot_history`)."""
+        from ...plotting.spectrum import plot_history
 
         self._check_fitted("plot_history")
         return plot_history([m.history for m in self.models_], ax=ax)
