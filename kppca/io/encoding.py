@@ -212,7 +212,15 @@ class Decoder:
                                 "classes registered with kppca.io.register)")
             return self.build(cls, value.get("params"), value.get("state"), body)
         if tag == "__custom_kernel__":
-            return self.custom_kernel(value)
+            from ..kernels.standard import as_kernel
+
+            if self.kernel is None:
+                raise ModelFileError(
+                    f"{self.path} was saved without its custom kernel {body!r} (code is never "
+                    "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
+                )
+            self.used_kernel = True
+            return as_kernel(self.kernel) if value.get("wrapped") else self.kernel
         return self._plain(tag, body, value)
 
     def _plain(self, tag: str, body: Any, value: dict) -> Any:
@@ -344,14 +352,3 @@ class Decoder:
         if reason:
             raise self.fail(f"{name} {reason}")
         return obj
-
-    def custom_kernel(self, value: dict) -> Any:
-        from ..kernels.standard import as_kernel
-
-        if self.kernel is None:
-            raise ModelFileError(
-                f"{self.path} was saved without its custom kernel {value['__custom_kernel__']!r} (code is never "
-                "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
-            )
-        self.used_kernel = True
-        return as_kernel(self.kernel) if value.get("wrapped") else self.kernel
