@@ -57,11 +57,6 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     return f"({shape[0]}, {shape[1]}, {shape[2]}, ..., {shape[-1]})"
 
 
-def _bytes_text(n: int) -> str:
-    """A byte count for an error message (a corrupt header can declare astronomically many)."""
-    return str(n) if n < 10**15 else f"{n:.3g}"
-
-
 def read_idx(path: PathLike) -> np.ndarray:
     """Read an IDX file (plain or gzip-compressed) into a numpy array.
 
@@ -114,9 +109,8 @@ def read_idx(path: PathLike) -> np.ndarray:
     # A wrong dimension count (byte 3) shows up as a size mismatch; say how many were declared.
     declared = f"the header declares {ndim} dimension(s), shape {_shape_text(shape)} of {dtype.newbyteorder('=').name}"
     if len(data) < expected:
-        raise _corrupt(
-            path, f"truncated data: {declared}, which needs {_bytes_text(expected)} bytes, the file has {len(data)}"
-        )
+        needed = str(expected) if expected < 10**15 else f"{expected:.3g}"  # corrupt headers declare absurd sizes
+        raise _corrupt(path, f"truncated data: {declared}, which needs {needed} bytes, the file has {len(data)}")
     if len(data) > expected:
         raise _corrupt(
             path,

@@ -112,14 +112,22 @@ class Encoder:
 
     def _object(self, value: Any, where: str) -> dict:
         from ..features.base import FeatureMap
-        from ..kernels.base import Kernel
+        from ..kernels.base import CallableKernel, Kernel
 
         name = name_of(type(value)) or self.components.get(type(value))
         if name is not None:
             params, state = self.encode_parts(value, where, where)
             return {"__object__": name, "params": params, "state": state}
         if isinstance(value, Kernel) or (callable(value) and not isinstance(value, (type, FeatureMap))):
-            return self._custom_kernel(value, where)
+            fn = value.fn if isinstance(value, CallableKernel) else value
+            label = getattr(fn, "__name__", type(fn).__name__)
+            if not self.allow_custom_kernel:
+                raise CustomKernelError(
+                    f"cannot save {where}: the kernel {label!r} is user code, and model files never store code "
+                    "(loading them must not run anything). Save with allow_callable_kernel=True to store the model "
+                    "without it, then supply it again when loading: kppca.load(path, kernel=...)."
+                )
+            return {"__custom_kernel__": label, "wrapped": isinstance(value, Kernel)}
         if isinstance(value, FeatureMap):
             raise TypeError(
                 f"cannot save {where}: the feature map {type(value).__name__} is not one of kppca's feature maps "
@@ -146,19 +154,6 @@ class Encoder:
             encoded[key] = self.encode(value, f"{params_where}/{key}")
         state = {k: self.encode(getattr(obj, k), f"{state_where}/{k}") for k in fitted_names(obj, params)}
         return encoded, state
-
-    def _custom_kernel(self, value: Any, where: str) -> dict:
-        from ..kernels.base import CallableKernel, Kernel
-
-        fn = value.fn if isinstance(value, CallableKernel) else value
-        label = getattr(fn, "__name__", type(fn).__name__)
-        if not self.allow_custom_kernel:
-            raise CustomKernelError(
-                f"cannot save {where}: the kernel {label!r} is user code, and model files never store code "
-                "(loading them must not run anything). Save with allow_callable_kernel=True to store the model "
-                "without it, then supply it again when loading: kppca.load(path, kernel=...)."
-            )
-        return {"__custom_kernel__": label, "wrapped": isinstance(value, Kernel)}
 
 
 class Decoder:
@@ -217,7 +212,15 @@ class Decoder:
                                 "classes registered with kppca.io.register)")
             return self.build(cls, value.get("params"), value.get("state"), body)
         if tag == "__custom_kernel__":
-            return self.custom_kernel(value)
+            from ..kernels.standard import as_kernel
+
+            if self.kernel is None:
+                raise ModelFileError(
+                    f"{self.path} was saved without its custom kernel {body!r} (code is never "
+                    "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
+                )
+            self.used_kernel = True
+            return as_kernel(self.kernel) if value.get("wrapped") else self.kernel
         return self._plain(tag, body, value)
 
     def _plain(self, tag: str, body: Any, value: dict) -> Any:
@@ -349,14 +352,3 @@ class Decoder:
         if reason:
             raise self.fail(f"{name} {reason}")
         return obj
-
-    def custom_kernel(self, value: dict) -> Any:
-        from ..kernels.standard import as_kernel
-
-        if self.kernel is None:
-            raise ModelFileError(
-                f"{self.path} was saved without its custom kernel {value['__custom_kernel__']!r} (code is never "
-                "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
-            )
-        self.used_kernel = True
-        return as_kernel(self.kernel) if value.get("wrapped") else self.kernel
