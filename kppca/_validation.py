@@ -154,6 +154,18 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
     raise ValueError(message)
 
 
+def check_new_input(estimator: Any, X: ArrayLike, name: str = "X") -> torch.Tensor:
+    """New data for a fitted estimator, its feature names and width checked, as a tensor of its dtype and device."""
+    check_feature_names(estimator, X, reset=False)
+    T = as_tensor(X, name, dtype=estimator._dtype, device=estimator._device)
+    if T.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"{name} has {T.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input; pass data with the same columns as in fit."
+        )
+    return T
+
+
 def as_numpy(values: Any, dtype: Any = None) -> np.ndarray:
     """An array-like or a tensor on any device (moved to the host) as a numpy array."""
     if isinstance(values, torch.Tensor):

@@ -27,6 +27,7 @@ from ._validation import (
     as_numpy,
     as_tensor,
     check_feature_names,
+    check_new_input,
     is_numpy_like,
     resolve_dtype,
     to_output,
@@ -216,15 +217,7 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     def _validate_new_input(self, X: ArrayLike, name: str = "X", *, method: str) -> torch.Tensor:
         """New data for the fitted model: fitted check, feature names and count, fit dtype and device."""
         self._check_fitted(method)
-        X = self._densify(X)
-        check_feature_names(self, X, reset=False)
-        T = as_tensor(X, name, dtype=self._dtype, device=self._device)
-        if T.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"{name} has {T.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input; pass data with the same columns as in fit."
-            )
-        return T
+        return check_new_input(self, self._densify(X), name)
 
     def _densify(self, X: ArrayLike) -> ArrayLike:
         """A scipy.sparse ``X`` as a dense array (dtype kept) if the estimator accepts sparse input, else unchanged."""
