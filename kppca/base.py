@@ -6,10 +6,9 @@ Constructors only store their arguments (``self._store_params(locals())``); ``fi
 
 from __future__ import annotations
 
-import copy
 import inspect
 import warnings
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse
@@ -20,6 +19,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._cache import LazyCache
 from ._param_validation import device_from_spec
 from .io import SavableMixin
 from ._validation import (
@@ -53,45 +53,6 @@ RUNTIME_CONSTRAINTS: dict[str, list[Any]] = {
 _UNSET: Any = object()
 
 
-class LazyCache:
-    """What a fitted estimator derives on first use (factors, eigendecompositions: up to ``O(N^3)``), by key.
-
-    The one place that ``fit`` resets and that pickles and model files leave out (recomputed bitwise the same).
-    """
-
-    def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
-
-    def get(self, key: str, compute: Callable[[], Any]) -> Any:
-        """The value under ``key``, computed by ``compute()`` and stored on first use."""
-        if key not in self._values:
-            self._values[key] = compute()
-        return self._values[key]
-
-    def peek(self, key: str) -> Any:
-        """The value under ``key`` if computed, else None."""
-        return self._values.get(key)
-
-    def set(self, key: str, value: Any) -> None:
-        """Store a value computed elsewhere (e.g. a by-product of ``fit``)."""
-        self._values[key] = value
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._values
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    # Pickles carry an empty cache (recomputed on demand); a deep copy keeps the values, as the rest of the estimator.
-    def __reduce__(self) -> tuple[type, tuple]:
-        return (type(self), ())
-
-    def __deepcopy__(self, memo: dict) -> "LazyCache":
-        new = type(self)()
-        new._values = copy.deepcopy(self._values, memo)
-        return new
-
-
 def _warn_column_vector() -> None:
     warnings.warn(
         "A column-vector y was passed when a 1d array was expected; it is raveled to shape (n_samples,).",
@@ -119,8 +80,8 @@ class KernelEstimator(SavableMixin, BaseEstimator):
     def _cache(self) -> LazyCache:
         """Values computed lazily from the fitted state (see :class:`LazyCache`), in ``_cache_``."""
         cache = self.__dict__.get("_cache_")
-        if cache is None:
-            cache = self.__dict__["_cache_"] = LazyCache()
+        if cache is None:  # setdefault is atomic: threads making their first calls share one cache
+            cache = self.__dict__.setdefault("_cache_", LazyCache())
         return cache
 
     def _drop_caches(self) -> None:

@@ -1,11 +1,12 @@
-"""How many threads kppca's own parallel sections use: the caller's limits, and the cores free now.
+"""How many threads kppca's own parallel sections use: the limits the caller set, never the momentary load.
 
-A fit alternates torch (OpenMP) with BLAS calls; their idle threads spin-wait, and on shared cores a
-spinning thread takes a core from one with work (a two-thread fit ran several times slower than one).
-So a :func:`compute_threads` section runs torch and the BLAS with ``min(torch's threads, the BLAS
-limits, this process's cores, the cores not busy now)`` threads, restored after. The rounding of some
-results depends on the thread count: for bitwise repeatable runs fix it (``torch.set_num_threads(1)``
-or ``compute_threads(n)``).
+A :func:`compute_threads` section runs torch and the BLAS with ``min(torch's threads, the BLAS limits,
+this process's cores)`` threads, restored after. The count comes only from settings the user (or
+joblib, or threadpoolctl) made, so the same call with the same settings gives the same bits on an idle
+and on a busy machine: the rounding of some results depends on the thread count, and a count taken from
+the cores free at the instant a call starts (as earlier versions did) made results depend on what else
+the machine was doing. Beside busy processes, limit the threads yourself (``torch.set_num_threads``,
+``threadpoolctl.threadpool_limits`` or joblib's ``inner_max_num_threads``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 from typing import Any, Iterator
 
 import torch
@@ -69,38 +69,12 @@ def _process_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _busy_cores() -> int:
-    """Runnable threads of other processes at this instant (``/proc/loadavg`` less our own), 0 where unknown."""
-    try:
-        with open("/proc/loadavg") as f:
-            running = int(f.read().split()[3].split("/")[0])
-        own = 0
-        for task in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{task}/stat") as f:
-                    # state is the field after the parenthesised command name
-                    own += f.read().rpartition(")")[2].split()[0] == "R"
-            except OSError:  # the thread ended meanwhile
-                continue
-        return max(0, running - max(own, 1))
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def available_threads() -> int:
-    """``min(torch.get_num_threads(), BLAS limits, cores of this process, cores - busy)``, at least 1."""
+    """``min(torch.get_num_threads(), BLAS limits, cores of this process)``, at least 1."""
     n = min(torch.get_num_threads(), _process_cores())
     blas = _blas_limit()
     if blas is not None:
         n = min(n, blas)
-    if n > 1 and _process_cores() == (os.cpu_count() or 0):
-        # The machine-wide count says how busy our cores are only when we may run on all of them.
-        # Two looks 1 ms apart, the smaller count: a core busy at both instants is busy.
-        busy = _busy_cores()
-        if busy:
-            time.sleep(1e-3)
-            busy = min(busy, _busy_cores())
-        n = min(n, _process_cores() - busy)
     return max(1, n)
 
 

@@ -1,11 +1,15 @@
 """One object for the centered training Gram matrix ``K_c = M K M`` and everything derived from it.
 
 It holds one ``N x N`` buffer: the memory budget of a fit plus a sample admits no second one.
+Threads may share one object (a fitted model's): everything built lazily is built once under the
+object's re-entrant lock, and the buffer is read and overwritten only under it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import functools
+import threading
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import torch
@@ -31,7 +35,18 @@ from .rank import structural_rank
 __all__ = ["CenteredGram"]
 
 _UNSET: Any = object()
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 _ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
+
+
+def _locked(method: _Method) -> _Method:
+    """Run ``method`` under the object's lock (it reads or fills lazily built state)."""
+    @functools.wraps(method)
+    def run(self: "CenteredGram", *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 class CenteredGram:
@@ -99,6 +114,18 @@ class CenteredGram:
         self._factor: tuple[str, torch.Tensor] | None = None
         self._threads: int | None = None
         self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
+        self.lock = threading.RLock()
+
+    # A copy (deepcopy, pickle) gets a lock of its own.
+    def __getstate__(self) -> dict[str, Any]:
+        with self.lock:
+            state = self.__dict__.copy()
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
 
     @property
     def n_samples(self) -> int:
@@ -114,6 +141,7 @@ class CenteredGram:
         return self.X.device
 
     @property
+    @_locked
     def structural_rank(self) -> int | None:
         """Rank from the kernel's structure (:mod:`kppca.kernels.rank`), or None; computed once."""
         if self._structural_rank is _UNSET:
@@ -121,6 +149,7 @@ class CenteredGram:
         return self._structural_rank
 
     @property
+    @_locked
     def rank(self) -> int:
         """The rank ``r`` of ``K_c``: structural, else counted by :meth:`spectrum`."""
         if self._rank is None:
@@ -130,8 +159,13 @@ class CenteredGram:
         return self._rank
 
     @property
+    @_locked
     def matrix(self) -> torch.Tensor:
-        """``K_c`` (N, N), built on first use (and after :meth:`cholesky` or :meth:`release`)."""
+        """``K_c`` (N, N), built on first use (and after :meth:`cholesky` or :meth:`release`).
+
+        The buffer itself: where other threads may call :meth:`cholesky` or :meth:`release`, read it
+        while holding :attr:`lock`.
+        """
         K = self._lower()
         if self._lower_only:
             with compute_threads(self._threads):
@@ -139,6 +173,7 @@ class CenteredGram:
             self._lower_only = False
         return K
 
+    @_locked
     def _lower(self) -> torch.Tensor:
         """The buffer, built on first use, with at least the lower triangle of ``K_c`` (all the CPU Lanczos reads)."""
         if self._matrix is None:
@@ -147,6 +182,7 @@ class CenteredGram:
         return self._matrix
 
     @property
+    @_locked
     def centerer(self) -> KernelCenterer:
         """The fitted :class:`KernelCenterer` (statistics of the raw ``K``; the one given, if any)."""
         if self._centerer is None:
@@ -154,6 +190,7 @@ class CenteredGram:
         return self._centerer
 
     @property
+    @_locked
     def scale(self) -> float:
         """``max |K_ij|`` of the raw Gram matrix: the absolute rounding level of every entry of ``K_c``."""
         if self._scale is None:
@@ -182,6 +219,7 @@ class CenteredGram:
         """``rank_tolerance(eigen_max, N, dtype, scale)``: eigenvalues of ``K_c`` below it are zero."""
         return rank_tolerance(float(eigen_max), self.n_samples, self.dtype, self.scale)
 
+    @_locked
     def spectrum(
         self, solver: str, k: int | None = None, *, random_state: np.random.Generator | None = None
     ) -> Spectrum:
@@ -218,6 +256,7 @@ class CenteredGram:
         return spec
 
     @property
+    @_locked
     def tolerance(self) -> float:
         """The rounding level of ``K_c`` (eigenvalues below it are zero), fixed by :meth:`spectrum` or ``eigen_max``."""
         if self._tolerance_value is None:
@@ -226,6 +265,7 @@ class CenteredGram:
             self._tolerance_value = self.rounding_tolerance(self._eigen_max)
         return self._tolerance_value
 
+    @_locked
     def eigh(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Eigenpairs of ``K_c`` above :attr:`tolerance`, at most :attr:`rank`, descending; cached (``O(N^3)``).
 
@@ -257,6 +297,7 @@ class CenteredGram:
         """Whether the buffer holds ``K_c`` now (else reading :attr:`matrix` costs a build)."""
         return self._matrix is not None
 
+    @_locked
     def cholesky(self) -> tuple[str, torch.Tensor]:
         """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
 
@@ -346,18 +387,31 @@ class CenteredGram:
 
     def raw_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k(X_new, X)`` (M, N), the training set's share of the work done once (:meth:`Kernel.against`)."""
-        if self._to_training is None:
-            self._to_training = self.kernel.against(self.X)
-        return self._to_training(X_new)
+        to_training = self._to_training
+        if to_training is None:
+            with self.lock:
+                if self._to_training is None:
+                    self._to_training = self.kernel.against(self.X)
+                to_training = self._to_training
+        return to_training(X_new)
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
-        """``k_c(X_new) @ basis`` (M, k) in row blocks; the training set uses the matrix's rows while it is alive."""
+        """``k_c(X_new) @ basis`` (M, k) in row blocks of kernel evaluations.
+
+        Never from the buffer, even for the training inputs: the result must not depend on whether
+        the buffer is alive (a call's bits would then depend on which calls ran before it).
+        """
         with compute_threads(self._threads):
-            if self._matrix is not None and X_new.shape == self.X.shape and torch.equal(X_new, self.X):
-                return self.matrix @ basis
             rows = block_rows(self.batch_size, self.n_samples, self.dtype)
             return map_row_blocks(lambda block: self.centered_vectors(block) @ basis, X_new, rows)
 
+    @_locked
+    def times_matrix(self, alpha: torch.Tensor) -> torch.Tensor:
+        """``(K_c alpha^T)^T`` (M, N) for rows ``alpha`` (M, N), reading the buffer under the lock (rebuilt if needed)."""
+        with compute_threads(self._threads):
+            return (self.matrix @ alpha.T).T
+
+    @_locked
     def raw_rows(self, start: int, stop: int) -> torch.Tensor:
         """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix (builds no ``N x N`` matrix).
 
@@ -368,6 +422,7 @@ class CenteredGram:
         # K symmetric: the row means of training rows are the column means.
         return self.centerer.uncenter(self.matrix[start:stop], self.centerer.column_means_[start:stop])
 
+    @_locked
     def release(self) -> None:
         """Drop ``K_c`` (rebuilt bitwise on next use); statistics, rank, eigenpairs and factors stay."""
         self._matrix = None

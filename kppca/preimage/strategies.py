@@ -1,7 +1,8 @@
 """Pre-image strategies: objects that map a batch of feature-space points back to inputs (M, D).
 
 Strategies store options only (like scikit-learn estimators); what they fit once per training set
-(the learned map, hub scores) lives in the ``cache`` dict their caller owns.
+(the learned map, hub scores) lives in the ``cache`` their caller owns: a :class:`~kppca._cache.LazyCache`
+(a model's, computed once under its lock) or a plain dict.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from .._cache import LazyCache
 from .._linalg import block_rows as default_block_rows
 from .._param_validation import Integral, Interval, Real, StrOptions, validate_parameter_constraints
 from .._validation import as_tensor
@@ -70,20 +72,20 @@ class Preimage:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.options.items() if not isinstance(v, arrays))
         return f"{type(self).__name__}({shown})"
 
-    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
+    def prepare(self, context: TrainingContext, cache: LazyCache | dict, sampled: bool = True) -> None:
         """Compute into ``cache`` what this strategy derives from the training set alone (before it is released)."""
 
     def __call__(
         self,
         points: FeaturePoints,
         context: TrainingContext,
-        cache: dict | None = None,
+        cache: LazyCache | dict | None = None,
         *,
         block_rows: int | None = None,
     ) -> torch.Tensor:
         """Inputs (M, D) for ``points``; ``cache`` keeps what is fitted once per training set, ``block_rows``
         bounds the rows processed at once."""
-        cache = {} if cache is None else cache
+        cache = LazyCache.wrap(cache)
         M = len(points)
         if M == 0:
             return context.X.new_zeros((0, context.X.shape[1]))
@@ -93,7 +95,7 @@ class Preimage:
             self._map(points.select(slice(i, i + block_rows)), context, cache, i) for i in range(0, M, block_rows)
         ])
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
         raise NotImplementedError
 
 
@@ -108,7 +110,7 @@ class KNNPreimage(Preimage):
     _defaults = {"n_neighbors": 5, "weighting": "distance"}
     _constraints = {"n_neighbors": [_COUNT], "weighting": [StrOptions(("uniform", "distance"))]}
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
         D2 = context.sq_distances(points.k_c, points.alpha)
         if points.candidates is not None:
             # Largest finite value (knn_preimage refuses inf): never chosen while enough candidates remain.
@@ -151,10 +153,12 @@ class SmootherPreimage(Preimage):
         "epsilon": [_NONNEGATIVE],
     }
 
-    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
+    def prepare(self, context: TrainingContext, cache: LazyCache | dict, sampled: bool = True) -> None:
         self.hub_scores(context, cache, sampled)  # one pass over the Gram matrix, kept as (N,)
 
-    def hub_scores(self, context: TrainingContext, cache: dict, sampled: bool = True) -> torch.Tensor | None:
+    def hub_scores(
+        self, context: TrainingContext, cache: LazyCache | dict, sampled: bool = True
+    ) -> torch.Tensor | None:
         """What ``selection`` subtracts from the raw similarities, (N,) or None; ``sampled`` resolves ``"auto"``."""
         selection = self.options["selection"]
         if selection == "auto":
@@ -167,8 +171,8 @@ class SmootherPreimage(Preimage):
         X, N, h = context.X, context.n_samples, self.options["hub_neighbors"]
         k = int(h) if isinstance(h, numbers.Integral) else int(round(h * N))
         k = max(1, min(k, N - 1))
-        key = ("local-hub-scores", k)
-        if key not in cache:
+
+        def compute() -> torch.Tensor:
             # One pass over the Gram matrix in row blocks (memory O(block_rows N)).
             block_rows = default_block_rows(None, N, X.dtype)
             scores = X.new_empty(N)
@@ -177,10 +181,11 @@ class SmootherPreimage(Preimage):
                 rows = torch.arange(i, min(i + block_rows, N), device=X.device)
                 G[rows - i, rows] = -torch.inf  # not its own neighbour
                 scores[i : i + block_rows] = torch.topk(G, k, dim=1).values.mean(1)
-            cache[key] = scores
-        return cache[key]
+            return scores
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+        return LazyCache.wrap(cache).get(("local-hub-scores", k), compute)
+
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
         N = context.n_samples
         estimate = self.options["estimate"]
         if isinstance(estimate, str) and estimate == "span":
@@ -225,7 +230,7 @@ class FixedPointPreimage(Preimage):
         "tol": [_NONNEGATIVE],
     }
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
         if not isinstance(context.kernel, RBF):
             raise NotImplementedError(
                 f"preimage='fixed-point' is derived for the RBF (Gaussian) kernel only; this model's kernel is "
@@ -258,7 +263,7 @@ class LearnedMapPreimage(Preimage):
         "refine": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def _map(self, points: FeaturePoints, context: TrainingContext, cache: dict, start: int) -> torch.Tensor:
+    def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
         if points.coordinates is None:
             raise ValueError(
                 "preimage='learned' needs principal coordinates of the points (FeaturePoints.coordinates); "
@@ -272,15 +277,17 @@ class LearnedMapPreimage(Preimage):
             )
         train, new, key = points.coordinates(self.options["n_coordinates"])
         bandwidth, alpha = self.options["bandwidth"], self.options["alpha"]
-        cache_key = ("learned", key, bandwidth, alpha)
-        if cache_key not in cache:
-            if "cv" in (bandwidth, alpha):
-                bws = None if bandwidth == "cv" else (bandwidth or median_heuristic_bandwidth(train),)
-                bandwidth, alpha, _ = select_bandwidth_and_ridge(
-                    train, context.X, bandwidths=bws, alphas=RIDGES if alpha == "cv" else (alpha,)
+
+        def fit() -> LearnedPreimage:
+            width, ridge = bandwidth, alpha
+            if "cv" in (width, ridge):
+                widths = None if width == "cv" else (width or median_heuristic_bandwidth(train),)
+                width, ridge, _ = select_bandwidth_and_ridge(
+                    train, context.X, bandwidths=widths, alphas=RIDGES if ridge == "cv" else (ridge,)
                 )
-            cache[cache_key] = LearnedPreimage(bandwidth=bandwidth, alpha=alpha).fit(train, context.X)
-        out = cache[cache_key].predict(new)
+            return LearnedPreimage(bandwidth=width, alpha=ridge).fit(train, context.X)
+
+        out = cache.get(("learned", key, bandwidth, alpha), fit).predict(new)
         if refine:
             gamma = dual_coefficients_to_expansion(points.alpha) if context.center else points.alpha
             with warnings.catch_warnings():
@@ -321,10 +328,10 @@ class AutoPreimage(Preimage):
             return SmootherPreimage(**opts)
         return LearnedMapPreimage(**{k: self.options[k] for k in LearnedMapPreimage._defaults})
 
-    def prepare(self, context: TrainingContext, cache: dict, sampled: bool = True) -> None:
+    def prepare(self, context: TrainingContext, cache: LazyCache | dict, sampled: bool = True) -> None:
         self.choose(sampled).prepare(context, cache, sampled)
 
-    def __call__(self, points: FeaturePoints, context: TrainingContext, cache: dict | None = None, *,
+    def __call__(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache | dict | None = None, *,
                  block_rows: int | None = None) -> torch.Tensor:
         strategy = self.choose(points.sampled, points.coordinates is not None)
         return strategy(points, context, cache, block_rows=block_rows)

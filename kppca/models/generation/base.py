@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from sklearn.utils.multiclass import type_of_target
 
+from ..._cache import LazyCache
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_scalar, check_sequence
 from ..._validation import ArrayLike, torch_generator
 from ...preimage import TrainingContext
@@ -27,16 +28,13 @@ class GenerationMixin:
     """``sample``, ``inverse_transform``, ``reconstruct`` and ``latent_traversal`` (see the module docstring)."""
 
     # ------------------------------------------------------------------ caches and labels
-    def _gen_cache(self) -> dict:
-        """Everything generation derives from the fit (context, mixtures, learned maps), in the model's cache."""
-        return self._cache.get("generation", dict)
+    def _gen_cache(self) -> LazyCache:
+        """The model's cache, which also keeps what generation derives from the fit (context, mixtures, maps)."""
+        return self._cache
 
     def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()``, kept under ``key`` in :meth:`_gen_cache` (computed once per fit)."""
-        cache = self._gen_cache()
-        if key not in cache:
-            cache[key] = compute()
-        return cache[key]
+        """``compute()``, kept under ``key`` in :meth:`_gen_cache` (computed once per fit, thread-safe)."""
+        return self._gen_cache().get(key, compute)
 
     def preimage_context(self) -> TrainingContext:
         """The :class:`~kppca.preimage.TrainingContext` of this model (cached), for pre-image strategies."""

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..._cache import LazyCache
 from ..._linalg import block_rows
 from ..._validation import ArrayLike, as_tensor, numpy_rng
 from ...kernels import KernelCenterer
@@ -112,7 +113,7 @@ class PrimalGenerationMixin(GenerationMixin):
         centerer.grand_mean_ = m @ m
         return TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, (Phi_c**2).sum(1))
 
-    def _gen_cache(self) -> dict:
+    def _gen_cache(self) -> LazyCache:
         if not self._has_training_codes():
             raise ValueError(
                 f"this {type(self).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps "
@@ -204,26 +205,32 @@ class DualGenerationMixin(GenerationMixin):
                 f"K_c_rows has {k_c.shape[1]} columns but the model was fitted on {self.n_samples_} points."
             )
         alpha = self._dual_coefficients(k_c)
-        if self._factored_gram().range_is_complement_of_ones(self._sqrt_route):
+        gram = self._factored_gram()
+        if gram.range_is_complement_of_ones(self._sqrt_route):
             # K positive definite: range(K_c) is the complement of 1, the projection a centering.
             k_c = k_c - k_c.mean(1, keepdim=True) if self.center else k_c
         else:
-            k_c = (self._gram().matrix @ alpha.T).T  # the projection on range(K_c) that alpha represents
+            k_c = gram.times_matrix(alpha)  # the projection on range(K_c) that alpha represents
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
         return self._to_output(out[0] if single else out, K_c_rows)
 
     def _factored_gram(self) -> CenteredGram:
         """The Gram object with the factor of the sampling route (``_sqrt_route``) computed, on first use.
 
-        Before the Cholesky factor takes ``K_c``'s memory, the hub scores of the default pre-image are
-        read from ``K_c`` (cached), so ``sample`` never pays a kernel pass for them.
+        The one place that consumes the ``N x N`` buffer, in one sequence under the model's cache lock:
+        first the hub scores of the default pre-image are read from ``K_c`` (cached, so ``sample`` never
+        pays a kernel pass for them), then the Cholesky factor takes its memory. Threads sharing the model
+        wait for the whole sequence; none reads the buffer while it is overwritten.
         """
-        gram = self._gram()
-        if self._sqrt_route == "cholesky" and not gram.has_cholesky:
-            if gram.has_matrix:
-                make_preimage(None).prepare(self.preimage_context(), self._gen_cache(), sampled=True)
-            gram.cholesky()
-        return gram
+        def factor() -> CenteredGram:
+            gram = self._gram()
+            if self._sqrt_route == "cholesky":
+                if gram.has_matrix:
+                    make_preimage(None).prepare(self.preimage_context(), self._gen_cache(), sampled=True)
+                gram.cholesky()
+            return gram
+
+        return self._cache.get(("factored-gram", self._sqrt_route), factor)
 
     # ------------------------------------------------------------------ hooks
     def _training_context(self) -> TrainingContext:
