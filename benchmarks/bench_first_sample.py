@@ -89,7 +89,6 @@ def time_child(variant: str, kernel_first: bool) -> dict:
 
 
 def quality(n_samples: int, n_inits: int) -> dict:
-    import numpy as np
     from sklearn.model_selection import train_test_split
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

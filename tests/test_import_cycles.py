@@ -15,7 +15,6 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "kppca"
 

@@ -92,7 +92,7 @@ def test_polynomial_parameters_that_overflow_everywhere_are_named(degree, coef0)
     if degree == 1:  # coef0^1 is a finite float64: accepted
         Polynomial(degree, coef0)._check_params()
         return
-    with pytest.raises(ValueError, match=rf"coef0\*\*degree = .* overflows float64.*lower coef0 or degree \(coef0 <= "):
+    with pytest.raises(ValueError, match=r"coef0\*\*degree = .* overflows float64.*lower coef0 or degree \(coef0 <= "):
         Polynomial(degree, coef0)(np.zeros((2, 2)))
 
 
