@@ -171,7 +171,8 @@ window.addEventListener("load", function () { setTimeout(function () {
         var range = document.createRange();
         range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
         var tops = {};
-        Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+        Array.prototype.forEach.call(range.getClientRects(),
+                                     function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
         if (Object.keys(tops).length > 1) report.push(m[0].slice(0, 50));
       }
     }
