@@ -9,6 +9,9 @@ Two-view non-linear auto-regression (view X: lag window, view Y: next value),
 * Santa Fe laser (train 1,000 / test 100), p = 70, s = 144: dual with the exact RBF
   kernel (bandwidth 2.1856) and primal with random Fourier features.
 
+Needs the ``rkm`` extra (reservoirpy bundles the Santa Fe series; geoopt for the Stiefel solver):
+from the source tree, ``pip install ".[rkm]"``.
+
 Prints the forecast MSE (standardized and raw scale) and saves a figure. Run::
 
     python examples/multiview_forecasting.py --out multiview_forecasting.png   # --rff-features 1000: faster

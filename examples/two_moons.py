@@ -13,7 +13,14 @@ for q = 1 (22 % against 31 %). No single bandwidth reproduces all three numbers
 here (the paper's sample is not available), so the figure uses sigma = 0.5 as
 the closer of the two; the script prints both next to the paper's values.
 
-Run:  python examples/two_moons.py [--out two_moons.png]
+Some generated points (grey) lie in the gap between the moons. That is the pre-image, not the model: the
+paper's kernel smoother maps a generated kernel vector to a weighted mean of *all* training points, and a
+mean of points of both moons lies between them. Measured on these 50 points (200 samples each): 9 %, 4 %
+and 10 % of the samples for q = 1, 3, 10 lie more than 0.3 from every data point (the data's own
+nearest-neighbour distance is 0.14); a smoother on each sample's 10 largest weights (``--n-neighbors 10``)
+gives 0 %, 3 % and 4 %. The figure keeps the paper's smoother by default.
+
+Run:  python examples/two_moons.py [--out two_moons.png] [--n-neighbors 10]
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.1, help="noise of the moons (default: 0.1)")
     parser.add_argument("--bandwidth", type=float, default=0.5, help="RBF bandwidth of the figure (default: 0.5)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--n-neighbors", type=int, default=None,
+                        help="kernel smoother on each point's K largest weights (default: all, as in the paper)")
     args = parser.parse_args()
 
     X, _ = make_moons(args.n_samples, noise=args.noise, random_state=args.seed)
@@ -55,7 +64,8 @@ def main() -> None:
         ev2 = 100 * float(m2.explained_variance_ratio_.sum())
         print(f"| {q} | {paper:.2f} % | {ev05:.2f} % | {ev2:.2f} % | {100 * m05.sigma2_ / m05.total_variance_:.2f} % |")
 
-    fig = plot_toy_generation(X, (1, 3, 10), bandwidth=args.bandwidth, random_state=args.seed)
+    fig = plot_toy_generation(X, (1, 3, 10), bandwidth=args.bandwidth, random_state=args.seed,
+                              preimage_options={"n_neighbors": args.n_neighbors})
     save_figure(fig, args.out, dpi=90)
     print(f"wrote {args.out} (bandwidth {args.bandwidth:g})")
 

@@ -46,4 +46,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # The public API only: not the helpers this module imports for itself (importlib, Any, TYPE_CHECKING, ...).
+    return sorted(set(_LAZY) | {"__version__"})

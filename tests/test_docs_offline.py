@@ -156,8 +156,36 @@ window.addEventListener("load", function () { setTimeout(function () {
 """
 
 
-@pytest.mark.parametrize("name", CLIP_PAGES)
-def test_no_text_is_clipped_at_1280px(name, tmp_path):
+#: Lists every token (a run of non-space characters) of inline code that the layout breaks across lines: a
+#: range over the token's characters then has boxes at more than one height (`kernel="linea` / `r"`).
+_TOKEN_SCRIPT = """
+<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  var report = [], main = document.querySelector('[role="main"]') || document.body;
+  main.querySelectorAll("code").forEach(function (code) {
+    if (code.closest("pre, .highlight, .sig")) return;  // blocks and signatures scroll, they do not wrap
+    var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+      var re = /\\S+/g, m;
+      while ((m = re.exec(node.textContent))) {
+        var range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(),
+                                     function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+        if (Object.keys(tops).length > 1) report.push(m[0].slice(0, 50));
+      }
+    }
+  });
+  var pre = document.createElement("pre"); pre.id = "kppca-token-report";
+  pre.textContent = JSON.stringify(report); document.body.appendChild(pre);
+}, 1000); });
+</script>
+"""
+
+
+def _measure(name: str, script: str, report_id: str, tmp_path: Path) -> list:
+    """Render a copy of page ``name`` with ``script`` at the clip width and return the list it reports."""
     page = HTML / name
     _require(page.is_file(), f"{page} is not built")
     browser = _browser()
@@ -165,11 +193,23 @@ def test_no_text_is_clipped_at_1280px(name, tmp_path):
     # A copy of the page with the measuring script; <base> keeps its stylesheets and scripts resolving.
     html = page.read_text(encoding="utf-8")
     html = html.replace("<head>", f'<head><base href="{page.parent.as_uri()}/">', 1)
-    html = html.replace("</body>", _CLIP_SCRIPT + "</body>", 1)
+    html = html.replace("</body>", script + "</body>", 1)
     probe = tmp_path / page.name
     probe.write_text(html, encoding="utf-8")
     dom = _render(browser, probe, CLIP_WIDTH)
-    match = re.search(r'<pre id="kppca-clip-report">(.*?)</pre>', dom, re.S)
+    match = re.search(rf'<pre id="{report_id}">(.*?)</pre>', dom, re.S)
     assert match, f"{name}: the measuring script did not run"
-    clipped = json.loads(html_lib.unescape(match.group(1)))
+    return json.loads(html_lib.unescape(match.group(1)))
+
+
+@pytest.mark.parametrize("name", CLIP_PAGES)
+def test_no_text_is_clipped_at_1280px(name, tmp_path):
+    clipped = _measure(name, _CLIP_SCRIPT, "kppca-clip-report", tmp_path)
     assert not clipped, f"{name}: {len(clipped)} text piece(s) cut off at {CLIP_WIDTH} px, e.g. {clipped[:5]}"
+
+
+@pytest.mark.parametrize("name", CLIP_PAGES)
+def test_no_code_token_is_broken_at_1280px(name, tmp_path):
+    """Inline code wraps between words only (issue 43: `kernel="linea r"`, `eigen_solver="dens e"` in tables)."""
+    broken = _measure(name, _TOKEN_SCRIPT, "kppca-token-report", tmp_path)
+    assert not broken, f"{name}: {len(broken)} code token(s) broken across lines at {CLIP_WIDTH} px: {broken[:5]}"

@@ -1,4 +1,5 @@
-"""Every script in examples/ runs, exits 0 and writes a valid PNG to the path given by --out."""
+"""Every script in examples/ runs, exits 0, writes a valid PNG to the path given by --out and warns of no
+unconverged fit (a ConvergenceWarning: an example converges with its settings, or says why it stops)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,4 @@ def test_example_runs(script, tmp_path):
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert out.is_file(), f"{script.name} did not write {out}"
     assert out.read_bytes()[:8] == PNG_SIGNATURE, f"{script.name} did not write a PNG"
+    assert "ConvergenceWarning" not in proc.stderr, f"{script.name} did not converge:\n{proc.stderr[-4000:]}"

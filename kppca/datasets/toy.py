@@ -181,7 +181,8 @@ def sum_of_sines(
 def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """The Santa Fe laser series (Weigend & Gershenfeld), split into train and test parts.
 
-    Read from the copy bundled with ``reservoirpy`` (10,093 values; ``pip install kppca[rkm]``).
+    Read from the copy bundled with ``reservoirpy`` (10,093 values; the rkm extra: ``pip install ".[rkm]"`` from
+    the source tree).
 
     Parameters
     ----------
@@ -201,7 +202,8 @@ def load_santafe(n_train: int = 1000, n_test: int = 100) -> tuple[np.ndarray, np
     if spec is None or spec.origin is None:
         raise ImportError(
             "load_santafe reads the Santa Fe laser series bundled with reservoirpy; install it with "
-            "`pip install kppca[rkm]` (or `pip install reservoirpy`)."
+            "the rkm extra (from the source tree: `pip install \".[rkm]\"`; where kppca comes from a package index: "
+            "`pip install \"kppca[rkm]\"`) or `pip install reservoirpy`."
         )
     # The file only: importing reservoirpy is slow.
     path = Path(spec.origin).parent / "datasets" / "santafe_laser.npy"

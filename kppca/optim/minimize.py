@@ -69,7 +69,7 @@ def minimize(fun: Callable[..., torch.Tensor], x0: torch.Tensor | Sequence[torch
     Raises
     ------
     ImportError
-        For a geoopt method when geoopt is not installed (``pip install kppca[rkm]``).
+        For a geoopt method when geoopt is not installed (the rkm extra: ``pip install ".[rkm]"`` from the source tree).
     """
     manifold = check_scalar(manifold, "manifold", [StrOptions(["stiefel"]), None])
     method = check_scalar(method, "method", [StrOptions(list(METHODS[manifold]))])

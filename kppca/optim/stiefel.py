@@ -200,7 +200,8 @@ def geoopt_minimize(objective: Callable[[torch.Tensor], torch.Tensor], H0: torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "the Riemannian methods ('adam', 'sgd', 'line_search', 'cg' on the Stiefel manifold) need the "
-            "optional dependency geoopt; install it with `pip install kppca[rkm]` (or `pip install geoopt`), "
+            "optional dependency geoopt; install the rkm extra (from the source tree: `pip install \".[rkm]\"`; "
+            "where kppca comes from a package index: `pip install \"kppca[rkm]\"`) or `pip install geoopt`, "
             "or use method='pgd' (projected gradient) or an eigen solver."
         ) from exc
     from geoopt.optim.rlinesearch import LineSearchWarning

@@ -293,10 +293,13 @@ class GenerationMixin(ABC, Generic[Points]):
         pos = np.searchsorted(classes, wanted_labels)
         known = (pos < len(classes)) & (classes[np.minimum(pos, len(classes) - 1)] == wanted_labels)
         if not known.all():
-            bad = sorted({str(v) for v in wanted_labels[~known]})
+            bad = sorted({repr(v.item() if isinstance(v, np.generic) else v) for v in wanted_labels[~known]})
+            is_text = [np.asarray(a).dtype.kind in "USO" for a in (wanted_labels, classes)]  # '7' vs 7
+            types = ("" if is_text[0] == is_text[1] else f" y holds {('numbers', 'strings')[is_text[0]]} but the "
+                     f"labels seen in fit are {('numbers', 'strings')[is_text[1]]}: pass y of the same type.")
             raise ValueError(
                 f"y asks for label(s) {', '.join(bad)} not seen in fit; the model knows: "
-                f"{', '.join(str(c) for c in classes)}."
+                f"{', '.join(str(c) for c in classes)}.{types}"
             )
         wanted = torch.as_tensor(pos.astype(np.int64), device=self._device)
         h = torch.empty((n, self.n_components_), dtype=self._dtype, device=self._device)
