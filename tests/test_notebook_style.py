@@ -11,6 +11,16 @@ sees must be the lesson, so this checks every committed notebook without running
 * each notebook has a "Things to try" section with 3 or 4 exercises and a "References"
   section.
 
+* no visible cell asserts, or writes the lesson's prose (``Markdown(...)``), or reads a
+  function's defaults through ``__kwdefaults__``: checks belong in hidden cells;
+* every number the prose states is *computed*: it appears in a stored output of an earlier
+  code cell, or in the source of a code cell (a parameter the code sets, or a hidden cell
+  that asserts it). Orderings ("larger", "most balanced") cannot be recognised from the text;
+  the hidden cells assert them, and ``tests/test_notebooks.py`` runs those cells, so a claim
+  that stops holding fails there;
+* each reference names its authors and year, and its venue (an italic title or journal, an
+  arXiv number, or "Preprint").
+
 It needs no kernel and runs in a fraction of a second.
 """
 
@@ -32,6 +42,9 @@ HIDDEN_TAGS = {"remove-cell", "remove-input"}
 PLUMBING = [
     (re.compile(r"KPPCA_DOCS_SMALL"), "the KPPCA_DOCS_SMALL switch of the test suite"),
     (re.compile(r"\bwarnings\.(filterwarnings|simplefilter|catch_warnings)\b"), "a warnings filter"),
+    (re.compile(r"^\s*assert\b", re.M), "an assert (a check of the text belongs in a hidden cell)"),
+    (re.compile(r"\bMarkdown\("), "code that writes the lesson's prose (Markdown(...))"),
+    (re.compile(r"__kwdefaults__"), "a function's defaults read through __kwdefaults__"),
 ]
 
 #: What the markdown of a lesson must not cite.
@@ -142,3 +155,135 @@ def test_the_checks_can_fail():
     section = _headed_section(cells, "Things to try")
     assert len(re.findall(r"^\s*(?:\d+\.|[-*])\s+\S", section, flags=re.M)) == 2
     assert _headed_section(cells, "Summary") is None
+
+
+# -- numbers in the prose ------------------------------------------------------------------------
+
+#: Markdown that states no result: display maths, inline maths, code spans, roles and link targets.
+_NOT_PROSE = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$|\{\w+\}`[^`]*`|`[^`]*`|\]\([^)]*\)", re.S)
+#: A number: 1,000 / 2.1856 / 94 (a digit inside a word, as in "q2" or "8x8", is not one).
+_NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+#: Numbers that name a place, not a result: "section 3", "Fig. 4", "eq. 19", "Table 2", a year.
+_PLACE = re.compile(
+    r"(section|sections|§|fig\.|figure|table|eq\.|eqs\.|equation|lesson|appendix|algorithm|corollar\w*|prop\.)"
+    r"\s*[\d.,\u2013 and-]*$",
+    re.I,
+)
+_YEAR = re.compile(r"(19|20)\d\d")
+#: Sections whose numbers are not claims about the lesson's results.
+_NO_CLAIMS = ("References", "Things to try")
+
+
+def _prose(markdown: str) -> str:
+    """The markdown's sentences, without headings, maths, code and the sections that make no claims."""
+    kept, skipping = [], False
+    for line in markdown.split("\n"):
+        heading = re.match(r"^#+\s*(.*)", line)
+        if heading:
+            skipping = heading.group(1).strip().startswith(_NO_CLAIMS)
+            continue
+        if not skipping:
+            kept.append(line)
+    return _NOT_PROSE.sub(" ", "\n".join(kept))
+
+
+#: A sentence that quotes the literature at a given place, "Suykens (2017, Table 2) reports ...":
+#: its numbers are the source's, not the lesson's.
+_QUOTE = re.compile(r"\((?:19|20)\d\d, (?:Table|Fig\.|Figure|§|Section)")
+
+
+def _numbers(text: str) -> set[str]:
+    return {m.group(0).replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", text.replace(",", ""))}
+
+
+def _output_text(cell: dict) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        text = output.get("text", "")
+        parts.append("".join(text) if isinstance(text, list) else text)
+        for key in ("text/plain", "text/html"):
+            value = output.get("data", {}).get(key, "")
+            parts.append("".join(value) if isinstance(value, list) else value)
+    return "\n".join(parts)
+
+
+def unbacked_numbers(cells: list[dict]) -> list[tuple[int, str, str]]:
+    """(cell index, number, context) for each number of the prose that no code computes or sets.
+
+    A number is backed when it appears in the stored output of a code cell *before* the
+    markdown cell (a result the reader has just seen) or in the source of any code cell (a
+    parameter the code sets, or a hidden cell that asserts it).
+    """
+    code = [c for c in cells if c["cell_type"] == "code"]
+    in_sources = _numbers("\n".join(_source(c) for c in code))
+    shown: set[str] = set()
+    problems = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            shown |= _numbers(_output_text(cell))
+            continue
+        if cell["cell_type"] != "markdown":
+            continue
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", _prose(_source(cell)))
+        text = " ".join(s for s in sentences if not _QUOTE.search(s))
+        for match in _NUMBER.finditer(text):
+            number = match.group(0).replace(",", "")
+            if _YEAR.fullmatch(number) or _PLACE.search(text[max(0, match.start() - 30): match.start()]):
+                continue
+            if number not in shown and number not in in_sources:
+                context = text[max(0, match.start() - 50): match.end() + 20].replace("\n", " ")
+                problems.append((index, number, context))
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_numbers_in_the_prose_are_computed(path: Path):
+    problems = unbacked_numbers(_load(path))
+    assert not problems, "\n".join(
+        f"cell {i}: {number!r} is stated but neither printed before nor set or asserted by code: ...{context}..."
+        for i, number, context in problems
+    )
+
+
+#: A reference: "Surname, I. ... (YYYY)." with a venue (italics, an arXiv number or "Preprint").
+_REFERENCE = re.compile(r"^[A-Z][\w\u00C0-\u017F' -]+, [A-Z]\.")
+
+
+def _reference_problems(section: str) -> list[str]:
+    entries = re.split(r"^\s*(?:\d+\.|[-*])\s+", section, flags=re.M)[1:]
+    problems = []
+    for entry in entries:
+        entry = " ".join(entry.split())
+        if not _REFERENCE.match(entry):
+            problems.append(f"no authors ('Surname, I.'): {entry[:70]!r}")
+        if not re.search(r"\((19|20)\d\d\)", entry):
+            problems.append(f"no year '(YYYY)': {entry[:70]!r}")
+        if not re.search(r"\*[^*]+\*|arXiv:\d{4}\.\d{4,5}|Preprint", entry):
+            problems.append(f"no venue (italic journal or book, arXiv number, or 'Preprint'): {entry[:70]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_references_are_complete(path: Path):
+    section = _headed_section(_load(path), "References")
+    assert section is not None, "no 'References' heading"
+    problems = _reference_problems(section)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_claim_checks_can_fail():
+    """A stated number that no code produces, a visible assert and an incomplete reference are flagged."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": "x = 5", "outputs": [{"output_type": "stream", "text": "0.42"}]},
+        {"cell_type": "markdown", "source": "The error is 0.42 at width 5 (section 3, 2017), and 0.37 at 7."},
+    ]
+    assert [n for _, n, _ in unbacked_numbers(cells)] == ["0.37", "7"]
+    # a number printed only *after* the sentence does not back it
+    later = [cells[1], cells[0]]
+    assert [n for _, n, _ in unbacked_numbers(later)] == ["0.42", "0.37", "7"]
+    quoted = [{"cell_type": "markdown", "source": "Suykens (2017, Table 2) reports 0.0374. We find 0.05."}]
+    assert [n for _, n, _ in unbacked_numbers(quoted)] == ["0.05"]
+    assert any(p.search("x = 1\nassert x > 0") for p, _ in PLUMBING)
+    assert any(p.search("Markdown(f'{x} is best')") for p, _ in PLUMBING)
+    assert len(_reference_problems("- *Dual Probabilistic PCA*: the paper.\n")) == 2
+    assert not _reference_problems("- Suykens, J. A. K. (2017). Deep RKMs. *Neural Computation*, 29(8).\n")
