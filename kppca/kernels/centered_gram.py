@@ -19,7 +19,6 @@ from .._linalg import (
     block_rows,
     check_gram_scale,
     cholesky_in_place,
-    cholesky_solve,
     compute_threads,
     eigen,
     eigh_descending,
@@ -30,6 +29,7 @@ from .._linalg import (
 )
 from .base import Kernel
 from .gram import KernelCenterer, lower_gram_matrix, mirror_lower_
+from .gram_factors import CholeskyFactor, EigenFactor, PivotedCholeskyFactor
 from .rank import structural_rank
 
 __all__ = ["CenteredGram"]
@@ -111,7 +111,7 @@ class CenteredGram:
         self._eigen_max: float | None = None if eigen_max is None else float(eigen_max)
         self._tolerance_value: float | None = None
         self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
-        self._factor: tuple[str, torch.Tensor] | None = None
+        self._factor: CholeskyFactor | PivotedCholeskyFactor | None = None
         self._threads: int | None = None
         self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
         self.lock = threading.RLock()
@@ -297,20 +297,25 @@ class CenteredGram:
         """Whether the buffer holds ``K_c`` now (else reading :attr:`matrix` costs a build)."""
         return self._matrix is not None
 
-    @_locked
-    def cholesky(self) -> tuple[str, torch.Tensor]:
-        """A factor of the Gram matrix, computed once (``O(N^3 / 3)``).
+    def eigen_factor(self) -> EigenFactor:
+        """The square root ``E diag(sqrt(lam))`` of ``K_c`` from :meth:`eigh` (``O(N^3)`` on first use)."""
+        values, vectors = self.eigh()
+        return EigenFactor(values, vectors)
 
-        ``("raw", L)`` with ``L = chol(K)`` (N, N) of the *raw* Gram matrix, computed **in the memory of**
-        ``K_c`` (so :attr:`has_matrix` becomes False); ``M L`` is a square root of ``K_c``. When ``K`` is
-        numerically singular, ``("centered", L_c)``: a pivoted Cholesky factor (N, r') of ``K_c``,
-        ``r' <=`` :attr:`rank`.
+    @_locked
+    def cholesky(self) -> CholeskyFactor | PivotedCholeskyFactor:
+        """A Cholesky square root of ``K_c``, computed once (``O(N^3 / 3)``).
+
+        :class:`~kppca.kernels.gram_factors.CholeskyFactor` ``chol(K)`` (N, N) of the *raw* Gram matrix,
+        computed **in the memory of** ``K_c`` (so :attr:`has_matrix` becomes False). When ``K`` is
+        numerically singular, a :class:`~kppca.kernels.gram_factors.PivotedCholeskyFactor` (N, r') of
+        ``K_c``, ``r' <=`` :attr:`rank`.
         """
         if self._factor is None:
             self._factor = self._compute_cholesky()
         return self._factor
 
-    def _compute_cholesky(self) -> tuple[str, torch.Tensor]:
+    def _compute_cholesky(self) -> CholeskyFactor | PivotedCholeskyFactor:
         centerer = self.centerer
         K_c = self._lower()  # the factorisation reads the lower triangle only
         self._matrix = None  # consumed: the factor takes its memory
@@ -319,66 +324,12 @@ class CenteredGram:
         # A completed factorisation reproduces K to its backward error: it serves sampling and solves, not ranks.
         L = cholesky_in_place(K)
         if L is not None:
-            return "raw", L
+            return CholeskyFactor(L, self.center)
         del K  # numerically singular: the buffer holds a failed factorisation; rebuild K_c
         tol = self.tolerance
         K_c = self.matrix  # rebuilt whole by the fit's operations, so bitwise the fit's
         self._matrix = None  # consumed by the pivoted factorisation
-        return "centered", pivoted_cholesky(K_c, tol, overwrite=True)[:, : self.rank]
-
-    def sqrt(self, route: str) -> torch.Tensor:
-        """A factor ``F`` (N, r') with ``F F^T = K_c``.
-
-        Parameters
-        ----------
-        route : {"eigen", "cholesky"}
-            "eigen": ``E diag(sqrt(lam))`` from :meth:`eigh`; "cholesky": ``M chol(K)`` (a new
-            ``N x N`` matrix) or the pivoted factor of :meth:`cholesky`.
-        """
-        if route == "eigen":
-            values, vectors = self.eigh()
-            return vectors * values.sqrt()
-        kind, L = self.cholesky()
-        if kind == "raw" and self.center:
-            return L - L.mean(0, keepdim=True)  # (M L)(M L)^T = M K M = K_c
-        return L
-
-    def sqrt_width(self, route: str) -> int:
-        """Number of columns ``r'`` of :meth:`sqrt` (the width of the draws of :meth:`apply_sqrt`)."""
-        return (self.eigh()[0] if route == "eigen" else self.cholesky()[1]).shape[-1]
-
-    def apply_sqrt(self, a: torch.Tensor, route: str) -> torch.Tensor:
-        """``a F^T`` (n, N) for rows ``a`` (n, r'), ``F`` of :meth:`sqrt`, without forming ``F`` (cholesky route)."""
-        if route == "eigen":
-            return a @ self.sqrt("eigen").T
-        kind, L = self.cholesky()
-        out = a @ L.T
-        if kind == "raw" and self.center:
-            out -= out.mean(1, keepdim=True)  # M (L a): rows of the result are centered
-        return out
-
-    def solve(self, k_c: torch.Tensor, route: str) -> torch.Tensor:
-        """Dual coefficients ``alpha`` (M, N) with ``K_c alpha = k_c`` for rows ``k_c`` (M, N) in ``range(K_c)``.
-
-        With a raw Cholesky factor, ``alpha = K^{-1} (k_c + t 1)`` with ``t`` making ``1^T alpha = 0``; else
-        the pseudo-inverse on :meth:`eigh`. Centered, the solution is orthogonal to ``1``.
-        """
-        if route == "cholesky":
-            kind, L = self.cholesky()
-            if kind == "raw":
-                if not self.center:
-                    return cholesky_solve(L, k_c.T).T
-                ones = k_c.new_ones(k_c.shape[1], 1)
-                sol = cholesky_solve(L, torch.cat([k_c.T, ones], dim=1))
-                u, v = sol[:, :-1], sol[:, -1:]
-                alpha = (u - v * (u.sum(0) / v.sum())).T
-                return alpha - alpha.mean(1, keepdim=True)
-        values, vectors = self.eigh()
-        return ((k_c @ vectors) / values) @ vectors.T
-
-    def range_is_complement_of_ones(self, route: str) -> bool:
-        """True when ``range(K_c)`` is known to be ``1^perp`` (centered) or everything: a raw Cholesky factor exists."""
-        return route == "cholesky" and self.cholesky()[0] == "raw"
+        return PivotedCholeskyFactor(pivoted_cholesky(K_c, tol, overwrite=True)[:, : self.rank], self.eigen_factor)
 
     def centered_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k_c(x) = Phi_c^T (phi(x) - m)`` of new points, (M, N) (one block; see :meth:`project`)."""

@@ -15,6 +15,7 @@ from .._validation import ArrayLike, numpy_rng, torch_generator
 from ..io import TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
+from ..kernels.gram_factors import CholeskyFactor
 from ..kernels.gram import KernelCenterer
 from ..kernels.standard import as_kernel
 from ._base import BasePPCA
@@ -172,11 +173,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
         return self._cache.get("gram", rebuild)
 
-    @property
-    def _sqrt_route(self) -> str:
-        """How ``K_c`` is factored for sampling: from the eigenpairs after a dense fit, else by Cholesky."""
-        return "eigen" if self.eigen_solver_ == "dense" else "cholesky"
-
     def _principal_coordinates(self, X: torch.Tensor) -> torch.Tensor:
         return self._gram().project(X, self.eigenvectors_) / self.eigenvalues_.sqrt()
 
@@ -201,11 +197,13 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
             or self.rank_ != self.n_samples_ - int(self.center)
         ):
             return None
-        gram = self._factored_gram()  # the hub scores of sampling are read from K_c before the factor replaces it
+        factor = self._gram_factor()  # after a partial fit the Cholesky factor, shared with sampling
+        gram = self._gram()
         with compute_threads():
-            kind, L = gram.cholesky()  # cached; shared with sampling after a partial fit
-            if kind != "raw" or smallest_eigenvalue_bound(L) <= RESOLVED_MARGIN * gram.tolerance:
+            if not isinstance(factor, CholeskyFactor) or \
+                    smallest_eigenvalue_bound(factor.L) <= RESOLVED_MARGIN * gram.tolerance:
                 return None
+            L = factor.L
             E, lam = self.eigenvectors_, self.eigenvalues_
             q, r, N, s2 = self.n_components_, self.rank_, self.n_samples_, self.sigma2_
             if self.center:
@@ -274,7 +272,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
-        F = sigma * self._factored_gram().sqrt(self._sqrt_route)  # the same whatever was cached: reproducible
+        F = sigma * self._gram_factor().sqrt()  # the factor depends on the fit alone: reproducible
         # The support is always the resolved eigenbasis of K_c, whatever was computed before.
         values, _ = self._full_eigen()
         return self._kernel_distribution(loc, F, sigma * values.sqrt())
@@ -312,7 +310,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
             return self._cache.get("symmetric_factor", symmetric)
         if factor == "fast":
-            noise = self.sigma2_**0.5 * self._factored_gram().sqrt(self._sqrt_route)
+            noise = self.sigma2_**0.5 * self._gram_factor().sqrt()
             return torch.cat([self._top_factor(), noise], dim=1)
         raise ValueError(f"factor={factor!r} is unknown; use 'fast' or 'symmetric'.")
 

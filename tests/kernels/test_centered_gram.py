@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from kppca._linalg import rank_tolerance
+from kppca.kernels.gram_factors import CholeskyFactor, PivotedCholeskyFactor
 from kppca.kernels import RBF, CenteredGram, Linear, Polynomial, as_kernel
 
 EPS = np.finfo(np.float64).eps
@@ -109,23 +110,27 @@ def test_cholesky_consumes_the_matrix_and_rebuilds_it_bitwise(X):
     g = CenteredGram(RBF(1.3), torch.as_tensor(X))
     g.spectrum("partial", 3)
     K_c = g.matrix.clone()
-    kind, L = g.cholesky()
-    assert kind == "raw" and not g.has_matrix
+    factor = g.cholesky()
+    assert isinstance(factor, CholeskyFactor) and factor.spans_complement_of_ones and not g.has_matrix
+    L = factor.L
     K = _numpy_rbf(X, 1.3)
     np.testing.assert_allclose((L @ L.T).numpy(), K, rtol=0, atol=2 * 120 * EPS)
-    F = g.sqrt("cholesky")  # M L
+    F = factor.sqrt()  # M L
+    assert factor.width == F.shape[1] == 120
     np.testing.assert_allclose((F @ F.T).numpy(), K_c.numpy(), rtol=0, atol=4 * 120 * EPS)
     a = torch.randn(4, F.shape[1], dtype=torch.float64)
-    np.testing.assert_allclose(g.apply_sqrt(a, "cholesky").numpy(), (a @ F.T).numpy(), rtol=0, atol=1e2 * EPS)
+    np.testing.assert_allclose(factor.apply(a).numpy(), (a @ F.T).numpy(), rtol=0, atol=1e2 * EPS)
     assert torch.equal(g.matrix, K_c)  # rebuilt by the same operations
-    assert g.cholesky()[1] is L  # cached
+    assert g.cholesky() is factor  # cached
 
 
 def test_singular_gram_falls_back_to_pivoted_factor(X):
     g = CenteredGram(Linear(), torch.as_tensor(X))  # rank 3 < N: K is singular
     g.spectrum("dense")
-    kind, L = g.cholesky()
-    assert kind == "centered" and L.shape == (120, 3)
+    factor = g.cholesky()
+    assert isinstance(factor, PivotedCholeskyFactor) and not factor.spans_complement_of_ones
+    L = factor.sqrt()
+    assert L.shape == (120, 3) and factor.width == 3
     K_c = _center(X @ X.T)
     np.testing.assert_allclose((L @ L.T).numpy(), K_c, rtol=0, atol=1e2 * 120 * EPS * np.abs(X @ X.T).max())
 
@@ -133,9 +138,10 @@ def test_singular_gram_falls_back_to_pivoted_factor(X):
 def test_eigen_square_root(X):
     g = CenteredGram(RBF(1.3), torch.as_tensor(X))
     g.spectrum("dense")
-    F = g.sqrt("eigen")
+    factor = g.eigen_factor()
+    F = factor.sqrt()
     values, _ = g.eigh()
-    assert g.sqrt_width("eigen") == values.shape[0] == F.shape[1]
+    assert factor.width == values.shape[0] == F.shape[1] and not factor.spans_complement_of_ones
     # F F^T is K_c without the eigenvalues below the rounding level tol (at most N of them)
     np.testing.assert_allclose((F @ F.T).numpy(), g.matrix.numpy(), rtol=0, atol=120 * g.tolerance)
 
@@ -207,10 +213,8 @@ def test_solve_gives_dual_coefficients_on_both_routes(X, center):
     g.spectrum("partial", 3)
     K_c = g.matrix.clone().numpy()
     k_c = torch.as_tensor(K_c[:5] @ np.random.default_rng(1).normal(size=(120, 120)) @ K_c / 120)  # in range(K_c)
-    by_eigen = g.solve(k_c, "eigen")
-    assert not g.range_is_complement_of_ones("eigen")
-    by_cholesky = g.solve(k_c, "cholesky")
-    assert g.range_is_complement_of_ones("cholesky")
+    by_eigen = g.eigen_factor().solve(k_c)
+    by_cholesky = g.cholesky().solve(k_c)
     for alpha in (by_eigen, by_cholesky):
         # K_c alpha reproduces k_c up to the resolved part: the dropped eigenvalues (< tol) times |alpha|
         resid = np.abs(alpha.numpy() @ K_c - k_c.numpy()).max()

@@ -293,7 +293,7 @@ def test_partial_rank_of_centered_gram_is_at_most_n_minus_1():
     part = DualPPCA(3, kernel=rbf, eigen_solver="partial", random_state=0).fit(X)
     assert dense.rank_ == part.rank_ == 39
     _compare_models(dense, part, X[:5] + 0.1, 1e-9)
-    assert int(torch.linalg.matrix_rank(part._gram().sqrt(part._sqrt_route))) == 39
+    assert int(torch.linalg.matrix_rank(part._gram_factor().sqrt())) == 39
     S = np_(dense.get_covariance())
     assert_rel(part.kernel_marginal("fast").covariance_matrix, S, 1e-9, "S (pivoted fast factor)")
     # uncentered: the rank may be N

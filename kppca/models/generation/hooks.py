@@ -22,7 +22,7 @@ from ..._cache import LazyCache
 from ..._linalg import block_rows
 from ..._validation import ArrayLike, as_tensor, numpy_rng
 from ...kernels import KernelCenterer
-from ...kernels.centered_gram import CenteredGram
+from ...kernels.gram_factors import GramFactor
 from ...preimage import FeaturePoints, TrainingContext
 from ...preimage.context import LandmarkContext
 from ...preimage.strategies import Preimage, make_preimage
@@ -205,32 +205,31 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
                 f"K_c_rows has {k_c.shape[1]} columns but the model was fitted on {self.n_samples_} points."
             )
         alpha = self._dual_coefficients(k_c)
-        gram = self._factored_gram()
-        if gram.range_is_complement_of_ones(self._sqrt_route):
+        if self._gram_factor().spans_complement_of_ones:
             # K positive definite: range(K_c) is the complement of 1, the projection a centering.
             k_c = k_c - k_c.mean(1, keepdim=True) if self.center else k_c
         else:
-            k_c = gram.times_matrix(alpha)  # the projection on range(K_c) that alpha represents
+            k_c = self._gram().times_matrix(alpha)  # the projection on range(K_c) that alpha represents
         out = self._points_to_inputs(self._points(k_c, alpha), strategy)
         return self._to_output(out[0] if single else out, K_c_rows)
 
-    def _factored_gram(self) -> CenteredGram:
-        """The Gram object with the factor of the sampling route (``_sqrt_route``) computed, on first use.
+    def _gram_factor(self) -> GramFactor:
+        """The square root of ``K_c`` that sampling and solves use: the eigenpairs after a dense fit, else Cholesky.
 
-        The one place that consumes the ``N x N`` buffer, in one sequence under the model's cache lock:
-        first the hub scores of the default pre-image are read from ``K_c`` (cached, so ``sample`` never
-        pays a kernel pass for them), then the Cholesky factor takes its memory. Threads sharing the model
-        wait for the whole sequence; none reads the buffer while it is overwritten.
+        It depends on the fit alone, so every call gets the same factor. The one place that consumes the
+        ``N x N`` buffer, in one sequence under the model's cache lock: first the hub scores of the default
+        pre-image are read from ``K_c`` (cached, so ``sample`` never pays a kernel pass for them), then the
+        Cholesky factor takes its memory. Threads sharing the model wait for the whole sequence.
         """
-        def factor() -> CenteredGram:
+        def factor() -> GramFactor:
             gram = self._gram()
-            if self._sqrt_route == "cholesky":
-                if gram.has_matrix:
-                    make_preimage(None).prepare(self.preimage_context(), self._gen_cache(), sampled=True)
-                gram.cholesky()
-            return gram
+            if self.eigen_solver_ == "dense":
+                return gram.eigen_factor()
+            if gram.has_matrix:
+                make_preimage(None).prepare(self.preimage_context(), self._gen_cache(), sampled=True)
+            return gram.cholesky()
 
-        return self._cache.get(("factored-gram", self._sqrt_route), factor)
+        return self._cache.get("gram-factor", factor)
 
     # ------------------------------------------------------------------ hooks
     def _training_context(self) -> TrainingContext:
@@ -268,11 +267,11 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
 
     def _noise_width(self) -> int:
         """Number of columns ``r'`` of the noise factor ``F`` (``F F^T = K_c``)."""
-        return self._factored_gram().sqrt_width(self._sqrt_route)
+        return self._gram_factor().width
 
     def _noise_kernel_vectors(self, a: torch.Tensor) -> torch.Tensor:
         """``sigma a F^T`` (n, N) for draws ``a`` (n, r'), without forming ``F`` (partial fits)."""
-        return self._factored_gram().apply_sqrt(a, self._sqrt_route).mul_(self.sigma2_**0.5)
+        return self._gram_factor().apply(a).mul_(self.sigma2_**0.5)
 
     def _reconstruction_points(self, X: torch.Tensor) -> FeaturePoints:
         shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
@@ -288,4 +287,4 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
 
     def _dual_coefficients(self, k_c: torch.Tensor) -> torch.Tensor:
         """``alpha`` with ``K_c alpha = k_c`` for a batch (M, N); the route depends only on the fit."""
-        return self._factored_gram().solve(k_c, self._sqrt_route)
+        return self._gram_factor().solve(k_c)
