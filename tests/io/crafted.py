@@ -5,7 +5,7 @@ edits) and ``benchmarks/robustness_sweep.py --part files`` (every edit, with
 counts). A crafter edits the JSON document or a tensor and recomputes the
 file's digest (a digest detects corruption, not forgery), so only validation
 can refuse the result. Each edit makes one value invalid for what it is: a
-tensor one row short, of an integer dtype, holding NaN or -inf, transposed; a
+tensor one row short, of an integer dtype or the other float dtype, holding NaN or -inf, transposed; a
 float NaN, -inf, or -1 where it was positive; an int -1, one more, or 5,000
 digits long; a string unknown; a list one item short; a device "meta".
 
@@ -66,6 +66,8 @@ def _tensor_edits(T: torch.Tensor) -> Iterator[tuple[str, torch.Tensor]]:
         yield "transposed", T.T.contiguous()
     if T.dtype.is_floating_point and T.numel():
         yield "int64", T.to(torch.int64)
+        yield "float32" if T.dtype == torch.float64 else "float64", T.to(
+            torch.float32 if T.dtype == torch.float64 else torch.float64)
         for label, value in (("NaN", float("nan")), ("-inf", float("-inf"))):
             bad = T.clone()
             bad.view(-1)[0] = value
