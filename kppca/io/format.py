@@ -115,7 +115,11 @@ def write_file(path: str | Path, document: dict[str, Any], tensors: dict[str, to
     if kind not in (None, "missing"):  # never replace a device or a pipe (e.g. /dev/null) by a file
         raise ModelFileError(f"cannot save to {str(path)!r}: it is {kind}, not a regular file.")
     mode = os.stat(target).st_mode & 0o7777 if kind is None else 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # said of the target, not of the temporary name the user never chose
+        where = f"folder {str(target.parent)!r} does not exist" if not target.parent.is_dir() else exc.strerror
+        raise type(exc)(exc.errno, f"cannot save to {str(path)!r}: {where}") from None
     try:
         try:
             _write_all(fd, data)

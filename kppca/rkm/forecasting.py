@@ -214,6 +214,11 @@ class NARForecaster(KernelEstimator):
         Returns
         -------
         ndarray or Tensor of shape (n_steps,) for one series, (m, n_steps) for several
+
+        Raises
+        ------
+        kppca._resources.InsufficientMemoryError
+            A ``ValueError`` (and ``MemoryError``): the forecast would need more memory than is available.
         """
         self._check_fitted("forecast")
         n_steps = int(check_scalar(n_steps, "n_steps", [Interval(Integral, 1, None, closed="left")]))

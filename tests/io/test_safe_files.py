@@ -85,6 +85,8 @@ def test_a_save_never_replaces_a_device(tmp_path):
     assert os.path.exists("/dev/null") and not Path("/dev/null").is_file()
     with pytest.raises(IsADirectoryError, match="is a folder"):
         _fit().save(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"cannot save to .*: folder .*nowhere' does not exist"):
+        _fit().save(tmp_path / "nowhere" / "m.kppca")  # said of the target, not of a temporary name
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
