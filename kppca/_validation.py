@@ -10,6 +10,7 @@ import scipy.sparse
 import torch
 
 from ._param_validation import check_scalar, dtype_from_spec
+from ._resources import check_memory
 
 ArrayLike = Any  # numpy array, torch tensor, or nested sequence
 
@@ -44,6 +45,11 @@ def _to_numpy(X: ArrayLike, name: str) -> np.ndarray:
         raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric (float) data.")
     if arr.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:  # long double: torch has no such dtype
+        with np.errstate(over="ignore"):
+            wide, arr = arr, arr.astype(np.float64)
+        if not np.array_equal(np.isfinite(arr), np.isfinite(wide)):
+            raise ValueError(f"{name} has dtype {wide.dtype} with values beyond the float64 range; rescale it.")
     if arr.dtype == object:
         # Object arrays of numbers (e.g. from a mixed DataFrame) are fine; anything else is not.
         try:
@@ -73,6 +79,9 @@ def as_tensor(
             raise TypeError(
                 f"Sparse data was passed for {name}, but dense data is required; convert it with {name}.to_dense()."
             )
+        if X.device.type == "meta":
+            raise ValueError(f"{name} is a tensor on the 'meta' device, which holds no data; pass a tensor with "
+                             "data (on 'cpu' or a GPU).")
         if X.is_complex():
             raise ValueError(f"Complex data not supported: {name} is complex; pass real-valued data.")
         T = X.detach().to(device=device, dtype=dtype)
@@ -226,3 +235,29 @@ def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
     name = str(dtype).replace("torch.", "")
     cause = cause or f"a spread below {torch.finfo(dtype).eps:.1e} of the data's magnitude is lost"
     return f" In {name}, {cause}: pass float64 data."
+
+
+def check_sample_memory(model: Any, n: int, what: str) -> None:
+    """Refuse ``what`` (drawing ``n`` rows from a fitted ``model``) when even its least memory is not available.
+
+    The least: per row the output (D values), the code (q) and, for a dual model, the kernel vector and dual
+    coefficients over the N training points (2N), in the model's dtype. Where the available memory is unknown,
+    nothing is refused (:func:`kppca._resources.check_memory`).
+    """
+    width = model.n_features_in_ + model.n_components_
+    basis, W = model.__dict__.get("eigenvectors_"), model.__dict__.get("W_")  # dual (N, q), primal (d, q)
+    if basis is not None:
+        width += 2 * basis.shape[0]
+    elif W is not None:
+        width += W.shape[0]
+    itemsize = torch.finfo(model._dtype).bits // 8
+    check_memory(n * width * itemsize, what, "draw fewer rows per call (several calls, in batches), or fit the model "
+                 "in float32 (half the memory)", model._device)
+
+
+def check_gram_memory(X: torch.Tensor, what: str) -> None:
+    """Refuse ``what`` (a fit on the rows of ``X``, (N, D)) when its N x N Gram matrix cannot fit in memory."""
+    N, dtype = X.shape[0], str(X.dtype).replace("torch.", "")
+    check_memory(N * N * X.element_size(), f"the {N} x {N} {dtype} Gram matrix of {what}",
+                 "fit in float32 (dtype='float32': half the memory), use landmarks (PrimalPPCA(feature_map="
+                 "Nystroem(kernel, n_landmarks=m)): an m x m matrix instead), or fit on fewer rows", X.device)

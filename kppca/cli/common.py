@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import threading
 import time
@@ -45,11 +46,13 @@ class Stages:
         self.bar = tqdm(total=len(names), file=sys.stderr, disable=not enabled, leave=False,
                         bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}]")
         self.timings: dict[str, float] = {}
+        self.current: str | None = None  # the stage running (or that failed), for the error messages
         self._start = time.perf_counter()
 
     def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` as stage ``name``; once torch is loaded, on the threads the machine has free."""
         self.bar.set_description_str(name)
+        self.current = name
         t0 = time.perf_counter()
         section = contextlib.nullcontext()
         if "torch" in sys.modules:
@@ -93,6 +96,31 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, KeyError):  # str(KeyError) is the repr of the key
         text = text.strip("'\"")
     return text or type(exc).__name__
+
+
+#: Library parameters that options set: a message about their values names the flag the user typed.
+PARAMETER_FLAGS = {"n_components": "--n-components", "sigma2": "--sigma2"}
+#: What to change, per stage, when a stage needs more memory than the machine has.
+_MEMORY_OPTIONS = {"fit model": "--dtype float32 or a smaller --n-train", "generate": "a smaller --n-samples"}
+
+
+def in_option_words(exc: BaseException, args: argparse.Namespace, stage: str | None) -> str:
+    """The one-line message of a library error raised in ``stage``, in the words of the command's options.
+
+    A model built from the options: its parameters become their flags (``n_components`` -> ``--n-components``),
+    and a rank too small for ``--n-components`` names ``--n-train``. Memory refusals name the options that help.
+    """
+    text = one_line(exc)
+    if not getattr(args, "model", None):
+        for name, flag in PARAMETER_FLAGS.items():
+            text = re.sub(rf"\b{name}\b(?!_)", flag, text)  # not sigma2_ or n_components_ (fitted attributes)
+        n_train = getattr(args, "n_train", None)
+        if stage == "fit model" and "smaller than the rank" in text and isinstance(n_train, int):
+            text += (f" The rank is at most --n-train {n_train} digits - 1 = {n_train - 1}: raise --n-train or "
+                     "lower --n-components.")
+    if isinstance(exc, MemoryError) and stage in _MEMORY_OPTIONS:
+        text += f" Here: {_MEMORY_OPTIONS[stage]}."
+    return text
 
 
 def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
@@ -201,8 +229,15 @@ def check_paths(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) ->
     """``--model`` is a readable file, ``--mnist-dir`` a folder and each ``(path, what)`` of ``outputs`` writable."""
     model = getattr(args, "model", None)
     if model:
-        if not os.path.isfile(model):
+        from .._resources import path_kind
+
+        kind = path_kind(model)
+        if kind == "missing":
             raise UserError(f"model file {model!r} does not exist (write one with 'kppca fit --save FILE').")
+        if kind is not None:  # a folder, a pipe, a device (a link to /dev/zero): never opened
+            link = f" (a link to {os.path.realpath(model)})" if os.path.islink(model) else ""
+            raise UserError(f"--model {model!r} is {kind}{link}, not a model file; give a file written by "
+                            "'kppca fit --save FILE'.")
         if not os.access(model, os.R_OK):
             raise UserError(f"cannot read model file {model!r}: permission denied.")
     mnist_dir = getattr(args, "mnist_dir", None)
@@ -228,6 +263,8 @@ def check_writable(out: str, what: str) -> None:
         raise UserError(f"cannot write {out!r}: folder {str(path.parent)!r} does not exist.")
     if path.is_dir():
         raise UserError(f"cannot write {out!r}: it is a folder; give a file name for the {what}.")
+    if what == "model" and path.exists() and not path.is_file():  # a model replaces its file: never a device
+        raise UserError(f"cannot write {out!r}: it is not a regular file (e.g. a device); give a file name.")
     # Permission bits do not tell (root ignores them, /proc refuses anyway): try to open the file for
     # appending, which never truncates an existing file, and remove it again if it is new.
     existed = path.exists()

@@ -30,6 +30,7 @@ from .common import (
     UserError,
     check_image_format,
     check_paths,
+    in_option_words,
     one_line,
 )
 
@@ -140,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, *USER_ERRORS) as exc:
         if args.debug:
             raise
-        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
+        print(f"{PROG}: error: {in_option_words(exc, args, stages and stages.current)}", file=sys.stderr)
         return 1
     finally:
         if stages is not None:

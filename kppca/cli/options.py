@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -87,6 +88,15 @@ steps = checked_number(Range("int", 2, None, closed="left"))
 seed = checked_number(Range("int", 0, MAX_SEED, closed="both"))
 #: ``--n-components``: the models' constraint less its non-numeric options ('mle', None).
 components = checked_number(Range("int", 1, None, closed="left"), Range("real_not_int", 0, 1, closed="neither"))
+
+
+def thread_count(text: str) -> int:
+    """``--threads``: a positive int, at most the machine's CPUs (more threads only wait for one another)."""
+    value = positive_int(text)
+    cores = os.cpu_count() or 1
+    if value > cores:
+        raise argparse.ArgumentTypeError(f"must be at most the {cores} CPU(s) of this machine, got {value}")
+    return int(value)
 
 
 def digit_list(text: str) -> list[int]:
@@ -194,8 +204,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="show progress bars on stderr (default: only when stderr is a terminal)",
     )
-    g.add_argument("--threads", type=positive_int, metavar="T",
-                   help="CPU threads used by torch (default: torch's default; 1 can be much faster on a busy machine)")
+    g.add_argument("--threads", type=thread_count, metavar="T",
+                   help="CPU threads used by torch, at most the machine's CPUs (default: torch's default; 1 can be "
+                   "much faster on a busy machine)")
     g.add_argument("--debug", action="store_true", help="show the full traceback of errors")
 
 

@@ -20,7 +20,8 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     """Write a fitted estimator to ``path`` in kppca's safe model-file format.
 
     The file (any extension, format in :mod:`kppca.io`) holds no code and no caches. A ``random_state`` that
-    is a numpy/torch Generator is saved as None, with a warning.
+    is a numpy/torch Generator is saved as None, with a warning. The write is atomic: a temporary file beside
+    ``path`` is flushed to disk and renamed over it, so a failure (a full disk) leaves the previous file whole.
 
     Parameters
     ----------
@@ -39,7 +40,10 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     kppca.io.CustomKernelError
         A custom kernel without ``allow_callable_kernel=True`` (a ValueError).
     kppca.ModelFileError
-        The model's state breaks its class's declaration (e.g. a tensor of the wrong shape, or NaN).
+        The model's state breaks its class's declaration (e.g. a tensor of the wrong shape, or NaN), or ``path``
+        is a device or a pipe (never replaced by a file).
+    IsADirectoryError, OSError
+        ``path`` is a folder; the write failed (the previous file is kept).
     """
     # The package is imported whenever this module is; read its version without importing it back.
     version = getattr(sys.modules.get("kppca"), "__version__", "unknown")
@@ -70,7 +74,8 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
 
     Nothing in the file is executed or imported: it may only name registered classes, kernels and feature
     maps, filled with tensors, numbers and strings that are validated as ``fit`` validates parameters. The
-    file is read once: the model does not depend on it afterwards.
+    header is checked before the rest is read, and only the tensor bytes it declares are read, once: the
+    model does not depend on the file afterwards.
 
     Parameters
     ----------
@@ -88,10 +93,13 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     Raises
     ------
     ModelFileError
-        Not a valid kppca model file (another format, corrupt, newer, invalid state, ...), a device this
-        machine lacks, or no ``kernel=`` for a custom-kernel file.
+        Not a valid kppca model file (another format, corrupt, newer, invalid state, ...), not a regular file
+        (a named pipe, a device), tensors larger than the memory available, a device this machine lacks, or no
+        ``kernel=`` for a custom-kernel file.
     FileNotFoundError
         ``path`` does not exist.
+    IsADirectoryError
+        ``path`` is a folder.
     """
     path = Path(path)
     document, tensors = read_file(path)

@@ -41,11 +41,16 @@ class StateConstraint(Constraint):
 
 
 class ShapeContext:
-    """The state being validated, and the free shape symbols bound so far."""
+    """The state being validated, the free shape symbols bound so far, and the model's float dtype.
 
-    def __init__(self, state: dict[str, Any]):
+    ``dtype``: that of the enclosing model, for nested parts (a centerer, a view) that record none of their own.
+    """
+
+    def __init__(self, state: dict[str, Any], dtype: torch.dtype | None = None):
         self.state = state
         self.symbols: dict[str, int] = {}
+        own = state.get("_dtype")
+        self.dtype = own if isinstance(own, torch.dtype) else dtype
 
     def check_shape(self, shape: tuple[int, ...], expected: tuple[Any, ...] | None) -> str | None:
         if expected is None:
@@ -78,7 +83,7 @@ class TensorSpec(StateConstraint):
     Parameters
     ----------
     dtype : {"float", "any_float", "int", "bool"} or torch.dtype, default "float"
-        "float": float32/float64, and the model's own ``_dtype`` when the state has one.
+        "float": float32/float64, and the model's ``_dtype`` when the state or an enclosing model's has one.
     shape : tuple, optional
         Per axis an int, None (any size), the name of an int attribute of the state (``"n_samples_"``) or a
         free symbol (``"d"``), bound by its first use and equal wherever else it appears. None: any shape.
@@ -97,8 +102,7 @@ class TensorSpec(StateConstraint):
         if isinstance(self.dtype, torch.dtype):
             return None if dtype == self.dtype else f"has dtype {dtype}, expected {self.dtype}"
         if self.dtype == "float":
-            model = context.state.get("_dtype")
-            model = model if isinstance(model, torch.dtype) else None
+            model = context.dtype
             if dtype not in _FLOATS or (model is not None and dtype != model):
                 return f"has dtype {dtype}, expected the model's float dtype {model or 'float32/float64'}"
             return None
@@ -156,7 +160,7 @@ def _check_one(value: Any, constraints: list[Any], context: ShapeContext) -> str
     """None if ``value`` satisfies one of ``constraints`` (an instance of a listed class: by its class), else why."""
     for c in constraints:
         if isinstance(c, type) and isinstance(value, c):
-            reason = validate_object(value, symbols=context.symbols)
+            reason = validate_object(value, symbols=context.symbols, dtype=context.dtype)
             return None if reason is None else f"({type(value).__name__}): {reason}"
     reasons = []
     for c in constraints:
@@ -302,11 +306,13 @@ def init_params(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in names}
 
 
-def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None) -> str | None:
+def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int] | None = None,
+                    dtype: torch.dtype | None = None) -> str | None:
     """None if a live object is valid by its own class (parameters, then declared fitted state, recursively), else why.
 
     ``unfitted=True`` accepts an object without fitted state (a template). ``symbols``: the shape symbols of the
-    enclosing object (``"n"`` is the same in a model and in its centerer).
+    enclosing object (``"n"`` is the same in a model and in its centerer); ``dtype``: its float dtype, which the
+    float tensors of a part without a ``_dtype`` of its own must have.
     """
     cls, params = type(obj), init_params(obj)
     try:
@@ -330,7 +336,7 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
              if k not in params and (k in constraints or is_fitted_name(k))}
     if unfitted and not state:
         return None
-    return validate_state(cls, state, params, symbols) or check_relations(obj)
+    return validate_state(cls, state, params, symbols, dtype) or check_relations(obj)
 
 
 def check_relations(obj: Any) -> str | None:
@@ -349,7 +355,7 @@ def _holds_objects(value: Any) -> bool:
 
 
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
-                   symbols: dict[str, int] | None = None) -> str | None:
+                   symbols: dict[str, int] | None = None, dtype: torch.dtype | None = None) -> str | None:
     """None if a decoded ``state`` satisfies ``cls._fitted_constraints`` (plain values first: they bind shapes)."""
     constraints = declared(cls)
     extra = sorted(set(state) - set(constraints))
@@ -359,7 +365,7 @@ def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
     missing = sorted(k for k, allowed in constraints.items() if k not in state and OPTIONAL not in allowed)
     if missing:
         return f"its state lacks {', '.join(map(repr, missing))} (required fitted state of {cls.__name__})"
-    context = ShapeContext({**params, **state})
+    context = ShapeContext({**params, **state}, dtype)
     context.symbols.update(symbols or {})
     for key in sorted((k for k in constraints if k in state), key=lambda k: _holds_objects(state[k])):
         reason = _check_one(state[key], constraints[key], context)

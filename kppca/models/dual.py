@@ -11,7 +11,7 @@ import torch
 
 from .._linalg import compute_threads, rounding_tolerance, smallest_eigenvalue_bound, support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
-from .._validation import ArrayLike, numpy_rng, torch_generator
+from .._validation import ArrayLike, check_gram_memory, check_sample_memory, numpy_rng, torch_generator
 from ..io import TensorSpec, register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
@@ -127,6 +127,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         for ``sample(n, y=label)``; any other target is ignored. A failed fit leaves the model unchanged.
         """
         X, _ = self._validate_fit_input(X)
+        check_gram_memory(X, "DualPPCA.fit")
         # A private copy: set_params(kernel__...) on the estimator must not change a fitted model.
         self.kernel_ = copy.deepcopy(as_kernel(self.kernel).resolve(X))  # a data-derived width ("scale") from X
         N = X.shape[0]
@@ -375,6 +376,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         """
         self._check_fitted("sample_kernel")
         n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
+        check_sample_memory(self, n, f"sample_kernel(n={n})")
         return self._to_output(self._draw_kernel(n, torch_generator(random_state, self._device), factor))
 
     def _draw_kernel(self, n: int, generator: torch.Generator, factor: str) -> torch.Tensor:

@@ -10,6 +10,7 @@ import torch
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar, fit_context
 from .._linalg import rounding_tolerance
+from .._resources import check_memory
 from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, to_output
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..features import FeatureMap
@@ -213,6 +214,11 @@ class NARForecaster(KernelEstimator):
         Returns
         -------
         ndarray or Tensor of shape (n_steps,) for one series, (m, n_steps) for several
+
+        Raises
+        ------
+        kppca._resources.InsufficientMemoryError
+            A ``ValueError`` (and ``MemoryError``): the forecast would need more memory than is available.
         """
         self._check_fitted("forecast")
         n_steps = int(check_scalar(n_steps, "n_steps", [Interval(Integral, 1, None, closed="left")]))
@@ -230,6 +236,9 @@ class NARForecaster(KernelEstimator):
                 raise ValueError(f"history has {W.shape[1]} values per series; the model needs the last p + 1 = {p + 1}.")
             W = W[:, W.shape[1] - p - 1 :]
         window = (W - self.mean_) / self.scale_
+        # The forecast, its original-scale copy and the range test's temporaries, before the first step.
+        check_memory(3 * W.shape[0] * n_steps * W.element_size(), f"forecast(n_steps={n_steps})",
+                     "forecast fewer steps per call and continue from them (history=the values so far)", W.device)
         out = torch.empty(window.shape[0], n_steps, dtype=H.dtype, device=H.device)
         for step in range(n_steps):  # recursion over time: each step needs the previous one
             nxt = self.model_.predict_view([window, None], 1)[:, 0]

@@ -5,8 +5,8 @@ edits) and ``benchmarks/robustness_sweep.py --part files`` (every edit, with
 counts). A crafter edits the JSON document or a tensor and recomputes the
 file's digest (a digest detects corruption, not forgery), so only validation
 can refuse the result. Each edit makes one value invalid for what it is: a
-tensor one row short, of an integer dtype, holding NaN or -inf, transposed; a
-float NaN, -inf, or -1 where it was positive; an int -1, one more, or 5,000
+tensor one row short, of an integer dtype or the other float dtype, holding NaN or -inf, transposed; a
+float NaN, -inf, or -1 where it was positive, or a JSON NaN (not JSON); an int -1, one more, or 5,000
 digits long; a string unknown; a list one item short; a device "meta".
 
 A crafted file ends in exactly one outcome (:data:`OUTCOMES`): refused with a
@@ -50,7 +50,11 @@ def write(path: Path, document: dict[str, Any], tensors: dict[str, torch.Tensor]
     sys.set_int_max_str_digits(0)  # the 5,000-digit ints must be writable
     try:
         if hasattr(file_format, "document_digest"):
-            document = {**document, "sha256": file_format.document_digest(document, tensors)}
+            try:
+                digest = file_format.document_digest(document, tensors)
+            except ValueError:  # a JSON NaN, which no digest covers: the file must be refused before its digest
+                digest = "0" * 64
+            document = {**document, "sha256": digest}
         else:  # kppca before the whole-document digest (for before/after counts)
             document = {**document, "tensors_sha256": file_format.tensors_digest(tensors)}
         text = json.dumps(document)
@@ -66,6 +70,8 @@ def _tensor_edits(T: torch.Tensor) -> Iterator[tuple[str, torch.Tensor]]:
         yield "transposed", T.T.contiguous()
     if T.dtype.is_floating_point and T.numel():
         yield "int64", T.to(torch.int64)
+        yield "float32" if T.dtype == torch.float64 else "float64", T.to(
+            torch.float32 if T.dtype == torch.float64 else torch.float64)
         for label, value in (("NaN", float("nan")), ("-inf", float("-inf"))):
             bad = T.clone()
             bad.view(-1)[0] = value
@@ -83,6 +89,7 @@ def _value_edits(value: Any) -> Iterator[tuple[str, Any]]:
     elif isinstance(value, float) or (isinstance(value, dict) and "__float__" in value):
         yield "NaN", {"__float__": "nan"}
         yield "-inf", {"__float__": "-inf"}
+        yield "JSON NaN", float("nan")  # written as the non-JSON constant NaN
         if isinstance(value, float) and value > 0:
             yield "-1.0", -1.0
     elif isinstance(value, str):

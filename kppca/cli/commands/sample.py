@@ -56,7 +56,16 @@ def add_parser(sub: Any) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """Option combinations that cannot work, found before any data is read."""
+    """Option combinations that cannot work, and samples that cannot fit in memory, found before any data is read."""
+    from ..._resources import InsufficientMemoryError, check_memory
+
+    # Per sample at least its pixels and, with --n-train N, its kernel vector and dual coefficients (2N).
+    n_train = args.n_train if isinstance(args.n_train, int) and not args.model else 0
+    try:
+        check_memory(args.n_samples * (784 + 2 * n_train) * (4 if args.dtype == "float32" else 8),
+                     f"{args.n_samples} samples", "ask for fewer (run the command several times with other --seed)")
+    except InsufficientMemoryError as exc:
+        raise OptionError("--n-samples", str(exc)) from None
     if args.digit_class is not None and args.digits is not None and args.digit_class not in args.digits \
             and not args.model:
         raise OptionError("--digit-class", f"class {args.digit_class} is not among --digits "

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..._cache import LazyCache
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_scalar, check_sequence
-from ..._validation import ArrayLike, torch_generator
+from ..._validation import ArrayLike, check_sample_memory, torch_generator
 from ...preimage import TrainingContext
 from ...preimage.strategies import Preimage, make_preimage
 from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
@@ -84,10 +84,12 @@ class GenerationMixin(ABC, Generic[Points]):
         """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
         self.__dict__.pop("sample_classes_", None)
         self.__dict__.pop("_label_index", None)
+        self.__dict__.pop("_unkept_labels", None)
         if y is None:
             return
         labels = np.asarray(y)
         if labels.ndim != 1 or type_of_target(labels, input_name="y") not in ("binary", "multiclass"):
+            self._unkept_labels = f"a {labels.ndim}-D y" if labels.ndim != 1 else "a y that is not class labels"
             return
         if labels.shape[0] != n_samples:
             raise ValueError(
@@ -156,6 +158,7 @@ class GenerationMixin(ABC, Generic[Points]):
             noise = latent == "prior" and y is None
         noise = bool(check_scalar(noise, "noise", ["boolean"]))
         n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
+        check_sample_memory(self, n, f"sample(n={n})")
         gen = torch_generator(random_state, self._device)
         candidates = None
         if latent == "prior" and noise:
@@ -281,9 +284,9 @@ class GenerationMixin(ABC, Generic[Points]):
     def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes for the requested classes and their class indices, both (n, ...)."""
         if "sample_classes_" not in self.__dict__:
-            raise ValueError(
-                "class-conditional sampling (y=...) needs the training labels: fit the model with fit(X, y)."
-            )
+            unkept = self.__dict__.get("_unkept_labels")  # fit(X, y) with a y that is not 1-D class labels
+            fix = f"fit was given {unkept}, and only 1-D class labels are kept" if unkept else "fit it with fit(X, y)"
+            raise ValueError(f"class-conditional sampling (y=...) needs the model's training labels: {fix}.")
         classes = self.sample_classes_
         wanted_labels = np.asarray(y)
         if wanted_labels.ndim == 0:
