@@ -122,7 +122,7 @@ def test_em_agrees_with_scikit_learn():
     gen = torch.Generator().manual_seed(3)
     centres = torch.randn(4, 6, generator=gen, dtype=torch.float64) * 3
     codes = centres[torch.arange(600) % 4] + torch.randn(600, 6, generator=gen, dtype=torch.float64)
-    mix = fit_latent_mixture(codes, 4)
+    mix = fit_latent_mixture(codes, 4, n_init=1)  # the run from the first k-means start
     labels = latent._kmeans_labels(codes, 4, torch.Generator().manual_seed(0))
     w0, mu0, L0 = latent._m_step(codes, torch.nn.functional.one_hot(labels, 4).double())
     prec0 = torch.cholesky_inverse(L0)
@@ -146,6 +146,36 @@ def test_dual_training_codes_are_read_off_the_eigenpairs(solver):
     lam = m.eigenvalues_
     bound = 300 * np.finfo(np.float64).eps * float(lam[0]) / float(lam[-1].sqrt())
     assert float((m._training_coordinates() - m._principal_coordinates(m.X_fit_)).abs().max()) <= bound
+
+
+def _sklearn_log_likelihood(mix, codes) -> float:
+    """Mean log-likelihood of ``codes`` under ``mix``, by scikit-learn's own density (an independent computation)."""
+    from sklearn.mixture import GaussianMixture
+
+    cov = (mix.scale_trils @ mix.scale_trils.transpose(1, 2)).numpy()
+    gm = GaussianMixture(len(mix.weights), covariance_type="full")
+    gm.weights_, gm.means_, gm.covariances_ = mix.weights.numpy(), mix.means.numpy(), cov
+    gm.precisions_cholesky_ = np.linalg.cholesky(np.linalg.inv(cov))
+    return float(gm.score(codes.numpy()))
+
+
+def test_several_em_starts_keep_the_most_likely_run():
+    """n_init starts EM from k-means seeds drawn in turn from one generator, the first being n_init=1's: the run
+    kept has the highest log-likelihood, so never below the first start's. On 12 overlapping clusters fitted
+    with 6 components the starts reach different local optima, and the best of 6 is strictly better than one
+    for some seeds (a test that could not fail otherwise). Differences are read by scikit-learn's density."""
+    gen = torch.Generator().manual_seed(5)
+    centres = torch.randn(12, 4, generator=gen, dtype=torch.float64) * 2.5
+    codes = centres[torch.arange(1200) % 12] + torch.randn(1200, 4, generator=gen, dtype=torch.float64)
+    gains = []
+    for seed in range(4):
+        one = _sklearn_log_likelihood(fit_latent_mixture(codes, 6, random_state=seed, n_init=1), codes)
+        best = _sklearn_log_likelihood(fit_latent_mixture(codes, 6, random_state=seed, n_init=6), codes)
+        assert best >= one - 1e-9  # rounding of two evaluations of the same mixture
+        gains.append(best - one)
+    assert max(gains) > 1e-3
+    with pytest.raises(ValueError, match="n_init"):
+        fit_latent_mixture(codes, 6, n_init=0)
 
 
 def test_mixture_keeps_fewer_components_for_few_codes():

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS"]
+__all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS",
+           "N_INIT"]
 
 #: Latent distributions accepted by ``sample(latent=...)`` (``"auto"``, the default, is explained there).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
@@ -20,6 +21,10 @@ LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 #: Components of the mixture on all training codes (fewer below ``5 (q + 1)`` codes per component);
 #: 10, 20 and 50 gave the same sample quality on MNIST (N = 2,000, q = 10).
 MIXTURE_COMPONENTS = 10
+
+#: EM starts (k-means seeds) of a mixture; the one of highest training log-likelihood is kept, as
+#: scikit-learn's ``n_init``: one start moved the default's Fréchet distance by +-7 % between seeds.
+N_INIT = 4
 
 #: Components of each class's mixture (class-conditional sampling).
 CLASS_MIXTURE_COMPONENTS = 3
@@ -118,17 +123,36 @@ def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch
     return -0.5 * (q * math.log(2 * math.pi) + (y**2).sum(2)) - log_det + torch.log(weights)
 
 
-def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int = 0) -> LatentMixture:
+def _em(H: torch.Tensor, k: int, generator: torch.Generator) -> tuple[float, tuple[torch.Tensor, ...]]:
+    """One EM run from a k-means start: its final mean log-likelihood per code and ``(weights, means, trils)``."""
+    labels = _kmeans_labels(H, k, generator)
+    params = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
+    lower_bound = -math.inf
+    for _ in range(MAX_EM_ITER):
+        log_p = _log_weighted_densities(H, *params)
+        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
+        params = _m_step(H, torch.exp(log_p - log_norm))
+        previous, lower_bound = lower_bound, float(log_norm.mean())
+        if abs(lower_bound - previous) < EM_TOL:
+            break
+    return lower_bound, params
+
+
+def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int = 0,
+                       n_init: int | None = None) -> LatentMixture:
     """Fit a full-covariance Gaussian mixture to ``codes`` (M, q) by EM, in float64 on their device.
 
     At most ``M // (5 (q + 1))`` components (at least 1), so each covariance has enough codes. EM
-    starts from k-means seeded with ``random_state``: the fit is deterministic.
+    starts ``n_init`` times from k-means seeded in turn by one generator (seed ``random_state``) and
+    keeps the run of highest mean log-likelihood: the fit is deterministic.
 
     Parameters
     ----------
     codes : Tensor of shape (M, q)
     n_components : int
     random_state : int, default 0
+    n_init : int, optional
+        EM starts; default :data:`N_INIT`.
 
     Returns
     -------
@@ -137,18 +161,14 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     """
     M, q = codes.shape
     k = int(max(1, min(n_components, M // (5 * (q + 1)))))
+    n_init = N_INIT if n_init is None else int(n_init)
+    if n_init < 1:
+        raise ValueError(f"n_init must be a positive number of EM starts, got {n_init}.")
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
-    labels = _kmeans_labels(H, k, generator)
-    weights, means, trils = _m_step(H, torch.nn.functional.one_hot(labels, k).to(H.dtype))
-    lower_bound = -math.inf
-    for _ in range(MAX_EM_ITER):
-        log_p = _log_weighted_densities(H, weights, means, trils)
-        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
-        weights, means, trils = _m_step(H, torch.exp(log_p - log_norm))
-        previous, lower_bound = lower_bound, float(log_norm.mean())
-        if abs(lower_bound - previous) < EM_TOL:
-            break
+    # max keeps the first of equal runs: one component (k = 1) needs a single start.
+    _, (weights, means, trils) = max((_em(H, k, generator) for _ in range(n_init if k > 1 else 1)),
+                                     key=lambda run: run[0])
     # Factored in float64, then rounded: a collapsed component's covariance may be too ill-conditioned for float32.
     like = dict(dtype=codes.dtype, device=codes.device)
     return LatentMixture(weights.to(**like), means.to(**like), trils.to(**like))
