@@ -178,6 +178,25 @@ def test_several_em_starts_keep_the_most_likely_run():
         fit_latent_mixture(codes, 6, n_init=0)
 
 
+def test_em_on_many_codes_runs_on_a_random_subset(monkeypatch):
+    """Beyond MAX_EM_CODES codes EM fits a random subset: weights 3/4, 1/4 of two far clusters are recovered to
+    the sampling error of the subset (200 codes: sd 0.031), not of all 4,000, and the fit stays deterministic."""
+    from kppca.models.generation import latent
+
+    monkeypatch.setattr(latent, "MAX_EM_CODES", 200)
+    gen = torch.Generator().manual_seed(0)
+    codes = torch.cat([torch.randn(3000, 2, generator=gen, dtype=torch.float64) * 0.1 - 3,
+                       torch.randn(1000, 2, generator=gen, dtype=torch.float64) * 0.1 + 3])
+    mix = fit_latent_mixture(codes, 2)
+    w = float(mix.weights[int(torch.argmax(mix.means[:, 0]))])
+    assert abs(w - 0.25) < 5 * (0.25 * 0.75 / 200) ** 0.5
+    # the subset's own share (47 of its 200 codes for this seed), not the 1,000 / 4,000 of all codes
+    assert abs(w * 200 - 47) < 1e-6
+    torch.testing.assert_close(fit_latent_mixture(codes, 2).means, mix.means, rtol=0, atol=0)
+    # few codes: the component cap counts the subset (200 // (5 * 3) = 13), not all codes
+    assert len(fit_latent_mixture(codes, 50, n_init=1).weights) == 13
+
+
 def test_mixture_keeps_fewer_components_for_few_codes():
     codes = torch.randn(40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert fit_latent_mixture(codes, 20).weights.shape == (2,)  # 40 // (5 * 4)

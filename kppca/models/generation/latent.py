@@ -36,6 +36,9 @@ REG_COVAR = 1e-6
 #: 1e-3 takes twice the iterations for samples as good), or after ``MAX_EM_ITER`` iterations.
 EM_TOL = 1e-2
 MAX_EM_ITER = 100
+#: EM runs on at most this many codes (a random subset beyond): its cost grows with the codes and the starts,
+#: and 20,000 codes hold at least 5 (q + 1) per component for the components used (60 at most, q <= 60).
+MAX_EM_CODES = 20_000
 MAX_KMEANS_ITER = 100
 
 
@@ -142,8 +145,8 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
                        n_init: int | None = None) -> LatentMixture:
     """Fit a full-covariance Gaussian mixture to ``codes`` (M, q) by EM, in float64 on their device.
 
-    At most ``M // (5 (q + 1))`` components (at least 1), so each covariance has enough codes. EM
-    starts ``n_init`` times from k-means seeded in turn by one generator (seed ``random_state``) and
+    At most ``M // (5 (q + 1))`` components (at least 1), so each covariance has enough codes; beyond
+    :data:`MAX_EM_CODES` codes, EM runs on a random subset of that many (drawn first). EM starts ``n_init`` times from k-means seeded in turn by one generator (seed ``random_state``) and
     keeps the run of highest mean log-likelihood: the fit is deterministic.
 
     Parameters
@@ -159,13 +162,15 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     LatentMixture
         In the dtype and on the device of ``codes``.
     """
-    M, q = codes.shape
-    k = int(max(1, min(n_components, M // (5 * (q + 1)))))
     n_init = N_INIT if n_init is None else int(n_init)
     if n_init < 1:
         raise ValueError(f"n_init must be a positive number of EM starts, got {n_init}.")
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
+    if H.shape[0] > MAX_EM_CODES:
+        H = H[torch.randperm(H.shape[0], generator=generator, device=H.device)[:MAX_EM_CODES]]
+    M, q = H.shape
+    k = int(max(1, min(n_components, M // (5 * (q + 1)))))
     # max keeps the first of equal runs: one component (k = 1) needs a single start.
     _, (weights, means, trils) = max((_em(H, k, generator) for _ in range(n_init if k > 1 else 1)),
                                      key=lambda run: run[0])
