@@ -12,15 +12,21 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["LatentMixture", "fit_latent_mixture", "LATENTS", "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS",
-           "N_INIT"]
+__all__ = ["LatentMixture", "fit_latent_mixture", "mixture_components", "LATENTS", "MIXTURE_COMPONENTS",
+           "CLASS_MIXTURE_COMPONENTS", "N_INIT"]
 
 #: Latent distributions accepted by ``sample(latent=...)`` (``"auto"``, the default, is explained there).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
 
-#: Components of the mixture on all training codes (fewer below ``5 (q + 1)`` codes per component);
-#: 10, 20 and 50 gave the same sample quality on MNIST (N = 2,000, q = 10).
-MIXTURE_COMPONENTS = 10
+#: Components of the mixture on all training codes: ``"auto"`` is :func:`mixture_components` of the number of
+#: codes (fewer below ``5 (q + 1)`` codes per component in any case).
+MIXTURE_COMPONENTS: int | str = "auto"
+
+#: The rule of :func:`mixture_components`: one component per this many codes, within these bounds
+#: (``benchmarks/mnist_data_size.py``: at N = 2,000, 10, 20 and 50 components gave the same digits; at 5,000 and
+#: 20,000 more components gave closer ones; beyond 60 EM costs more than the gain).
+CODES_PER_COMPONENT = 200
+MIN_COMPONENTS, MAX_COMPONENTS = 10, 60
 
 #: EM starts (k-means seeds) of a mixture; the one of highest training log-likelihood is kept, as
 #: scikit-learn's ``n_init``: one start moved the default's Fréchet distance by +-7 % between seeds.
@@ -64,6 +70,11 @@ class LatentMixture:
         z = torch.randn((int(n), self.means.shape[1]), generator=generator, dtype=self.means.dtype,
                         device=self.means.device)
         return self.means[comp] + (self.scale_trils[comp] @ z[:, :, None])[:, :, 0]
+
+
+def mixture_components(n_codes: int) -> int:
+    """The default number of mixture components for ``n_codes`` training codes: ``n_codes // 200`` in [10, 60]."""
+    return int(min(MAX_COMPONENTS, max(MIN_COMPONENTS, n_codes // CODES_PER_COMPONENT)))
 
 
 def _nearest(H: torch.Tensor, sq_norms: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
@@ -141,7 +152,7 @@ def _em(H: torch.Tensor, k: int, generator: torch.Generator) -> tuple[float, tup
     return lower_bound, params
 
 
-def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int = 0,
+def fit_latent_mixture(codes: torch.Tensor, n_components: int | str, random_state: int = 0,
                        n_init: int | None = None) -> LatentMixture:
     """Fit a full-covariance Gaussian mixture to ``codes`` (M, q) by EM, in float64 on their device.
 
@@ -152,7 +163,8 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     Parameters
     ----------
     codes : Tensor of shape (M, q)
-    n_components : int
+    n_components : int or "auto"
+        ``"auto"``: :func:`mixture_components` of M.
     random_state : int, default 0
     n_init : int, optional
         EM starts; default :data:`N_INIT`.
@@ -165,6 +177,10 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int, random_state: int
     n_init = N_INIT if n_init is None else int(n_init)
     if n_init < 1:
         raise ValueError(f"n_init must be a positive number of EM starts, got {n_init}.")
+    if isinstance(n_components, str):
+        if n_components != "auto":
+            raise ValueError(f"n_components must be a positive int or 'auto', got {n_components!r}.")
+        n_components = mixture_components(codes.shape[0])
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
     if H.shape[0] > MAX_EM_CODES:
