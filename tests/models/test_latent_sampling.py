@@ -198,11 +198,11 @@ def test_em_on_many_codes_runs_on_a_random_subset(monkeypatch):
 
 
 def test_mixture_components_rule_of_the_number_of_codes():
-    """One component per 200 codes, in [10, 60]: 10 at the bundled default's 2,000 codes (today's value)."""
+    """One component per 200 codes, in [10, 30]: 10 at the bundled default's 2,000 codes (today's value)."""
     from kppca.models.generation.latent import mixture_components
 
     assert [mixture_components(m) for m in (100, 2000, 2199, 2200, 5000, 10000, 12000, 60000)] == \
-        [10, 10, 10, 11, 25, 50, 60, 60]
+        [10, 10, 10, 11, 25, 30, 30, 30]
     codes = torch.randn(5000, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert len(fit_latent_mixture(codes, "auto", n_init=1).weights) == 25  # 5000 // (5 * 3) = 333 allows it
     assert len(fit_latent_mixture(codes, 3, n_init=1).weights) == 3  # an explicit count is kept
