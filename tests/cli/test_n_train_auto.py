@@ -84,3 +84,10 @@ def test_bundled_digits_keep_the_measured_default(tmp_path, capsys, monkeypatch)
     assert main(["sample", "--digits", "0", "--out", str(tmp_path / "a.png"), *ARGS]) == 0
     out = capsys.readouterr().out
     assert "--n-train auto" not in out and "N = 500," in out  # all 500 bundled zeros: fewer than the default 2,000
+
+
+def test_auto_leaves_digits_for_the_report(mnist_dir, tmp_path, capsys):
+    """--report judges on digits not trained on: auto keeps a sixth of these 80 (13) out of the fit."""
+    argv = ["sample", "--mnist-dir", str(mnist_dir), "--report", "--out", str(tmp_path / "a.png"), *ARGS]
+    main(argv)  # the report itself may refuse 13 digits; the choice is printed before
+    assert "--n-train auto: N = 67 of 80 digits" in capsys.readouterr().out
