@@ -159,11 +159,15 @@ def _sklearn_log_likelihood(mix, codes) -> float:
     return float(gm.score(codes.numpy()))
 
 
-def test_several_em_starts_keep_the_most_likely_run():
-    """n_init starts EM from k-means seeds drawn in turn from one generator, the first being n_init=1's: the run
-    kept has the highest log-likelihood, so never below the first start's. On 12 overlapping clusters fitted
-    with 6 components the starts reach different local optima, and the best of 6 is strictly better than one
-    for some seeds (a test that could not fail otherwise). Differences are read by scikit-learn's density."""
+def test_several_em_starts_keep_the_most_likely_run(monkeypatch):
+    """n_init starts EM from k-means seeds drawn in turn from one generator, the first being n_init=1's. With
+    short runs as long as full ones, the run kept has the highest log-likelihood, so never below the first
+    start's. On 12 overlapping clusters fitted with 6 components the starts reach different local optima, and
+    the best of 6 is strictly better than one for some seeds (a test that could not fail otherwise).
+    Differences are read by scikit-learn's density."""
+    from kppca.models.generation import latent
+
+    monkeypatch.setattr(latent, "SHORT_EM_ITER", latent.MAX_EM_ITER)
     gen = torch.Generator().manual_seed(5)
     centres = torch.randn(12, 4, generator=gen, dtype=torch.float64) * 2.5
     codes = centres[torch.arange(1200) % 12] + torch.randn(1200, 4, generator=gen, dtype=torch.float64)
@@ -176,6 +180,25 @@ def test_several_em_starts_keep_the_most_likely_run():
     assert max(gains) > 1e-3
     with pytest.raises(ValueError, match="n_init"):
         fit_latent_mixture(codes, 6, n_init=0)
+
+
+def test_short_runs_continue_the_most_likely_start(monkeypatch):
+    """The default short runs ("small EM"): the start kept is the most likely after SHORT_EM_ITER iterations,
+    then run to convergence; its log-likelihood is the best of the starts' there, and is not below it after."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(5)
+    centres = torch.randn(12, 4, generator=gen, dtype=torch.float64) * 2.5
+    codes = centres[torch.arange(1200) % 12] + torch.randn(1200, 4, generator=gen, dtype=torch.float64)
+    seen = []
+    em = latent._em
+    monkeypatch.setattr(latent, "_em", lambda H, params, n: seen.append(em(H, params, n)) or seen[-1])
+    mix = fit_latent_mixture(codes, 6, random_state=1, n_init=4)
+    assert len(seen) in (4, 5)  # four short runs, then the continuation unless the best had converged
+    best = max(run[0] for run in seen[:4])
+    final = _sklearn_log_likelihood(mix, codes)
+    # EM never lowers the likelihood: the final one is at least the chosen start's (to EM_TOL of its stop)
+    assert final >= best - latent.EM_TOL
 
 
 def test_em_on_many_codes_runs_on_a_random_subset(monkeypatch):
