@@ -67,7 +67,7 @@ def options(name: str) -> tuple[str, dict, int]:
 
     ``-nb{K}``: the default pre-image with the smoother over K neighbours for sampled points
     (the hub correction stays at 0.1 N); ``-mix{K}``: K components of the latent mixture
-    (:data:`kppca.models.generation.latent.MIXTURE_COMPONENTS`, 10).
+    (:data:`kppca.models.generation.latent.MIXTURE_COMPONENTS`, "auto": 10 at N = 2,000).
     """
     opts, mix = {}, MIXTURE_COMPONENTS
     while (m := re.search(r"-(nb|mix)(\d+)$", name)):

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .common import DEFAULTS
+from .common import AUTO_TIME_BUDGET_S, DEFAULTS
 
 #: Latent distributions of ``sample`` (``kppca.models.generation.LATENTS``).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
@@ -81,6 +81,12 @@ def checked_number(*ranges: Range) -> Callable[[str], int | float]:
 
 
 positive_int = checked_number(Range("int", 1, None, closed="left"))
+
+
+def n_train(text: str) -> int | str:
+    """``--n-train``: a positive int, or ``auto`` (the largest exact model within time and memory)."""
+    return "auto" if text.strip().lower() == "auto" else positive_int(text)
+
 nonnegative_int = checked_number(Range("int", 0, None, closed="left"))
 positive_float = checked_number(Range("real", 0, None, closed="neither"))
 steps = checked_number(Range("int", 2, None, closed="left"))
@@ -157,9 +163,10 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
         help="digit classes to train on, e.g. '--digits 0 1' or '--digits 0,1' (default: all ten)",
     )
     g.add_argument(
-        "--n-train", type=positive_int, metavar="N",
-        help=f"number of training digits, a stratified random subset (default: {DEFAULTS['n_train']}, or all "
-        "selected digits when fewer are available)",
+        "--n-train", type=n_train, metavar="N",
+        help=f"number of training digits, a stratified random subset, or 'auto': as many as fit in memory and "
+        f"about {AUTO_TIME_BUDGET_S:.0f} s (default: auto with --mnist-dir or $KPPCA_MNIST_DIR, else "
+        f"{DEFAULTS['n_train']}, or all selected digits when fewer are available)",
     )
     g.add_argument(
         "--bandwidth", type=positive_float, metavar="BW",
@@ -177,8 +184,9 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
         "--n-components, fixed instead of the ML estimate (tiny values give the kernel PCA limit)",
     )
     g.add_argument(
-        "--dtype", choices=("float64", "float32"), default=DEFAULTS["dtype"],
-        help=f"precision of the model (default: {DEFAULTS['dtype']}); float32 halves the memory of the N x N "
+        "--dtype", choices=("float64", "float32"),
+        help=f"precision of the model (default: {DEFAULTS['dtype']}, or float32 where --n-train auto fits more "
+        "digits with it); float32 halves the memory of the N x N "
         "Gram matrix (N^2 x 4 bytes, 14.4 GB for all 60,000 MNIST training digits)",
     )
     g.add_argument(

@@ -122,7 +122,7 @@ def test_em_agrees_with_scikit_learn():
     gen = torch.Generator().manual_seed(3)
     centres = torch.randn(4, 6, generator=gen, dtype=torch.float64) * 3
     codes = centres[torch.arange(600) % 4] + torch.randn(600, 6, generator=gen, dtype=torch.float64)
-    mix = fit_latent_mixture(codes, 4)
+    mix = fit_latent_mixture(codes, 4, n_init=1)  # the run from the first k-means start
     labels = latent._kmeans_labels(codes, 4, torch.Generator().manual_seed(0))
     w0, mu0, L0 = latent._m_step(codes, torch.nn.functional.one_hot(labels, 4).double())
     prec0 = torch.cholesky_inverse(L0)
@@ -146,6 +146,91 @@ def test_dual_training_codes_are_read_off_the_eigenpairs(solver):
     lam = m.eigenvalues_
     bound = 300 * np.finfo(np.float64).eps * float(lam[0]) / float(lam[-1].sqrt())
     assert float((m._training_coordinates() - m._principal_coordinates(m.X_fit_)).abs().max()) <= bound
+
+
+def _sklearn_log_likelihood(mix, codes) -> float:
+    """Mean log-likelihood of ``codes`` under ``mix``, by scikit-learn's own density (an independent computation)."""
+    from sklearn.mixture import GaussianMixture
+
+    cov = (mix.scale_trils @ mix.scale_trils.transpose(1, 2)).numpy()
+    gm = GaussianMixture(len(mix.weights), covariance_type="full")
+    gm.weights_, gm.means_, gm.covariances_ = mix.weights.numpy(), mix.means.numpy(), cov
+    gm.precisions_cholesky_ = np.linalg.cholesky(np.linalg.inv(cov))
+    return float(gm.score(codes.numpy()))
+
+
+def test_several_em_starts_keep_the_most_likely_run(monkeypatch):
+    """n_init starts EM from k-means seeds drawn in turn from one generator, the first being n_init=1's. With
+    short runs as long as full ones, the run kept has the highest log-likelihood, so never below the first
+    start's. On 12 overlapping clusters fitted with 6 components the starts reach different local optima, and
+    the best of 6 is strictly better than one for some seeds (a test that could not fail otherwise).
+    Differences are read by scikit-learn's density."""
+    from kppca.models.generation import latent
+
+    monkeypatch.setattr(latent, "SHORT_EM_ITER", latent.MAX_EM_ITER)
+    gen = torch.Generator().manual_seed(5)
+    centres = torch.randn(12, 4, generator=gen, dtype=torch.float64) * 2.5
+    codes = centres[torch.arange(1200) % 12] + torch.randn(1200, 4, generator=gen, dtype=torch.float64)
+    gains = []
+    for seed in range(4):
+        one = _sklearn_log_likelihood(fit_latent_mixture(codes, 6, random_state=seed, n_init=1), codes)
+        best = _sklearn_log_likelihood(fit_latent_mixture(codes, 6, random_state=seed, n_init=6), codes)
+        assert best >= one - 1e-9  # rounding of two evaluations of the same mixture
+        gains.append(best - one)
+    assert max(gains) > 1e-3
+    with pytest.raises(ValueError, match="n_init"):
+        fit_latent_mixture(codes, 6, n_init=0)
+
+
+def test_short_runs_continue_the_most_likely_start(monkeypatch):
+    """The default short runs ("small EM"): the start kept is the most likely after SHORT_EM_ITER iterations,
+    then run to convergence; its log-likelihood is the best of the starts' there, and is not below it after."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(5)
+    centres = torch.randn(12, 4, generator=gen, dtype=torch.float64) * 2.5
+    codes = centres[torch.arange(1200) % 12] + torch.randn(1200, 4, generator=gen, dtype=torch.float64)
+    seen = []
+    em = latent._em
+    monkeypatch.setattr(latent, "_em", lambda H, params, n: seen.append(em(H, params, n)) or seen[-1])
+    mix = fit_latent_mixture(codes, 6, random_state=1, n_init=4)
+    assert len(seen) in (4, 5)  # four short runs, then the continuation unless the best had converged
+    best = max(run[0] for run in seen[:4])
+    final = _sklearn_log_likelihood(mix, codes)
+    # EM never lowers the likelihood: the final one is at least the chosen start's (to EM_TOL of its stop)
+    assert final >= best - latent.EM_TOL
+
+
+def test_em_on_many_codes_runs_on_a_random_subset(monkeypatch):
+    """Beyond MAX_EM_CODES codes EM fits a random subset: weights 3/4, 1/4 of two far clusters are recovered to
+    the sampling error of the subset (200 codes: sd 0.031), not of all 4,000, and the fit stays deterministic."""
+    from kppca.models.generation import latent
+
+    monkeypatch.setattr(latent, "MAX_EM_CODES", 200)
+    gen = torch.Generator().manual_seed(0)
+    codes = torch.cat([torch.randn(3000, 2, generator=gen, dtype=torch.float64) * 0.1 - 3,
+                       torch.randn(1000, 2, generator=gen, dtype=torch.float64) * 0.1 + 3])
+    mix = fit_latent_mixture(codes, 2)
+    w = float(mix.weights[int(torch.argmax(mix.means[:, 0]))])
+    assert abs(w - 0.25) < 5 * (0.25 * 0.75 / 200) ** 0.5
+    # the subset's own share (47 of its 200 codes for this seed), not the 1,000 / 4,000 of all codes
+    assert abs(w * 200 - 47) < 1e-6
+    torch.testing.assert_close(fit_latent_mixture(codes, 2).means, mix.means, rtol=0, atol=0)
+    # few codes: the component cap counts the subset (200 // (5 * 3) = 13), not all codes
+    assert len(fit_latent_mixture(codes, 50, n_init=1).weights) == 13
+
+
+def test_mixture_components_rule_of_the_number_of_codes():
+    """One component per 200 codes, in [10, 30]: 10 at the bundled default's 2,000 codes (today's value)."""
+    from kppca.models.generation.latent import mixture_components
+
+    assert [mixture_components(m) for m in (100, 2000, 2199, 2200, 5000, 10000, 12000, 60000)] == \
+        [10, 10, 10, 11, 25, 30, 30, 30]
+    codes = torch.randn(5000, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    assert len(fit_latent_mixture(codes, "auto", n_init=1).weights) == 25  # 5000 // (5 * 3) = 333 allows it
+    assert len(fit_latent_mixture(codes, 3, n_init=1).weights) == 3  # an explicit count is kept
+    with pytest.raises(ValueError, match="'auto'"):
+        fit_latent_mixture(codes, "many")
 
 
 def test_mixture_keeps_fewer_components_for_few_codes():

