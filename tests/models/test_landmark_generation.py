@@ -158,3 +158,41 @@ def test_local_cluster_fit_on_class_sorted_digits_covers_every_class():
     # combination of training pixels in [0, 1], with weights from the fitted operators, which agree
     # to rounding as sigma2 does above (1e-12 relative): 1e-12 absolute per pixel.
     np.testing.assert_allclose(S, S_local, rtol=0, atol=1e-12)
+
+
+def _count_maps(fmap):
+    """Record the inputs of every call of ``fmap.map`` (an instance attribute shadowing the method)."""
+    calls, inner = [], fmap.map
+
+    def counting(X):
+        calls.append(X.clone())
+        return inner(X)
+
+    fmap.map = counting
+    return calls
+
+
+def test_landmarks_are_mapped_once_per_fit(data):
+    # The first sample maps the landmarks once (for the codes, the context and the pre-images) and the
+    # extra rows of the latent sample once; a second sample maps nothing.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    L, extra = model.feature_map_.landmarks_, model._latent_extra
+    calls = _count_maps(model.feature_map_)
+    model.sample(8, random_state=0)
+    assert sum(torch.equal(X, L) for X in calls) == 1
+    assert sum(len(X) for X in calls) == len(L) + len(extra)
+    n_calls = len(calls)
+    model.sample(8, random_state=1)
+    assert len(calls) == n_calls
+
+
+def test_landmark_codes_and_samples_equal_those_of_one_map_of_all_rows(data):
+    # The codes were (phi([L; extra]) - m) V_q, one map of all rows; now the landmarks' rows come from the
+    # cached phi(L). The Nystroem map and the products work row by row, so codes and samples are the same bits.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    rows = torch.cat([model.feature_map_.landmarks_, model._latent_extra])
+    old_codes = (model.feature_map_.map(rows) - model.mean_) @ model.components_.T
+    assert torch.equal(model._training_coordinates(), old_codes)
+    fresh = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    fresh._training_coordinates = lambda: old_codes  # the previous code path, on a fresh cache
+    np.testing.assert_array_equal(model.sample(8, random_state=0), fresh.sample(8, random_state=0))

@@ -77,18 +77,23 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
         if not self._uses_landmarks():
             return self._principal_coordinates(self.X_fit_)
-        inputs = self._landmark_inputs()
+        # The landmarks' features are the cached ones the context and pre-images use (one map of L per fit);
+        # only the extra rows are mapped here. The map works row by row, so this is (map([L; extra]) - m) V_q.
+        Phi_c, _ = self._landmark_features()
         extra = self.__dict__.get("_latent_extra")
         if extra is not None:
-            inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
-        return self._principal_coordinates(inputs)
+            Phi_c = torch.cat([Phi_c, self._centered_features(extra.to(self._device, self._dtype))])
+        return Phi_c @ self.components_.T
 
     def _landmark_inputs(self) -> torch.Tensor:
         landmarks, _ = self.feature_map_.reference_set()
         return landmarks.to(self._device, self._dtype)
 
     def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit."""
+        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit.
+
+        The one map of the landmarks: the latent codes, the pre-image context and the pre-images all read it.
+        """
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             _, C = self.feature_map_.reference_set()
             L = self._landmark_inputs()
