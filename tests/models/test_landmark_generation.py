@@ -196,3 +196,19 @@ def test_landmark_codes_and_samples_equal_those_of_one_map_of_all_rows(data):
     fresh = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
     fresh._training_coordinates = lambda: old_codes  # the previous code path, on a fresh cache
     np.testing.assert_array_equal(model.sample(8, random_state=0), fresh.sample(8, random_state=0))
+
+
+def test_progress_names_the_slow_first_steps_of_a_landmark_model(data, capsys):
+    def make(progress):
+        fmap = Nystroem(RBF(2.0), n_landmarks=24, random_state=0)
+        return PrimalPPCA(3, feature_map=fmap, progress=progress).partial_fit(data[:40])
+
+    quiet, shown = make(False), make(True)
+    S = quiet.sample(8, random_state=0)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(shown.sample(8, random_state=0), S)  # the same steps, only named
+    err = capsys.readouterr().err
+    for step in ("mapping 24 landmarks", "mapping 16 more rows", "latent mixture", "the landmarks' Gram matrix"):
+        assert f"PrimalPPCA: {step}" in err, step
+    shown.sample(8, random_state=1)  # done once per fit
+    assert capsys.readouterr().err == ""
