@@ -212,3 +212,15 @@ def test_progress_names_the_slow_first_steps_of_a_landmark_model(data, capsys):
         assert f"PrimalPPCA: {step}" in err, step
     shown.sample(8, random_state=1)  # done once per fit
     assert capsys.readouterr().err == ""
+
+
+def test_a_model_with_training_inputs_maps_them_once_for_codes_and_preimages(data):
+    # sample maps X_fit_ once for phi(X) - m (the latent codes, the context and the pre-images), then for
+    # the hub scores of the default pre-image X's share of the Gram rows once and each row block (here one
+    # block of all rows) once: 3 N rows (before: 4 N, and N more per extra block). Codes as transform's.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).fit(data)
+    X = model.X_fit_
+    calls = _count_maps(model.feature_map_)
+    model.sample(8, random_state=0)
+    assert len(calls) == 3 and all(torch.equal(Z, X) for Z in calls)
+    assert torch.equal(model._training_coordinates(), model._principal_coordinates(X))

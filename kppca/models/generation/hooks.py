@@ -78,7 +78,9 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
     def _training_coordinates(self) -> torch.Tensor:
         """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
         if not self._uses_landmarks():
-            return self._principal_coordinates(self.X_fit_)
+            # The cached phi(X) - m of the pre-images and context: the same operations as
+            # _principal_coordinates(X_fit_), without a second map of the training set.
+            return self._centered_train_features() @ self.components_.T
         # The landmarks' features are the cached ones the context and pre-images use (one map of L per fit);
         # only the extra rows are mapped here. The map works row by row, so this is (map([L; extra]) - m) V_q.
         Phi_c, _ = self._landmark_features()
