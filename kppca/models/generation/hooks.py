@@ -78,6 +78,10 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
     def _training_coordinates(self) -> torch.Tensor:
         """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
         if not self._uses_landmarks():
+            from ...features.base import Identity
+
+            if isinstance(self.feature_map_, Identity):  # no pre-image reads phi(X): cache no copy of X
+                return self._principal_coordinates(self.X_fit_)
             # The cached phi(X) - m of the pre-images and context: the same operations as
             # _principal_coordinates(X_fit_), without a second map of the training set.
             return self._centered_train_features() @ self.components_.T
