@@ -2,6 +2,7 @@
 
 from .arviz_adapter import arviz_major_version, from_groups, from_pyro_mcmc, to_inference_data
 from .kpca_limit import default_sigma2_grid, kpca_limit_model, kpca_limit_sweep
+from .nuts import run_nuts
 from .pyro_models import (
     bayesian_model,
     bayesian_ppca_model,
@@ -20,6 +21,7 @@ __all__ = [
     "bayesian_model",
     "bayesian_ppca_model",
     "subspace_coordinates",
+    "run_nuts",
     "to_inference_data",
     "from_pyro_mcmc",
     "from_groups",

@@ -56,6 +56,9 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         The eigen-problem is the ``d x d`` scatter when ``d <= N``, else the ``N x N`` Gram matrix.
     random_state, dtype, device, batch_size
         As in :class:`~kppca.DualPPCA` (``batch_size`` bounds the blocks of the pre-images).
+    progress : bool, default False
+        Name on a tqdm line each slow first step of a landmark model's generation (mapping the landmarks,
+        the latent mixture, the landmarks' Gram matrix: seconds for thousands of landmarks, once per fit).
 
     Attributes
     ----------
@@ -87,10 +90,12 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         dtype: torch.dtype | str | None = None,
         device: torch.device | str | None = None,
         batch_size: int | None = None,
+        progress: bool = False,
     ):
         self._store_params(locals())
 
-    _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None]}
+    _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None],
+                              "progress": ["boolean"]}
     #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); ``d`` is the feature dimension.
     _fitted_constraints = {
         **BasePPCA._fitted_constraints,

@@ -7,11 +7,12 @@ A primal model that keeps no training inputs uses its landmarks instead (:class:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .._cache import LazyCache
 from .._validation import ArrayLike, as_tensor
 from ..kernels import Kernel, KernelCenterer, as_kernel
 from ._common import dtype_device
@@ -45,6 +46,8 @@ class TrainingContext:
     centerer: KernelCenterer
     diag_centered: torch.Tensor
     gram: CenteredGram | None = None
+    # What the context derives on first use (the kernel's share of X in gram_rows), once, thread-safe.
+    _derived: LazyCache = field(default_factory=LazyCache, init=False, repr=False, compare=False)
 
     @classmethod
     def from_inputs(
@@ -78,7 +81,8 @@ class TrainingContext:
     def gram_rows(self, start: int, stop: int) -> torch.Tensor:
         """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram`` when given."""
         if self.gram is None:
-            return self.kernel.gram(self.X[start:stop], self.X)
+            # X's share (a feature map's phi(X), RBF norms) once, not per row block (Kernel.against: bitwise the same)
+            return self._derived.get("against-X", lambda: self.kernel.against(self.X))(self.X[start:stop])
         return self.gram.raw_rows(start, stop)
 
     @property

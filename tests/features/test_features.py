@@ -177,3 +177,24 @@ def test_random_fourier_features_resolve_a_width_rule(rng):
     np.testing.assert_array_equal(fmap.transform(X), twin.transform(X))
     with pytest.raises(ValueError, match="bandwidth='mean' is not a rule"):
         RandomFourierFeatures("mean").fit(X)
+
+
+def test_feature_map_kernel_against_maps_the_fixed_side_once(rng):
+    # against(Y) is gram(X, Y) bit for bit, with phi(Y) mapped once for all row blocks of X; a training
+    # context reading its Gram rows in blocks (the default pre-image's hub scores) maps X once, not per block.
+    from kppca.preimage import TrainingContext
+
+    X = torch.as_tensor(rng.normal(size=(50, 3)))
+    fmap = RandomFourierFeatures(1.5, n_features=40, random_state=0).fit(X)
+    kernel = fmap.as_kernel()
+    calls, inner = [], fmap.map
+    fmap.map = lambda Z: calls.append(len(Z)) or inner(Z)
+    rows_of = kernel.against(X)
+    assert calls == [50]
+    for start in range(0, 50, 20):
+        assert torch.equal(rows_of(X[start:start + 20]), kernel.gram(X[start:start + 20], X))
+    context = TrainingContext.from_inputs(X, kernel)
+    calls.clear()
+    blocks = [context.gram_rows(start, start + 10) for start in range(0, 50, 10)]
+    assert calls == [50] + [10] * 5  # X once, then each block
+    assert torch.equal(torch.cat(blocks), kernel.gram(X, X[:]))  # X[:] is not X: the unsymmetrised product

@@ -158,3 +158,69 @@ def test_local_cluster_fit_on_class_sorted_digits_covers_every_class():
     # combination of training pixels in [0, 1], with weights from the fitted operators, which agree
     # to rounding as sigma2 does above (1e-12 relative): 1e-12 absolute per pixel.
     np.testing.assert_allclose(S, S_local, rtol=0, atol=1e-12)
+
+
+def _count_maps(fmap):
+    """Record the inputs of every call of ``fmap.map`` (an instance attribute shadowing the method)."""
+    calls, inner = [], fmap.map
+
+    def counting(X):
+        calls.append(X.clone())
+        return inner(X)
+
+    fmap.map = counting
+    return calls
+
+
+def test_landmarks_are_mapped_once_per_fit(data):
+    # The first sample maps the landmarks once (for the codes, the context and the pre-images) and the
+    # extra rows of the latent sample once; a second sample maps nothing.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    L, extra = model.feature_map_.landmarks_, model._latent_extra
+    calls = _count_maps(model.feature_map_)
+    model.sample(8, random_state=0)
+    assert sum(torch.equal(X, L) for X in calls) == 1
+    assert sum(len(X) for X in calls) == len(L) + len(extra)
+    n_calls = len(calls)
+    model.sample(8, random_state=1)
+    assert len(calls) == n_calls
+
+
+def test_landmark_codes_and_samples_equal_those_of_one_map_of_all_rows(data):
+    # The codes were (phi([L; extra]) - m) V_q, one map of all rows; now the landmarks' rows come from the
+    # cached phi(L). The Nystroem map and the products work row by row, so codes and samples are the same bits.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    rows = torch.cat([model.feature_map_.landmarks_, model._latent_extra])
+    old_codes = (model.feature_map_.map(rows) - model.mean_) @ model.components_.T
+    assert torch.equal(model._training_coordinates(), old_codes)
+    fresh = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
+    fresh._training_coordinates = lambda: old_codes  # the previous code path, on a fresh cache
+    np.testing.assert_array_equal(model.sample(8, random_state=0), fresh.sample(8, random_state=0))
+
+
+def test_progress_names_the_slow_first_steps_of_a_landmark_model(data, capsys):
+    def make(progress):
+        fmap = Nystroem(RBF(2.0), n_landmarks=24, random_state=0)
+        return PrimalPPCA(3, feature_map=fmap, progress=progress).partial_fit(data[:40])
+
+    quiet, shown = make(False), make(True)
+    S = quiet.sample(8, random_state=0)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(shown.sample(8, random_state=0), S)  # the same steps, only named
+    err = capsys.readouterr().err
+    for step in ("mapping 24 landmarks", "mapping 16 more rows", "latent mixture", "the landmarks' Gram matrix"):
+        assert f"PrimalPPCA: {step}" in err, step
+    shown.sample(8, random_state=1)  # done once per fit
+    assert capsys.readouterr().err == ""
+
+
+def test_a_model_with_training_inputs_maps_them_once_for_codes_and_preimages(data):
+    # sample maps X_fit_ once for phi(X) - m (the latent codes, the context and the pre-images), then for
+    # the hub scores of the default pre-image X's share of the Gram rows once and each row block (here one
+    # block of all rows) once: 3 N rows (before: 4 N, and N more per extra block). Codes as transform's.
+    model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).fit(data)
+    X = model.X_fit_
+    calls = _count_maps(model.feature_map_)
+    model.sample(8, random_state=0)
+    assert len(calls) == 3 and all(torch.equal(Z, X) for Z in calls)
+    assert torch.equal(model._training_coordinates(), model._principal_coordinates(X))

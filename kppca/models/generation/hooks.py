@@ -13,6 +13,7 @@ and ``psi - m = Phi_c alpha``; uncentered models read ``K``, ``Phi``, ``0`` for 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import torch
 
 from ..._cache import LazyCache
 from ..._linalg import block_rows
+from ..._progress import tqdm
 from ..._validation import ArrayLike, as_tensor, numpy_rng
 from ...kernels import KernelCenterer
 from ...kernels.gram_factors import GramFactor
@@ -76,23 +78,60 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
     def _training_coordinates(self) -> torch.Tensor:
         """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
         if not self._uses_landmarks():
-            return self._principal_coordinates(self.X_fit_)
-        inputs = self._landmark_inputs()
+            from ...features.base import Identity
+
+            if isinstance(self.feature_map_, Identity):  # no pre-image reads phi(X): cache no copy of X
+                return self._principal_coordinates(self.X_fit_)
+            # The cached phi(X) - m of the pre-images and context: the same operations as
+            # _principal_coordinates(X_fit_), without a second map of the training set.
+            return self._centered_train_features() @ self.components_.T
+        # The landmarks' features are the cached ones the context and pre-images use (one map of L per fit);
+        # only the extra rows are mapped here. The map works row by row, so this is (map([L; extra]) - m) V_q.
+        Phi_c, _ = self._landmark_features()
         extra = self.__dict__.get("_latent_extra")
         if extra is not None:
-            inputs = torch.cat([inputs, extra.to(inputs.device, inputs.dtype)])
-        return self._principal_coordinates(inputs)
+            extra = extra.to(self._device, self._dtype)
+            Phi_extra = self._landmark_stage(f"mapping {len(extra)} more rows for the latent mixture",
+                                             lambda: self._centered_features(extra))
+            Phi_c = torch.cat([Phi_c, Phi_extra])
+        return Phi_c @ self.components_.T
+
+    def _landmark_stage(self, what: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, named on a tqdm line while it runs when ``progress`` is on.
+
+        A landmark model's first generation call maps thousands of rows and fits the latent mixture on their
+        codes (seconds on a busy machine, once per fit); the line says which step is running.
+        """
+        if not getattr(self, "progress", False):  # getattr: a model pickled before the parameter existed
+            return compute()
+        bar = tqdm(total=1, desc=f"{type(self).__name__}: {what}", leave=False, bar_format="{desc} [{elapsed}]")
+        try:
+            out = compute()
+            bar.update(1)
+        finally:
+            bar.close()
+        return out
+
+    def _latent_mixture(self, label_index: int | None) -> Any:
+        if not self._uses_landmarks() or ("latent-mixture", label_index) in self._cache:
+            return super()._latent_mixture(label_index)
+        fit = super()._latent_mixture
+        return self._landmark_stage("latent mixture", lambda: fit(label_index))
 
     def _landmark_inputs(self) -> torch.Tensor:
         landmarks, _ = self.feature_map_.reference_set()
         return landmarks.to(self._device, self._dtype)
 
     def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit."""
+        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit.
+
+        The one map of the landmarks: the latent codes, the pre-image context and the pre-images all read it.
+        """
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             _, C = self.feature_map_.reference_set()
             L = self._landmark_inputs()
-            return self.feature_map_.map(L) - self.mean_, C.to(self._device, self._dtype)
+            Phi_c = self._landmark_stage(f"mapping {len(L)} landmarks", lambda: self.feature_map_.map(L) - self.mean_)
+            return Phi_c, C.to(self._device, self._dtype)
 
         return self._cached("landmark-features", compute)
 
@@ -101,10 +140,10 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         """The context over the training points, or over the landmarks when no inputs are kept."""
         if self._uses_landmarks():
             Phi_c, _ = self._landmark_features()
-            return LandmarkContext.from_features(
+            return self._landmark_stage("the landmarks' Gram matrix", lambda: LandmarkContext.from_features(
                 self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(),
                 bool(self.center),
-            )
+            ))
         # The feature map's induced kernel K = Phi Phi^T.
         Phi_c = self._centered_train_features()
         m = self.mean_
