@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 from kppca import DualPPCA, PrimalPPCA
 from kppca.features import Nystroem
@@ -31,6 +32,20 @@ from kppca.rkm import (
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short fits by design
+
+
+@pytest.fixture(autouse=True)
+def one_compute_thread():
+    """Bitwise comparisons need a fixed thread count inside the BLAS too: torch's MKL adapts its own thread
+    count when several threads call it at once (MKL_DYNAMIC), which changes rounding, not values. With one
+    compute thread (as the issue's reproducer), any difference left is a race or an order dependence."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(before)
 
 N_THREADS = 8
 rng = np.random.default_rng(0)
