@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from typing import Any
 
 import numpy as np
 import torch
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
@@ -41,6 +43,25 @@ def _fit_one(template: Any, seed: int, X: np.ndarray, y: np.ndarray, k: int) -> 
     if len(np.unique(y)) < 2:
         raise ValueError(f"subset {k} holds a single class; increase subset_size (or pass more data per class).")
     return est.fit(X, y)
+
+
+def _dask_client() -> Any:
+    """The current ``dask.distributed`` Client, or None (distributed not imported, or no client running)."""
+    if "distributed" not in sys.modules:  # a Client can only exist once distributed was imported
+        return None
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:  # "No clients found"
+        return None
+
+
+def _backend(n_jobs: int | None) -> contextlib.AbstractContextManager:
+    """joblib's dask backend when a Client exists (its workers, scattered data), else loky processes."""
+    if _dask_client() is not None:
+        return parallel_config(backend="dask")
+    return parallel_config(backend="loky", n_jobs=n_jobs)
 
 
 #: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
@@ -92,9 +113,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     clip : (float, float) or None, default (0.0, 1.0)
         Range the noisy copies are clipped to.
     n_jobs : int or None, default None
-        joblib workers for the submodels (None: one, -1: all cores).
+        joblib worker processes fitting the submodels (None: one, -1: all cores). When a
+        ``dask.distributed`` Client exists, the submodels are fitted on its workers (joblib's dask
+        backend) instead. The results do not depend on the workers: each submodel's seed is drawn first.
+    batch_size : int >= 1, default 2048
+        Rows evaluated at once in :meth:`decision_function` and for the combiner: memory holds
+        ``batch_size x n_submodels x n_classes`` features, not one row per input.
     progress : bool, default False
-        Show a tqdm progress bar over the submodels.
+        Show tqdm progress bars over the submodels (fit) and row batches (evaluation).
     random_state : int, Generator or None
         Seeds the hold-out split, the subsets, the noise and each submodel's ``random_state``.
 
@@ -147,13 +173,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         "noise": [Interval(Real, 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
         **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "intercept_"
 
     def __init__(self, estimator: Any = None, *, subset_size: int = 50, validation_fraction: float = 0.2,
                  ridge: float | str = "loo", noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),
-                 n_jobs: int | None = None, progress: bool = False, random_state: Any = None,
+                 n_jobs: int | None = None, batch_size: int = 2048, progress: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
@@ -166,6 +193,12 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             hold.append(idx[:m])
             train.append(idx[m:])
         return np.sort(np.concatenate(hold)), np.sort(np.concatenate(train))
+
+    def _batches(self, M: int, desc: str):
+        """Row slices of ``batch_size`` over ``M`` rows, with a progress bar."""
+        step = int(self.batch_size)
+        return tqdm([slice(a, min(a + step, M)) for a in range(0, M, step)], disable=not self.progress or M <= step,
+                    desc=desc, leave=False)
 
     def _submodel_features(self, X: np.ndarray) -> np.ndarray:
         """``tanh`` of every submodel's outputs, (M, n_submodels) binary or (M, n_submodels * n_classes); a
@@ -208,12 +241,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
         jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
-        runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
-                                     desc="submodels", leave=False))
+        with _backend(self.n_jobs):
+            runner = Parallel(return_as="generator")
+            self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
+                                         desc="submodels", leave=False))
         self.subsets_, self.holdout_indices_ = subsets, hold
         # Combiner: ridge regression of the ±1 codes on the tanh features (intercept unpenalised: centre first).
-        Z = self._submodel_features(Xn[hold])
+        Xh = Xn[hold]
+        Z = np.concatenate([self._submodel_features(Xh[b]) for b in self._batches(len(Xh), "combiner features")])
         C, hold_codes = len(self.classes_), codes[hold]  # two classes: one output, +1 for class 1
         T = np.where(hold_codes[:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
         zbar, tbar = Z.mean(0), T.mean(0)
@@ -237,9 +272,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""
-        Xt = self._validate_new_input(X, method="decision_function")
-        Z = torch.as_tensor(self._submodel_features(Xt.cpu().numpy()), dtype=self._dtype, device=self._device)
-        F = Z @ self.coef_ + self.intercept_
+        Xn = self._validate_new_input(X, method="decision_function").cpu().numpy()
+        # Batches of rows: the (rows, n_submodels x n_classes) features never exist for all of X at once.
+        F = torch.cat([torch.as_tensor(self._submodel_features(Xn[b]), dtype=self._dtype, device=self._device)
+                       @ self.coef_ for b in self._batches(len(Xn), "submodel outputs")]) + self.intercept_
         if len(self.classes_) == 2:
             F = F[:, 0]
         return self._to_output(F, X)
