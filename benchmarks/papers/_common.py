@@ -70,8 +70,12 @@ class Report:
 
     def close(self, **figures: Any) -> dict:
         seconds = time.perf_counter() - self.start
+        # CPU time of this process and its finished workers: on a shared machine, the wall time's lower bound
+        cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                  for f in ("ru_utime", "ru_stime"))
         out = {"experiment": self.experiment, **figures, "cells": self.cells, "seconds": round(seconds, 1),
+               "cpu_seconds": round(cpu, 1),
                "peak_memory_gib": round(peak_memory_gib(), 2), "settings": self.settings}
-        print(f"time {seconds:.0f} s, peak memory {out['peak_memory_gib']:.2f} GiB", flush=True)
+        print(f"time {seconds:.0f} s (CPU {cpu:.0f} s), peak memory {out['peak_memory_gib']:.2f} GiB", flush=True)
         print(json.dumps(out), flush=True)
         return out

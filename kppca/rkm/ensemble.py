@@ -49,7 +49,9 @@ def _features(estimators: list, classes: np.ndarray, X: np.ndarray) -> np.ndarra
     """``tanh`` of the submodels' outputs on ``X`` (m, D): (m, n_est) binary, else (m, n_est * n_classes); a
     submodel that saw only some classes scores the missing ones ``-1``."""
     C, blocks = len(classes), []
-    Xt = torch.as_tensor(X)  # one conversion for all the package's submodels (they take tensors as they are)
+    # one conversion for all the package's submodels (they take tensors as they are); a worker's memory-mapped
+    # X is read-only, which torch refuses to share
+    Xt = torch.as_tensor(X if X.flags.writeable else X.copy())
     for est in estimators:
         d = est.decision_function(Xt if isinstance(est, KernelEstimator) else X)
         d = np.asarray(d.detach().cpu() if isinstance(d, torch.Tensor) else d, dtype=np.float64)
