@@ -57,6 +57,15 @@ def peak_memory_gib() -> float:
     return kib / 2**20
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN (an sd of one run) as None, so the line is strict JSON."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and value != value else value
+
+
 class Report:
     """Prints ``paper | ours`` lines as they come and the closing JSON line with time and peak memory."""
 
@@ -77,5 +86,5 @@ class Report:
                "cpu_seconds": round(cpu, 1),
                "peak_memory_gib": round(peak_memory_gib(), 2), "settings": self.settings}
         print(f"time {seconds:.0f} s (CPU {cpu:.0f} s), peak memory {out['peak_memory_gib']:.2f} GiB", flush=True)
-        print(json.dumps(out), flush=True)
+        print(json.dumps(_finite(out)), flush=True)
         return out
