@@ -170,7 +170,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         Width of the MLP head's hidden layer.
     smoother_bandwidth : float, {"loo", "kernel"} or None, default None
         Width of the Gaussian smoother that gives new points their codes (the paper's ``sigma~``). None or
-        ``"loo"``: the width of ``smoother_grid`` with the best leave-one-out accuracy (within ~2 points of the
+        ``"loo"``: the width of ``smoother_grid`` with the best leave-one-out accuracy (within ~3 points of the
         test accuracy at every width on MNIST); it is near the nearest-neighbour limit, as the fitted codes
         encode the labels. ``"kernel"``: the RBF ``kernel_``'s own width, averaging many training codes
         (less accurate on MNIST: docs/papers.md). A float fixes the width.
