@@ -9,7 +9,8 @@ Parts (``--part``):
 * ``ensemble``: :class:`~kppca.rkm.SubsetEnsembleClassifier` of small deep RKMs (subsets of 50,
   5 per class; tanh outputs, ridge combiner on a 20 % hold-out; with and without the paper's
   noisy copies N(0, 0.5^2) clipped to [0, 1]) against single models on the same 2,000/3,000
-  split. With ``KPPCA_MNIST_DIR`` set the full MNIST files are used (``--n-train``/``--n-test``).
+  split. With ``KPPCA_MNIST_DIR`` set the full MNIST files are used (``--n-train``/``--n-test``);
+  ``benchmarks/papers/deep_rkm_ensemble.py`` runs it at the paper's scale.
 * ``table1``: Table 1's model families on scikit-learn's breast cancer, wine and digits (the UCI
   pid/bld/ion/adu sets are not bundled by any package we can install offline): reduced-set deep
   RKM in the primal (1,A / 1,B / 1,C), feed-forward networks in the deep RKM objective (2,A / 2,B /

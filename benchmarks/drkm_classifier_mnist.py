@@ -9,6 +9,9 @@ ReLU units, as in the paper). ``--uci`` adds breast cancer, wine and digits.
 
 Jobs (one per split and model) run in parallel processes (``--jobs``).
 
+On the full MNIST files, ``benchmarks/papers/drkm_table2.py`` and ``drkm_table3.py`` run the paper's
+protocol (held-out test digits, paired depth test); docs/papers.md quotes them.
+
 Usage: python benchmarks/drkm_classifier_mnist.py --sizes 50 100 250 500 1000 --seeds 10 --jobs 16
 """
 
