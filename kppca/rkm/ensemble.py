@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from typing import Any
 
 import numpy as np
 import torch
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
@@ -43,6 +45,55 @@ def _fit_one(template: Any, seed: int, X: np.ndarray, y: np.ndarray, k: int) -> 
     return est.fit(X, y)
 
 
+def _features(estimators: list, classes: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``tanh`` of the submodels' outputs on ``X`` (m, D): (m, n_est) binary, else (m, n_est * n_classes); a
+    submodel that saw only some classes scores the missing ones ``-1``."""
+    C, blocks = len(classes), []
+    # one conversion for all the package's submodels (they take tensors as they are); a worker's memory-mapped
+    # X is read-only, which torch refuses to share
+    Xt = torch.as_tensor(X if X.flags.writeable else X.copy())
+    for est in estimators:
+        d = est.decision_function(Xt if isinstance(est, KernelEstimator) else X)
+        d = np.asarray(d.detach().cpu() if isinstance(d, torch.Tensor) else d, dtype=np.float64)
+        if C == 2:
+            blocks.append(np.tanh(d.reshape(len(X), -1)[:, :1]))
+            continue
+        cols = np.full((len(X), C), -1.0)
+        cols[:, np.searchsorted(classes, est.classes_)] = np.tanh(d if d.ndim == 2 else np.column_stack([-d, d]))
+        blocks.append(cols)
+    return np.concatenate(blocks, axis=1)
+
+
+def _chunk_outputs(estimators: list, classes: np.ndarray, X: np.ndarray, coef: np.ndarray | None,
+                   batch_size: int) -> np.ndarray:
+    """One worker's share: the features of its submodels on ``X`` (coef None), else their part of the
+    combined outputs ``features @ coef`` (m, n_outputs), ``batch_size`` rows at a time."""
+    parts = []
+    for a in range(0, len(X), batch_size):
+        Z = _features(estimators, classes, X[a:a + batch_size])
+        parts.append(Z if coef is None else Z @ coef)
+    return np.concatenate(parts)
+
+
+def _dask_client() -> Any:
+    """The current ``dask.distributed`` Client, or None (distributed not imported, or no client running)."""
+    if "distributed" not in sys.modules:  # a Client can only exist once distributed was imported
+        return None
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:  # "No clients found"
+        return None
+
+
+def _backend(n_jobs: int | None) -> contextlib.AbstractContextManager:
+    """joblib's dask backend when a Client exists (its workers, scattered data), else loky processes."""
+    if _dask_client() is not None:
+        return parallel_config(backend="dask")
+    return parallel_config(backend="loky", n_jobs=n_jobs)
+
+
 #: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
 _RIDGE_GRID = np.logspace(-6, 4, 41)
 
@@ -53,19 +104,21 @@ def _errors(F: np.ndarray, codes: np.ndarray) -> int:
     return int((pred != codes).sum())
 
 
-def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
+def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
+               svd: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[float, int]:
     """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error), and
-    those errors, from one SVD of the centred features ``Zc`` (m, q) (Allen's PRESS residuals)."""
+    those errors, from one SVD of the centred features ``Zc`` (m, q) (Allen's PRESS residuals); ``svd``: that
+    thin SVD when the caller has it."""
     m = Zc.shape[0]
     Tc = T - T.mean(0)
-    U, sv, _ = np.linalg.svd(Zc, full_matrices=False)
+    U, sv, _ = np.linalg.svd(Zc, full_matrices=False) if svd is None else svd
     s2 = sv**2
     top = float(s2[0]) if s2.size and s2[0] > 0 else 1.0
     UT = U.T @ Tc  # (r, o)
-    best, best_key = top, (np.inf, np.inf)
+    best, best_key, U2 = top, (np.inf, np.inf), U**2
     for lam in top * _RIDGE_GRID:
         shrink = s2 / (s2 + lam)
-        residual = (Tc - U @ (shrink[:, None] * UT)) / np.maximum(1.0 - (1.0 / m + (U**2) @ shrink), 1e-12)[:, None]
+        residual = (Tc - U @ (shrink[:, None] * UT)) / np.maximum(1.0 - (1.0 / m + U2 @ shrink), 1e-12)[:, None]
         key = (_errors(T - residual, codes), float((residual**2).sum()))
         if key < best_key:
             best, best_key = float(lam), key
@@ -92,9 +145,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     clip : (float, float) or None, default (0.0, 1.0)
         Range the noisy copies are clipped to.
     n_jobs : int or None, default None
-        joblib workers for the submodels (None: one, -1: all cores).
+        joblib worker processes fitting the submodels (None: one, -1: all cores). When a
+        ``dask.distributed`` Client exists, the submodels are fitted on its workers (joblib's dask
+        backend) instead. The results do not depend on the workers: each submodel's seed is drawn first.
+    batch_size : int >= 1, default 2048
+        Rows evaluated at once in :meth:`decision_function` and for the combiner: memory holds
+        ``batch_size x n_submodels x n_classes`` features, not one row per input.
     progress : bool, default False
-        Show a tqdm progress bar over the submodels.
+        Show tqdm progress bars over the submodels (fit) and row batches (evaluation).
     random_state : int, Generator or None
         Seeds the hold-out split, the subsets, the noise and each submodel's ``random_state``.
 
@@ -147,13 +205,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         "noise": [Interval(Real, 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
         "n_jobs": [int, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
         **RUNTIME_CONSTRAINTS,
     }
     _fitted_marker = "intercept_"
 
     def __init__(self, estimator: Any = None, *, subset_size: int = 50, validation_fraction: float = 0.2,
                  ridge: float | str = "loo", noise: float | None = None, clip: tuple[float, float] | None = (0.0, 1.0),
-                 n_jobs: int | None = None, progress: bool = False, random_state: Any = None,
+                 n_jobs: int | None = None, batch_size: int = 2048, progress: bool = False, random_state: Any = None,
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
@@ -167,20 +226,26 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             train.append(idx[m:])
         return np.sort(np.concatenate(hold)), np.sort(np.concatenate(train))
 
-    def _submodel_features(self, X: np.ndarray) -> np.ndarray:
-        """``tanh`` of every submodel's outputs, (M, n_submodels) binary or (M, n_submodels * n_classes); a
-        submodel that saw only some classes scores the missing ones ``-1``."""
-        C, blocks = len(self.classes_), []
-        for est in self.estimators_:
-            d = np.asarray(est.decision_function(X), dtype=np.float64)
-            if C == 2:
-                blocks.append(np.tanh(d.reshape(len(X), -1)[:, :1]))
-                continue
-            cols = np.full((len(X), C), -1.0)
-            where = np.searchsorted(self.classes_, est.classes_)
-            cols[:, where] = np.tanh(d if d.ndim == 2 else np.column_stack([-d, d]))
-            blocks.append(cols)
-        return np.concatenate(blocks, axis=1)
+    def _evaluate(self, X: np.ndarray, coef: np.ndarray | None, desc: str) -> np.ndarray:
+        """The submodel features (coef None; (m, q)) or the combined outputs without intercept ((m, o)) on ``X``.
+
+        The submodels are split into chunks evaluated on the joblib backend (each chunk shipped once, ``X``
+        memory-mapped by loky); within a chunk ``batch_size`` rows at a time, so memory holds at most
+        ``batch_size x chunk`` features per worker (all ``q`` columns only when the features are asked for).
+        """
+        M, C = len(self.estimators_), len(self.classes_)
+        width = 1 if C == 2 else C
+        n_chunks = min(M, 1 if self.n_jobs in (None, 1) else 8 * max(1, abs(int(self.n_jobs))))
+        bounds = np.linspace(0, M, n_chunks + 1).astype(int)
+        jobs = (delayed(_chunk_outputs)(self.estimators_[a:b], self.classes_, X,
+                                        None if coef is None else coef[a * width:b * width], int(self.batch_size))
+                for a, b in zip(bounds[:-1], bounds[1:]))
+        with _backend(self.n_jobs):
+            parts = tqdm(Parallel(return_as="generator")(jobs), total=n_chunks, desc=desc, leave=False,
+                         disable=not self.progress)
+            if coef is None:
+                return np.concatenate(list(parts), axis=1)
+            return sum(parts)
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
@@ -208,12 +273,13 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         subsets = stratified_subsets(ctr, int(self.subset_size), rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(subsets))
         jobs = (delayed(_fit_one)(template, seed, Xtr[s], ytr[s], k) for k, (s, seed) in enumerate(zip(subsets, seeds)))
-        runner = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
-                                     desc="submodels", leave=False))
+        with _backend(self.n_jobs):
+            runner = Parallel(return_as="generator")
+            self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
+                                         desc="submodels", leave=False))
         self.subsets_, self.holdout_indices_ = subsets, hold
         # Combiner: ridge regression of the ±1 codes on the tanh features (intercept unpenalised: centre first).
-        Z = self._submodel_features(Xn[hold])
+        Z = self._evaluate(Xn[hold], None, "combiner features")
         C, hold_codes = len(self.classes_), codes[hold]  # two classes: one output, +1 for class 1
         T = np.where(hold_codes[:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
         zbar, tbar = Z.mean(0), T.mean(0)
@@ -221,15 +287,19 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         # The members' mean output (a soft vote, nothing fitted on the held-out part) is the
         # candidate to beat: with few held-out points per weight the ridge combiner loses to it.
         vote = np.kron(np.ones((len(self.estimators_), 1)), np.eye(T.shape[1])) / len(self.estimators_)
+        # One thin SVD serves the ridge search and the solve: with 1,000+ submodels the features outnumber
+        # the held-out rows, and the (q, q) normal equations would cost q^3.
+        svd = np.linalg.svd(Zc, full_matrices=False)
         if self.ridge == "loo":
-            ridge, errors = _loo_ridge(Zc, T, hold_codes)
+            ridge, errors = _loo_ridge(Zc, T, hold_codes, svd)
             self.ridge_ = None if _errors(Z @ vote, hold_codes) <= errors else ridge
         else:
             self.ridge_ = float(self.ridge)
         if self.ridge_ is None:
             coef, intercept = vote, np.zeros(T.shape[1])
         else:
-            coef = np.linalg.solve(Zc.T @ Zc + self.ridge_ * np.eye(Z.shape[1]), Zc.T @ (T - tbar))
+            U, sv, Vt = svd  # (Zc^T Zc + r I)^-1 Zc^T = V diag(s / (s^2 + r)) U^T
+            coef = Vt.T @ ((sv / (sv**2 + self.ridge_))[:, None] * (U.T @ (T - tbar)))
             intercept = tbar - zbar @ coef
         self.coef_ = torch.as_tensor(coef, dtype=self._dtype, device=self._device)
         self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
@@ -237,9 +307,11 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""
-        Xt = self._validate_new_input(X, method="decision_function")
-        Z = torch.as_tensor(self._submodel_features(Xt.cpu().numpy()), dtype=self._dtype, device=self._device)
-        F = Z @ self.coef_ + self.intercept_
+        Xn = self._validate_new_input(X, method="decision_function").cpu().numpy()
+        # Batches of rows: the (rows, n_submodels x n_classes) features never exist for all of X at once.
+        coef = self.coef_.detach().cpu().numpy().astype(np.float64)
+        F = torch.as_tensor(self._evaluate(Xn, coef, "submodel outputs"), dtype=self._dtype,
+                            device=self._device) + self.intercept_
         if len(self.classes_) == 2:
             F = F[:, 0]
         return self._to_output(F, X)

@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kppca.kernels import RBF
 from kppca.rkm import DeepLSSVMClassifier, LSSVMClassifier, SubsetEnsembleClassifier
+from kppca.rkm import ensemble
 from kppca.rkm.ensemble import stratified_subsets
 
 
@@ -103,3 +104,55 @@ def test_single_class_subset_and_bad_estimator():
         SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=2, random_state=0).fit(X, y)
     with pytest.raises(TypeError, match="decision_function"):
         SubsetEnsembleClassifier(object()).fit(X, y)
+
+
+def _assert_same_fit(a, b, X):
+    """Every submodel and the combiner bitwise equal: each submodel's seed is drawn before any fit."""
+    assert len(a.estimators_) == len(b.estimators_)
+    for ea, eb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ea.decision_function(X), eb.decision_function(X))
+    np.testing.assert_array_equal(a.coef_.numpy(), b.coef_.numpy())  # from the same features, bitwise
+    np.testing.assert_array_equal(a.intercept_.numpy(), b.intercept_.numpy())
+
+
+def test_parallel_processes_fit_the_serial_ensemble():
+    X, y = _digits(300)
+    make = lambda jobs: SubsetEnsembleClassifier(DeepLSSVMClassifier(RBF(2.0), n_components=(1, 1)),  # noqa: E731
+                                                 subset_size=40, noise=0.2, n_jobs=jobs, random_state=3)
+    serial, parallel = make(None).fit(X, y), make(2).fit(X, y)
+    _assert_same_fit(serial, parallel, X[:50])
+    # evaluated by chunks of submodels in two processes: the same features, outputs summed in another order
+    coef = serial.coef_.numpy()
+    np.testing.assert_allclose(parallel.decision_function(X), serial.set_params(n_jobs=None).decision_function(X),
+                               rtol=0, atol=coef.shape[0] * np.finfo(float).eps * np.abs(coef).sum(0).max())
+
+
+def test_dask_client_fits_the_serial_ensemble():
+    distributed = pytest.importorskip("distributed")
+    from kppca.rkm.ensemble import _dask_client
+
+    X, y = _digits(200)
+    make = lambda: SubsetEnsembleClassifier(LSSVMClassifier(RBF(2.0)), subset_size=40, random_state=1)  # noqa: E731
+    serial = make().fit(X, y)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        assert _dask_client() is client  # the dask backend is the one taken
+        on_dask = make().fit(X, y)
+    assert _dask_client() is None
+    _assert_same_fit(serial, on_dask, X[:50])
+
+
+def test_evaluation_is_batched_and_batching_changes_nothing(monkeypatch):
+    X, y = _digits(300)
+    model = SubsetEnsembleClassifier(LSSVMClassifier(RBF(2.0)), subset_size=50, batch_size=1000,
+                                     random_state=0).fit(X, y)
+    whole = model.decision_function(X)
+    rows = []
+    original = ensemble._features
+    monkeypatch.setattr(ensemble, "_features", lambda est, classes, Xb: rows.append(len(Xb)) or original(est, classes, Xb))
+    model.set_params(batch_size=7)
+    batched = model.decision_function(X)
+    assert rows == [7] * (300 // 7) + [300 % 7]  # never more than batch_size rows of features at once
+    # per row the same features; the combiner's dot products of length q may be summed in another order:
+    # |error| <= q eps sum_i |z_i c_i| <= q eps max_j sum_i |c_ij| (|tanh| <= 1)
+    coef = model.coef_.numpy()
+    np.testing.assert_allclose(batched, whole, rtol=0, atol=coef.shape[0] * np.finfo(float).eps * np.abs(coef).sum(0).max())

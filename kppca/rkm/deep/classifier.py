@@ -168,8 +168,12 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         search (:func:`kppca.optim.minimize`); the MLP head always uses the projected gradient.
     hidden_layer_size : int, default 10
         Width of the MLP head's hidden layer.
-    smoother_bandwidth : float or None, default None
-        Width of the Gaussian smoother for out-of-sample codes; None: by leave-one-out accuracy over ``smoother_grid``.
+    smoother_bandwidth : float, {"loo", "kernel"} or None, default None
+        Width of the Gaussian smoother that gives new points their codes (the paper's ``sigma~``). None or
+        ``"loo"``: the width of ``smoother_grid`` with the best leave-one-out accuracy (within ~2 points of the
+        test accuracy at every width on MNIST); it is near the nearest-neighbour limit, as the fitted codes
+        encode the labels. ``"kernel"``: the RBF ``kernel_``'s own width, averaging many training codes
+        (less accurate on MNIST: docs/papers.md). A float fixes the width.
     smoother_grid : sequence of float or None, default None
         Multiples of the median nearest-neighbour distance (default :data:`DEFAULT_SMOOTHER_GRID`).
     random_state : int, Generator or None
@@ -225,7 +229,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"pgd", "geoopt"})],
         "hidden_layer_size": [Interval(Integral, 1, None, closed="left")],
-        "smoother_bandwidth": [Interval(Real, 0, None, closed="neither"), None],
+        "smoother_bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions({"loo", "kernel"}), None],
         "smoother_grid": [list, tuple, None],
         **RUNTIME_CONSTRAINTS,
     }
@@ -234,7 +238,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
     def __init__(self, n_components: Sequence[int] = (3, 3), *, kernel: Any = "rbf", level_kernel: Any = "rbf",
                  head: str = "lssvm", init: str = "kpca", fine_tune: bool = True, eta: float = 1.0,
                  ridge: float = 0.5, max_iter: int = 100, tol: float = 1e-6, optimizer: str = "pgd",
-                 hidden_layer_size: int = 10, smoother_bandwidth: float | None = None,
+                 hidden_layer_size: int = 10, smoother_bandwidth: float | str | None = None,
                  smoother_grid: Sequence[float] | None = None, random_state: Any = None, progress: bool = False,
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
@@ -391,7 +395,13 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
 
     def _choose_bandwidth(self, X: torch.Tensor, codes: torch.Tensor, grid: tuple[float, ...]) -> None:
         self.smoother_scores_ = {}
-        if self.smoother_bandwidth is not None:
+        if self.smoother_bandwidth == "kernel":
+            if not isinstance(self.kernel_, RBF):
+                raise ValueError(f"smoother_bandwidth='kernel' takes the width of an RBF kernel, but kernel is "
+                                 f"{self.kernel_!r}; pass an RBF kernel, a number, or smoother_bandwidth='loo'.")
+            self.smoother_bandwidth_ = float(self.kernel_.bandwidth)
+            return
+        if self.smoother_bandwidth not in (None, "loo"):
             self.smoother_bandwidth_ = float(self.smoother_bandwidth)
             return
         last = [m.H[:, -self.n_components_[-1]:] for m in self.models_]

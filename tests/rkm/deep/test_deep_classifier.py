@@ -253,3 +253,29 @@ def test_inconsistent_nested_state_is_refused_naming_it(name, small_models, tmp_
     bad = _corrupt(good, edit)
     with pytest.raises(ModelFileError, match=match):
         bad.save(tmp_path / "bad.kppca")
+
+
+def test_kernel_rule_smooths_with_the_level1_width(fitted, mnist_split):
+    """smoother_bandwidth="kernel": the codes are an independent Gaussian smoother at kernel_'s width, and the
+    predictions follow the nearest training digit less often than at the leave-one-out width."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    Xtr, ytr, Xte, _ = mnist_split
+    wide = DeepRKMClassifier((3, 3), max_iter=15, smoother_bandwidth="kernel", random_state=0).fit(Xtr, ytr)
+    assert wide.smoother_bandwidth_ == wide.kernel_.bandwidth and wide.smoother_scores_ == {}
+    ref = KernelSmoother(RBF(wide.kernel_.bandwidth)).fit(Xtr, wide.models_[0].H[:, -3:].numpy()).predict(Xte)
+    assert np.allclose(wide.latent_codes(Xte)[:, :3], ref, rtol=0, atol=1e-14)
+    nn = KNeighborsClassifier(1).fit(Xtr, ytr).predict(Xte)
+    assert (wide.predict(Xte) == nn).mean() < (fitted.predict(Xte) == nn).mean()
+
+
+def test_loo_rule_is_the_default(fitted, mnist_split):
+    Xtr, ytr, _, _ = mnist_split
+    loo = DeepRKMClassifier((3, 3), max_iter=15, smoother_bandwidth="loo", random_state=0).fit(Xtr, ytr)
+    assert loo.smoother_bandwidth_ == fitted.smoother_bandwidth_ and loo.smoother_scores_ == fitted.smoother_scores_
+
+
+def test_kernel_rule_needs_an_rbf_kernel(blobs):
+    X, y = blobs
+    with pytest.raises(ValueError, match="smoother_bandwidth='kernel'"):
+        DeepRKMClassifier((2,), kernel="linear", max_iter=2, smoother_bandwidth="kernel").fit(X, y)
