@@ -115,6 +115,23 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
                                   "max_sq_norm": [Interval(Real, 0, None, closed="left")]}), OPTIONAL],
     }
 
+    def _check_fitted_state(self) -> str | None:
+        """One class index per point the latent codes come from: the training inputs, else the landmarks and the
+        rows kept with them (``_latent_extra``); a relation the declarations cannot state (see kppca.io)."""
+        index = self.__dict__.get("_label_index")
+        if index is None:
+            return None
+        if "X_fit_" in self.__dict__:
+            expected, what = self.n_samples_, "n_samples_"
+        else:
+            reference = self.feature_map_.reference_set()
+            extra = self.__dict__.get("_latent_extra")
+            expected = (0 if reference is None else reference[0].shape[0]) + (0 if extra is None else extra.shape[0])
+            what = "the landmarks plus the rows of _latent_extra"
+        if index.shape[0] != expected:
+            return f"_label_index has {index.shape[0]} entries but {what} make {expected}"
+        return None
+
     @fit_context
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
