@@ -8,8 +8,18 @@ scikit-learn, so the ``kppca`` command parses its arguments before paying for th
 
 from __future__ import annotations
 
-import importlib
+import importlib as _importlib
+import os as _os
+import sys as _sys
 from typing import TYPE_CHECKING, Any
+
+# Idle OpenMP threads sleep instead of spinning. kppca's thread count follows the user's settings, never
+# the machine's load (so results are the same bits on an idle and a busy machine); spinning threads beside
+# busy processes would then take cores from threads with work (a fit ran 1.3-2x slower than scikit-learn's
+# arpack, against 0.65-0.96x with sleeping threads: benchmarks/bench_contention.py). OpenMP reads this once,
+# when torch loads it: it applies only if torch is not imported yet, and a value the user set is kept.
+if "torch" not in _sys.modules:
+    _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 
@@ -39,7 +49,7 @@ def __getattr__(name: str) -> Any:
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, _, attribute = target.partition(":")
-    module = importlib.import_module(module_name, __name__)
+    module = _importlib.import_module(module_name, __name__)
     value = getattr(module, attribute) if attribute else module
     globals()[name] = value  # later lookups skip __getattr__
     return value

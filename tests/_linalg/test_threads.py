@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
@@ -139,3 +140,19 @@ def test_overlapping_blas_blocks_restore_the_limits_they_found(monkeypatch):
     with threads_module.blas_threads(3):  # and a later block limits afresh
         pass
     assert events[-2:] == [("limit", 3), "restore"]
+
+
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_importing_kppca_first_lets_idle_openmp_threads_sleep(preset, expected):
+    """Spinning idle threads beside busy processes slow a fit 1.3-2x (issue 40): ``import kppca`` before torch
+    sets OMP_WAIT_POLICY=PASSIVE for torch's OpenMP, and keeps a value the user set."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    code = "import os, kppca, torch; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == expected
