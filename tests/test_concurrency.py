@@ -9,14 +9,16 @@ call gives alone on its own freshly fitted model, so a result that depends on wh
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import threading
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 import torch
-from threadpoolctl import threadpool_limits
 
 from kppca import DualPPCA, PrimalPPCA
 from kppca.features import Nystroem
@@ -33,19 +35,6 @@ from kppca.rkm import (
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short fits by design
 
-
-@pytest.fixture(autouse=True)
-def one_compute_thread():
-    """Bitwise comparisons need a fixed thread count inside the BLAS too: torch's MKL adapts its own thread
-    count when several threads call it at once (MKL_DYNAMIC), which changes rounding, not values. With one
-    compute thread (as the issue's reproducer), any difference left is a race or an order dependence."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(before)
 
 N_THREADS = 8
 rng = np.random.default_rng(0)
@@ -127,8 +116,9 @@ def _bits(value: Any) -> bytes:
     return repr((arr.dtype.str, arr.shape)).encode() + arr.tobytes()
 
 
-@pytest.mark.parametrize("name, make, rows, with_y, calls", SETUPS, ids=[s[0] for s in SETUPS])
-def test_first_calls_from_many_threads_are_bitwise_the_single_threaded_ones(name, make, rows, with_y, calls):
+def check_setup(name: str) -> None:
+    """Raise AssertionError unless concurrent first calls on the setup ``name`` give the single-threaded bits."""
+    make, rows, with_y, calls = next(setup[1:] for setup in SETUPS if setup[0] == name)
     # Each call alone, on its own freshly fitted model: the reference (no call can depend on another).
     reference = {key: _bits(call(_fit(make, rows, with_y))) for key, call in calls.items()}
     keys = list(calls)
@@ -146,7 +136,7 @@ def test_first_calls_from_many_threads_are_bitwise_the_single_threaded_ones(name
                 barrier.wait()
                 for key in order:
                     results.append((key, _bits(calls[key](model))))
-            except BaseException as exc:  # reported below, in the test's thread
+            except BaseException as exc:  # reported below, in the checking thread
                 errors.append(exc)
 
         threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(N_THREADS)]
@@ -158,3 +148,23 @@ def test_first_calls_from_many_threads_are_bitwise_the_single_threaded_ones(name
         wrong = sorted({key for key, bits in results if bits != reference[key]})
         assert not wrong, f"{name}, first call {first}: {wrong} differ from the single-threaded results"
         assert len(results) == 3 * N_THREADS
+
+
+@pytest.mark.parametrize("name", [s[0] for s in SETUPS])
+def test_first_calls_from_many_threads_are_bitwise_the_single_threaded_ones(name):
+    """Run in a fresh process with one OpenMP/MKL thread fixed before torch loads. Bitwise equality needs the
+    same thread count in every Python thread: ``torch.set_num_threads`` in the test would set the calling
+    thread's OpenMP count only (new threads start from OMP_NUM_THREADS), and MKL lowers its own count when
+    several threads call it at once (MKL_DYNAMIC) — both move rounding, not values."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+if __name__ == "__main__":
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    warnings.simplefilter("ignore", ConvergenceWarning)  # short fits by design
+    check_setup(sys.argv[1])

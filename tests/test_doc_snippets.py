@@ -125,7 +125,7 @@ def test_python_block_runs_as_written(name, blocks, tmp_path):
 
 # ------------------------------------------------------------------ bash blocks
 BASH = [block for block in ALL if block.lang in ("bash", "sh", "console")]
-COMMANDS = {"pip", "python", "kppca", "git", "cd", "dask", "apt-get"}
+COMMANDS = {"pip", "python", "kppca", "git", "cd", "dask", "apt-get", "export"}
 
 
 def _commands(block: Block) -> list[list[str]]:
