@@ -38,12 +38,13 @@ def _meminfo() -> dict[str, int] | None:
     return info
 
 
-def available_memory(device: Any = "cpu") -> int | None:
+def available_memory(device: Any = "cpu", *, swap: bool = True) -> int | None:
     """Bytes an allocation on ``device`` (a ``torch.device`` or its name) can take now; None where unknown.
 
     CPU: ``MemAvailable + SwapFree`` of ``/proc/meminfo`` (what the kernel can give without killing anything;
-    swap counts, so nothing that could complete is refused), else ``os.sysconf``'s free pages. CUDA: the free
-    device memory plus what torch's caching allocator holds unused. Other devices: None (never refused).
+    swap counts, so nothing that could complete is refused; ``swap=False``: RAM alone, for a size chosen to run
+    fast), else ``os.sysconf``'s free pages. CUDA: the free device memory plus what torch's caching allocator
+    holds unused. Other devices: None (never refused).
     """
     kind = getattr(device, "type", str(device).partition(":")[0])
     if kind == "cuda":
@@ -58,7 +59,7 @@ def available_memory(device: Any = "cpu") -> int | None:
         return None
     info = _meminfo()
     if info and "MemAvailable" in info:
-        return info["MemAvailable"] + info.get("SwapFree", 0)
+        return info["MemAvailable"] + (info.get("SwapFree", 0) if swap else 0)
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, OSError, ValueError):  # not POSIX, or the names are unknown here

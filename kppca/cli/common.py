@@ -29,16 +29,18 @@ AUTO_BYTES_PER_N2 = {"float64": 8.32, "float32": 4.16}
 AUTO_MEMORY_SHARE = 0.85
 
 
-def auto_n_train(n_available: int, dtype: str | None, available_bytes: float) -> tuple[int, str]:
+def auto_n_train(n_available: int, dtype: str | None, available_bytes: float | None) -> tuple[int, str]:
     """``--n-train auto``: the largest N (and the dtype, float64 first unless given) within time and memory.
 
     N is at most ``n_available``, takes at most :data:`AUTO_TIME_BUDGET_S` by the measured N^2 cost, and
-    its fit peaks below :data:`AUTO_MEMORY_SHARE` of ``available_bytes``; float32 is taken (when ``dtype``
-    is None) only where it allows a larger N than float64.
+    its fit peaks below :data:`AUTO_MEMORY_SHARE` of ``available_bytes`` (no memory bound where it is None,
+    unknown); float32 is taken (when ``dtype`` is None) only where it allows a larger N than float64.
     """
     by_time = int((AUTO_TIME_BUDGET_S / AUTO_SECONDS_PER_N2) ** 0.5)
 
     def largest(dt: str) -> int:
+        if available_bytes is None:
+            return min(n_available, by_time)
         by_memory = int((AUTO_MEMORY_SHARE * available_bytes / AUTO_BYTES_PER_N2[dt]) ** 0.5)
         return min(n_available, by_time, by_memory)
 
@@ -163,11 +165,12 @@ def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
     if n is None:  # the bundled digits: the measured default; a folder of full MNIST: as many as fit
         n = "auto" if path or os.environ.get(MNIST_ENV_VAR) else min(DEFAULTS["n_train"], len(y_all))
     if n == "auto":
-        import psutil
+        from .._resources import available_memory
 
         # --report judges on the digits left out: leave it 10,000 (a sixth of fewer), as benchmarks/ hold out
         spare = min(10_000, len(y_all) // 6) if getattr(args, "report", False) else 0
-        n, args.dtype = auto_n_train(len(y_all) - spare, args.dtype, psutil.virtual_memory().available)
+        # RAM alone (psutil's "available"): a model sized to run fast must not count on swap
+        n, args.dtype = auto_n_train(len(y_all) - spare, args.dtype, available_memory("cpu", swap=False))
         print(f"--n-train auto: N = {n} of {len(y_all)} digits in {args.dtype} (fit + sampling within about "
               f"{AUTO_TIME_BUDGET_S:.0f} s and {AUTO_MEMORY_SHARE:.0%} of the available memory)")
     if n > len(y_all):

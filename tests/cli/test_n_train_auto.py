@@ -44,6 +44,11 @@ def test_time_bounds_the_size():
     assert common.AUTO_SECONDS_PER_N2 * (n + 1) ** 2 > common.AUTO_TIME_BUDGET_S
 
 
+def test_unknown_memory_leaves_the_time_budget_to_decide():
+    assert auto_n_train(10**7, None, None) == auto_n_train(10**7, None, 10.0**15)
+    assert auto_n_train(500, None, None) == (500, "float64")
+
+
 def test_explicit_dtype_is_kept():
     n, dtype = auto_n_train(60_000, "float64", 22 * GIB)
     assert dtype == "float64" and n == _largest(22 * GIB, "float64")
@@ -66,6 +71,15 @@ def test_a_folder_of_mnist_defaults_to_auto(mnist_dir, tmp_path, capsys):
     assert main(["sample", "--mnist-dir", str(mnist_dir), "--out", str(tmp_path / "a.png"), *ARGS]) == 0
     out = capsys.readouterr().out
     assert "--n-train auto: N = 80 of 80 digits in float64" in out and "N = 80," in out
+
+
+def test_auto_needs_no_package_beyond_the_dependencies(mnist_dir, tmp_path, capsys, monkeypatch):
+    """psutil is not a dependency of kppca (a plain ``pip install .`` lacks it): auto reads /proc/meminfo."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psutil", None)  # any import of psutil now fails
+    assert main(["sample", "--mnist-dir", str(mnist_dir), "--out", str(tmp_path / "a.png"), *ARGS]) == 0
+    assert "--n-train auto: N = 80 of 80 digits in float64" in capsys.readouterr().out
 
 
 def test_explicit_n_train_and_dtype_are_not_overridden(mnist_dir, tmp_path, capsys):
