@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..._param_validation import Integral, Interval, StrOptions, check_scalar
+
 __all__ = ["LatentMixture", "fit_latent_mixture", "mixture_components", "LATENTS", "MIXTURE_COMPONENTS",
            "CLASS_MIXTURE_COMPONENTS", "N_INIT"]
 
@@ -184,12 +186,10 @@ def fit_latent_mixture(codes: torch.Tensor, n_components: int | str, random_stat
     LatentMixture
         In the dtype and on the device of ``codes``.
     """
-    n_init = N_INIT if n_init is None else int(n_init)
-    if n_init < 1:
-        raise ValueError(f"n_init must be a positive number of EM starts, got {n_init}.")
-    if isinstance(n_components, str):
-        if n_components != "auto":
-            raise ValueError(f"n_components must be a positive int or 'auto', got {n_components!r}.")
+    n_init = int(check_scalar(N_INIT if n_init is None else n_init, "n_init (EM starts)",
+                              [Interval(Integral, 1, None, closed="left")]))
+    check_scalar(n_components, "n_components", [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})])
+    if n_components == "auto":
         n_components = mixture_components(codes.shape[0])
     H = codes.detach().to(torch.float64)
     generator = torch.Generator(device=H.device).manual_seed(int(random_state))
