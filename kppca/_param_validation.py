@@ -274,7 +274,9 @@ def check_sequence(
 def fit_context(fit: Callable) -> Callable:
     """Decorate an estimator's ``fit``: validate ``_parameter_constraints`` first, and make the fit atomic.
 
-    A failed fit puts every attribute back (``fit`` only rebinds attributes, never mutates the old objects).
+    The fitted state is drafted while ``fit`` runs and becomes the estimator's record (``state_``, see
+    :mod:`kppca.io.record`) only when it returns; a failed fit puts every attribute back (``fit`` only rebinds
+    attributes, never mutates the old objects). ``partial_fit`` drafts from the current record.
     """
 
     @functools.wraps(fit)
@@ -286,13 +288,14 @@ def fit_context(fit: Callable) -> Callable:
             getattr(self, "_parameter_hints", None),
         )
         saved = dict(self.__dict__)
-        from ._linalg.threads import compute_threads
-
+        drafting = hasattr(self, "_begin_state") and "_draft_" not in self.__dict__  # the outermost fit drafts
         try:
-            # One compute section: torch's and the BLAS's threads fitted to the caller's limits and the
-            # free cores (small operations on oversubscribed threads cost a spinning core each).
-            with compute_threads():
-                return fit(self, *args, **kwargs)
+            if drafting:
+                self._begin_state(keep=fit.__name__ == "partial_fit")
+            result = fit(self, *args, **kwargs)
+            if drafting:
+                self._publish_state()
+            return result
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)

@@ -133,7 +133,8 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
         if names is not None:
             estimator.feature_names_in_ = names
         else:
-            estimator.__dict__.pop("feature_names_in_", None)
+            forget = getattr(estimator, "_forget_state", None)  # a fitted-state record's owner, or a plain object
+            forget("feature_names_in_") if forget is not None else estimator.__dict__.pop("feature_names_in_", None)
         return
     fitted = getattr(estimator, "feature_names_in_", None)
     cls = type(estimator).__name__
@@ -245,7 +246,7 @@ def check_sample_memory(model: Any, n: int, what: str) -> None:
     nothing is refused (:func:`kppca._resources.check_memory`).
     """
     width = model.n_features_in_ + model.n_components_
-    basis, W = model.__dict__.get("eigenvectors_"), model.__dict__.get("W_")  # dual (N, q), primal (d, q)
+    basis, W = getattr(model, "eigenvectors_", None), getattr(model, "W_", None)  # dual (N, q), primal (d, q)
     if basis is not None:
         width += 2 * basis.shape[0]
     elif W is not None:

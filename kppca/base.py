@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._cache import LazyCache
 from ._param_validation import device_from_spec
 from .io import SavableMixin
+from .io.record import HasFittedState
 from ._validation import (
     ArrayLike,
     as_numpy,
@@ -61,7 +62,7 @@ def _warn_column_vector() -> None:
     )
 
 
-class KernelEstimator(SavableMixin, BaseEstimator):
+class KernelEstimator(HasFittedState, SavableMixin, BaseEstimator):
     """Base class of kppca's estimators (a scikit-learn ``BaseEstimator``)."""
 
     #: The attribute whose presence means "fitted" (a subclass may set another).
@@ -78,10 +79,13 @@ class KernelEstimator(SavableMixin, BaseEstimator):
 
     @property
     def _cache(self) -> LazyCache:
-        """Values computed lazily from the fitted state (see :class:`LazyCache`), in ``_cache_``."""
-        cache = self.__dict__.get("_cache_")
+        """Values derived from the fitted state on first use: the record's (the draft's during a fit)."""
+        values = self.__dict__
+        cache = values.get("_draft_cache_")
+        if cache is None and values.get("state_") is not None:
+            cache = values["state_"]._derived
         if cache is None:  # setdefault is atomic: threads making their first calls share one cache
-            cache = self.__dict__.setdefault("_cache_", LazyCache())
+            cache = values.setdefault("_cache_", LazyCache())
         return cache
 
     def _drop_caches(self) -> None:

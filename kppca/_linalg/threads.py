@@ -12,9 +12,10 @@ the machine was doing. Beside busy processes, limit the threads yourself (``torc
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -139,3 +140,14 @@ def blas_threads(n: int) -> Iterator[None]:
             if _blas_blocks == 0 and _blas_block_limiter is not None:
                 _blas_block_limiter.restore_original_limits()
                 _blas_block_limiter = None
+
+
+def compute_section(method: Callable) -> Callable:
+    """Run ``method`` (an estimator's ``fit``) as one :func:`compute_threads` section."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with compute_threads():
+            return method(*args, **kwargs)
+
+    return wrapper

@@ -322,7 +322,7 @@ def bayesian_model(
     callable
     """
     model = _check_model(model)
-    if X is None and "X_fit_" not in model.__dict__:
+    if X is None and not model._has_state("X_fit_"):
         raise ValueError(
             f"this {type(model).__name__} was fitted incrementally (partial_fit) or from a Dask array and keeps no "
             "training inputs; pass the data explicitly: X=..."

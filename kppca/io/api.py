@@ -116,7 +116,8 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
         device = None if saved is None else Decoder(path, {}, None, None).decode(saved)
         if not (device is None or isinstance(device, torch.device)):
             raise invalid(path, "_device is not a device")
-    decoder = Decoder(path, tensors, device, kernel, override_device=map_location is not None)
+    decoder = Decoder(path, tensors, device, kernel, override_device=map_location is not None,
+                      version=document["format_version"])
     model = decoder.build(cls, document["params"], document["state"], cls.__name__)
     if kernel is not None and not decoder.used_kernel:
         raise ValueError(

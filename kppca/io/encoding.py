@@ -5,6 +5,7 @@ Tags (:data:`TAGS`) mark what JSON cannot hold directly; loading builds only wha
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -16,9 +17,10 @@ import torch
 from .._param_validation import (
     Integral, Interval, InvalidParameterError, device_from_spec, validate_parameter_constraints,
 )
-from .format import CustomKernelError, ModelFileError, invalid
+from .format import FORMAT_VERSION, CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
-from .specs import check_relations, declared, init_params, is_fitted_name, validate_state
+from .record import FittedState, InvalidStateError
+from .specs import check_relations, declared, init_params, is_fitted_name, stored_state, validate_state
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
@@ -31,6 +33,18 @@ _DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool"
 
 def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
     """The state to store: the declared attributes of a registered class; fitted (``*_``) ones of a component."""
+    recorded, record_type = stored_state(obj), getattr(type(obj), "_state_type", None)
+    if record_type is not None:  # an owner of a record: its fields; any other public fitted attribute is refused
+        undeclared = [k for k in vars(obj) if k not in params and k != "state_" and is_fitted_name(k)]
+        if undeclared:
+            raise TypeError(
+                f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are "
+                f"not declared in {type(obj).__name__}'s fitted-state record ({record_type.__name__}); model files "
+                "hold only declared state."
+            )
+        return list(recorded or {})
+    if recorded is not None:  # a record itself
+        return list(recorded)
     names = [k for k in vars(obj) if k not in params]
     if name_of(type(obj)) is None:
         return [k for k in names if is_fitted_name(k)]
@@ -160,8 +174,9 @@ class Decoder:
     """Inverse of :class:`Encoder`; every unexpected shape raises :class:`~kppca.io.format.ModelFileError`."""
 
     def __init__(self, path: Any, tensors: dict[str, torch.Tensor], device: torch.device | None, kernel: Any,
-                 *, override_device: bool = False):
+                 *, override_device: bool = False, version: int = FORMAT_VERSION):
         self.path, self.tensors, self.device, self.kernel = path, tensors, device, kernel
+        self.version = version  # the file's format version (older ones stored derived values too)
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
         self.components = component_classes()
@@ -297,6 +312,26 @@ class Decoder:
                 raise self.fail(f"{what} has an invalid name {key!r}")
         return {key: self.decode(v) for key, v in encoded.items()}
 
+    def record(self, cls: type[FittedState], state: dict[str, Any], name: str, owner: str | None = None) -> FittedState:
+        """The record ``cls(**state)`` of ``owner``; fields an older format version stored but ``cls`` derives are
+        dropped."""
+        owner = owner or cls.__name__
+        if self.version < FORMAT_VERSION:
+            state = cls.from_old_state(state)
+        unknown = sorted(set(state) - set(cls.constraints()))
+        if unknown:
+            raise self.fail(f"the state of {name} holds {', '.join(map(repr, unknown))}, which {owner} does "
+                            "not declare as fitted state (a file may hold only declared attributes)")
+        missing = sorted(set(cls.constraints()) - set(state) - {f.name for f in dataclasses.fields(cls)
+                                                                    if f.default is not dataclasses.MISSING})
+        if missing:
+            raise self.fail(f"the state of {name} lacks {', '.join(map(repr, missing))} (required fitted state of "
+                            f"{owner})")
+        try:
+            return cls(**state)
+        except InvalidStateError as exc:
+            raise self.fail(f"{name}: {exc}") from exc
+
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
         """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
 
@@ -315,8 +350,11 @@ class Decoder:
         registered = name_of(cls) is not None
         estimator = hasattr(cls, "get_params")
         if registered and not estimator:
-            reason = f"parameters for {name}, which is rebuilt from its state alone" if params else None
-            reason = reason or validate_state(cls, state, {})
+            if params:
+                raise self.fail(f"parameters for {name}, which is rebuilt from its state alone")
+            if issubclass(cls, FittedState):  # a record: built, and so checked, by its constructor
+                return self.record(cls, state, name)
+            reason = validate_state(cls, state, {})
             if reason:
                 raise self.fail(reason)
             obj = cls.__new__(cls)
@@ -342,6 +380,11 @@ class Decoder:
                 validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
         except (TypeError, ValueError) as exc:
             raise self.fail(f"bad parameters for {name} ({exc})") from exc
+        record_type = getattr(cls, "_state_type", None)
+        if record_type is not None:
+            if state:
+                obj.__dict__["state_"] = self.record(record_type, state, name, cls.__name__)
+            return obj
         if registered and estimator and not (in_params and not state):
             reason = validate_state(cls, state, params)
             if reason:

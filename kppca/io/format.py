@@ -25,7 +25,9 @@ from .._resources import InsufficientMemoryError, check_memory, file_kind, path_
 
 FORMAT_NAME = "kppca-model"
 #: The version written and read by this kppca (a larger one is a newer kppca's, a smaller one a development version's).
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: Older versions this kppca still reads (version 3 stored values that version 4 derives; see CHANGELOG.md).
+READABLE_VERSIONS = (3, FORMAT_VERSION)
 #: The safetensors metadata key holding the JSON document.
 METADATA_KEY = "kppca"
 #: Bounds checked before any JSON is parsed: nesting depth (a model needs < 20) and header size.
@@ -311,10 +313,11 @@ def _document(header: dict[str, Any], path: Path) -> dict[str, Any]:
     version = document["format_version"]
     if not Interval(Integral, 1, None, closed="left").is_satisfied_by(version):
         raise invalid(path, f"bad format_version {version!r}")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         fix = "upgrade kppca" if version > FORMAT_VERSION else "refit the model with this kppca and save it again"
+        readable = " and ".join(map(str, READABLE_VERSIONS))
         raise ModelFileError(
             f"{path} was written by kppca {str(document['kppca_version'])[:40]} in model-file format version "
-            f"{version}; this kppca reads version {FORMAT_VERSION} only: {fix}."
+            f"{version}; this kppca reads versions {readable}: {fix}."
         )
     return document

@@ -41,9 +41,11 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
     def decorate(klass: type) -> type:
         if fitted_constraints is not None:
             klass._fitted_constraints = dict(fitted_constraints)
-        if not isinstance(getattr(klass, "_fitted_constraints", None), dict):
+        has_record = getattr(klass, "_state_type", None) is not None or hasattr(klass, "stored")
+        if not has_record and not isinstance(getattr(klass, "_fitted_constraints", None), dict):
             raise ValueError(
-                f"{klass.__qualname__} declares no _fitted_constraints: a model file may hold only declared state."
+                f"{klass.__qualname__} declares no fitted state (a record class in _state_type): a model file may "
+                "hold only declared state."
             )
         key = name or f"{klass.__module__.split('.')[0]}.{klass.__qualname__}"
         other = _CLASSES.get(key)

@@ -288,9 +288,22 @@ def is_fitted_name(key: str) -> bool:
 
 
 def declared(cls: type) -> dict[str, list[Any]]:
-    """The fitted-state declaration of ``cls`` (empty when it declares none)."""
+    """The fitted-state declaration of ``cls``: its record's fields (``cls`` a record or its owner), else {}."""
+    from .record import FittedState
+
+    record = cls if isinstance(cls, type) and issubclass(cls, FittedState) else getattr(cls, "_state_type", None)
+    if record is not None:
+        return record.constraints()
     constraints = getattr(cls, "_fitted_constraints", None)
     return constraints if isinstance(constraints, dict) else {}
+
+
+def stored_state(obj: Any) -> dict[str, Any] | None:
+    """The fitted state of a record, or of an object that holds one (``state_``), as a dict; else None."""
+    from .record import FittedState
+
+    record = obj if isinstance(obj, FittedState) else getattr(obj, "__dict__", {}).get("state_")
+    return record.stored() if isinstance(record, FittedState) else None
 
 
 def init_params(obj: Any) -> dict[str, Any]:
@@ -314,7 +327,8 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
     enclosing object (``"n"`` is the same in a model and in its centerer); ``dtype``: its float dtype, which the
     float tensors of a part without a ``_dtype`` of its own must have.
     """
-    cls, params = type(obj), init_params(obj)
+    cls, recorded = type(obj), stored_state(obj)
+    params = {} if recorded is not None and not hasattr(obj, "get_params") else init_params(obj)
     try:
         if hasattr(obj, "_check_params"):
             obj._check_params()
@@ -330,10 +344,15 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
                 if reason:
                     return f"parameter {key!r} ({type(item).__name__}): {reason}"
     constraints = declared(cls)
-    names = list(getattr(obj, "__dict__", {}))
-    names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
-    state = {k: getattr(obj, k) for k in dict.fromkeys(names)
-             if k not in params and (k in constraints or is_fitted_name(k))}
+    if recorded is not None:
+        state = recorded
+    elif getattr(cls, "_state_type", None) is not None:
+        state = {}  # an unfitted owner of a record
+    else:
+        names = list(getattr(obj, "__dict__", {}))
+        names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
+        state = {k: getattr(obj, k) for k in dict.fromkeys(names)
+                 if k not in params and (k in constraints or is_fitted_name(k))}
     if unfitted and not state:
         return None
     return validate_state(cls, state, params, symbols, dtype) or check_relations(obj)
@@ -341,7 +360,10 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
 
 def check_relations(obj: Any) -> str | None:
     """The class's own ``_check_fitted_state()`` (relations a declaration cannot express), run on valid state."""
-    check = getattr(obj, "_check_fitted_state", None)
+    from .record import FittedState
+
+    record = obj if isinstance(obj, FittedState) else getattr(obj, "__dict__", {}).get("state_")
+    check = record.check if isinstance(record, FittedState) else getattr(obj, "_check_fitted_state", None)
     try:
         return check() if check is not None else None
     except Exception as exc:  # noqa: BLE001 - any failure of the check is a reason to refuse the state

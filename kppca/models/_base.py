@@ -19,7 +19,6 @@ from .._linalg import Spectrum, block_rows, prefer_partial
 from .._param_validation import Integral, Interval, Real, RealNotInt, StrOptions
 from .._validation import ArrayLike, as_tensor
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
-from ..io import OPTIONAL, ArraySpec, FloatDtype, TensorSpec
 
 if TYPE_CHECKING:  # Pyro is imported on first use (import kppca stays fast)
     import pyro.distributions as dist
@@ -56,28 +55,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
 
     _fitted_marker = "sigma2_"  # set last in fit
     _accepts_sparse = True  # as scikit-learn's KernelPCA and PCA
-
-    #: The fitted state shared by both models, as model files may hold it (see :mod:`kppca.io.specs`).
-    _fitted_constraints: dict[str, list[Any]] = {
-        "_dtype": [FloatDtype()],
-        "_device": ["device"],
-        "_numpy_fit_": ["boolean"],
-        "n_features_in_": [Interval(Integral, 1, None, closed="left")],
-        "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
-        "eigen_solver_": [StrOptions({"dense", "partial"})],
-        "n_samples_": [Interval(Integral, 1, None, closed="left")],
-        "n_components_": [Interval(Integral, 1, None, closed="left")],
-        "rank_": [Interval(Integral, 1, None, closed="left")],
-        "sigma2_": [Interval(Real, 0, None, closed="neither")],
-        "total_variance_": [Interval(Real, 0, None, closed="left")],
-        "eigenvalues_": [TensorSpec(shape=("n_components_",), positive=True)],
-        "explained_variance_": [TensorSpec(shape=("n_components_",), positive=True)],
-        "explained_variance_ratio_": [TensorSpec(shape=("n_components_",), positive=True)],
-        "_gain": [TensorSpec(shape=("n_components_",), nonnegative=True)],
-        "_posterior_std": [TensorSpec(shape=("n_components_",), positive=True)],
-        "sample_classes_": [ArraySpec(ndim=1), OPTIONAL],
-        "_label_index": [TensorSpec("int", ("n_samples_",), nonnegative=True), OPTIONAL],
-    }
 
     # ------------------------------------------------------------------ parameters
     def _check_fit_params(self) -> None:
@@ -137,12 +114,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self.rank_ = spectrum.rank
         self.sigma2_ = sigma2
         self.eigenvalues_ = lam
-        self.total_variance_ = spectrum.trace / N
-        self.explained_variance_ = lam / N
-        self.explained_variance_ratio_ = lam / spectrum.trace
-        # h_MAP = gain * (unit coordinate along the p-th principal direction); posterior std is fixed.
-        self._gain = (N / lam) * torch.sqrt(lam / N - sigma2)
-        self._posterior_std = torch.sqrt(N * sigma2 / lam)
+        self.trace_ = spectrum.trace  # the variances, gain and posterior scale follow (see models._state)
 
     # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:

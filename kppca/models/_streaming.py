@@ -94,7 +94,7 @@ def streaming_signature(model: Any) -> dict[str, Any]:
 
 def check_streaming_signature(model: Any) -> None:
     """Refuse a ``partial_fit`` whose parameters differ from those the statistics were started with."""
-    recorded = model.__dict__.get("_stream_params")
+    recorded = getattr(model, "_stream_params", None)
     if recorded is None:  # optional in a model file: nothing to compare
         return
     now = streaming_signature(model)

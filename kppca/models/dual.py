@@ -9,16 +9,17 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 
+from .._linalg.threads import compute_section
 from .._linalg import compute_threads, rounding_tolerance, smallest_eigenvalue_bound, support_rtol
 from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, check_gram_memory, check_sample_memory, numpy_rng, torch_generator
-from ..io import TensorSpec, register
+from ..io import register
 from ..kernels.base import Kernel
 from ..kernels.centered_gram import CenteredGram
 from ..kernels.gram_factors import CholeskyFactor
-from ..kernels.gram import KernelCenterer
 from ..kernels.standard import as_kernel
 from ._base import BasePPCA
+from ._state import DualState
 from .generation import DualGenerationMixin
 
 if TYPE_CHECKING:  # Pyro (under kppca.distributions) is imported on first use
@@ -83,13 +84,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     kernel_ : Kernel
     """
 
-    def _check_fitted_state(self) -> str | None:
-        """The centerer's statistics are of the training Gram matrix (``N = n_samples_``; see kppca.io)."""
-        means = getattr(self.centerer_, "column_means_", None)
-        if means is None or means.shape != (self.n_samples_,):
-            return f"centerer_.column_means_ must have shape ({self.n_samples_},)"
-        return None
-
     def __init__(
         self,
         n_components: int | float | str | None = None,
@@ -107,17 +101,11 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
 
     # ------------------------------------------------------------------ fit
     _parameter_constraints = {**BasePPCA._parameter_constraints, "kernel": [Kernel, str, callable, None]}
-    #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); a custom kernel is supplied at load.
-    _fitted_constraints = {
-        **BasePPCA._fitted_constraints,
-        "kernel_": [Kernel, callable],
-        "centerer_": [KernelCenterer],
-        "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_"))],
-        "eigenvectors_": [TensorSpec(shape=("n_samples_", "n_components_"))],
-        "A_": [TensorSpec(shape=("n_samples_", "n_components_"))],
-    }
+    #: The fitted state (a custom kernel is supplied at load).
+    _state_type = DualState
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: Any = None) -> "DualPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
@@ -143,7 +131,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self._set_ml_estimates(spectrum, N)
         q = self.n_components_
         self.eigenvectors_ = spectrum.vectors[:, :q].clone()
-        self.A_ = self.eigenvectors_ * torch.sqrt(1.0 / N - self.sigma2_ / self.eigenvalues_)
         self._cache.set("gram", gram)
         return self
 
@@ -270,7 +257,7 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self._check_fitted("kernel_conditional")
         h = self._latent(h)
         # K_c A = E_q diag(lam * a) because E_q are eigenvectors of K_c.
-        scale = self.eigenvalues_ * torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
+        scale = self.eigenvalues_ * self._a_scale
         loc = h @ (self.eigenvectors_ * scale).T
         sigma = self.sigma2_**0.5
         F = sigma * self._gram_factor().sqrt()  # the factor depends on the fit alone: reproducible
@@ -406,9 +393,8 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         ndarray or Tensor of shape (M, N)
         """
         Xt = self._validate_new_input(X, method="reconstruct_kernel")
-        shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
         coords = self._gram().project(Xt, self.eigenvectors_)
-        return self._to_output((coords * shrink) @ self.eigenvectors_.T, X)
+        return self._to_output((coords * self._shrinkage) @ self.eigenvectors_.T, X)
 
     def get_covariance(self) -> torch.Tensor:
         """The marginal covariance ``S`` (N, N) of ``k_c`` (needs the full eigendecomposition)."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .._linalg.threads import compute_section
 from .._linalg import (
     centered_rows,
     check_gram_scale,
@@ -15,11 +16,12 @@ from .._linalg import (
     scatter_rounding_scale,
     solve_spectrum,
 )
-from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
+from .._param_validation import Integral, Interval, check_scalar, fit_context
 from .._validation import ArrayLike, check_feature_names, numpy_rng, torch_generator
 from ..features.base import FeatureMap, Identity
-from ..io import OPTIONAL, Record, TensorSpec, register
+from ..io import register
 from ._base import BasePPCA
+from ._state import PrimalState
 from ._streaming import (
     ScatterStats,
     check_streaming_signature,
@@ -96,43 +98,11 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
 
     _parameter_constraints = {**BasePPCA._parameter_constraints, "feature_map": [FeatureMap, None],
                               "progress": ["boolean"]}
-    #: The fitted state a model file may hold (see :mod:`kppca.io.specs`); ``d`` is the feature dimension.
-    _fitted_constraints = {
-        **BasePPCA._fitted_constraints,
-        "feature_map_": [FeatureMap],
-        "mean_": [TensorSpec(shape=("d",))],
-        "components_": [TensorSpec(shape=("n_components_", "d"))],
-        "W_": [TensorSpec(shape=("d", "n_components_"))],
-        "X_fit_": [TensorSpec(shape=("n_samples_", "n_features_in_")), OPTIONAL],  # not after partial_fit
-        "_latent_extra": [TensorSpec(shape=(None, "n_features_in_")), OPTIONAL],  # landmark models only
-        # One class index per training point, or per landmark for a model without training inputs.
-        "_label_index": [TensorSpec("int", ("n_label_points",), nonnegative=True), OPTIONAL],
-        "_stream_params": [Record({"center": ["boolean"], "feature_map": [str, None], "dtype": [str, None],
-                                   "device": [str, None]}), OPTIONAL],
-        "_stream_stats": [Record({"count": [Interval(Integral, 1, None, closed="left")],
-                                  "mean": [TensorSpec(torch.float64, ("d",))],
-                                  "scatter": [TensorSpec(torch.float64, ("d", "d"))],
-                                  "max_sq_norm": [Interval(Real, 0, None, closed="left")]}), OPTIONAL],
-    }
-
-    def _check_fitted_state(self) -> str | None:
-        """One class index per point the latent codes come from: the training inputs, else the landmarks and the
-        rows kept with them (``_latent_extra``); a relation the declarations cannot state (see kppca.io)."""
-        index = self.__dict__.get("_label_index")
-        if index is None:
-            return None
-        if "X_fit_" in self.__dict__:
-            expected, what = self.n_samples_, "n_samples_"
-        else:
-            reference = self.feature_map_.reference_set()
-            extra = self.__dict__.get("_latent_extra")
-            expected = (0 if reference is None else reference[0].shape[0]) + (0 if extra is None else extra.shape[0])
-            what = "the landmarks plus the rows of _latent_extra"
-        if index.shape[0] != expected:
-            return f"_label_index has {index.shape[0]} entries but {what} make {expected}"
-        return None
+    #: The fitted state (``d`` is the feature dimension).
+    _state_type = PrimalState
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Fit the ML model to ``X`` of shape (N, D). Returns ``self``.
 
@@ -160,6 +130,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         return self
 
     @fit_context
+    @compute_section
     def partial_fit(self, X: ArrayLike, y: Any = None) -> "PrimalPPCA":
         """Add the batch ``X`` (n, D) to the model: the ML fit on every batch seen so far.
 
@@ -204,7 +175,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
             check_streaming_signature(self)
             X = self._validate_new_input(X, method="partial_fit")
             labels = None  # a model without inputs keeps its landmarks' labels through later calls
-            if "X_fit_" not in self.__dict__ and "sample_classes_" in self.__dict__:
+            if not self._has_state("X_fit_") and self._has_state("sample_classes_"):
                 labels = self.sample_classes_[self._label_index.cpu().numpy()]
         batch = ScatterStats.from_batch(self.feature_map_.map(X), bool(self.center))
         self._fit_stats(batch if stats is None else stats.merge(batch), labels)
@@ -222,8 +193,8 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
             )
         self.feature_map_ = fmap
         self._stream_params = streaming_signature(self)
-        self.__dict__.pop("_stream_stats", None)  # a new model: statistics start from this data
-        self.__dict__.pop("_latent_extra", None)
+        self._forget_state("_stream_stats")  # a new model: statistics start from this data
+        self._forget_state("_latent_extra")
         return fmap
 
     def _fit_spectrum(
@@ -275,12 +246,12 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         """Fit from statistics kept in place of the training inputs; labels of ``[landmarks; _latent_extra]``."""
         self._fit_from_stats(stats)
         self._stream_stats = stats.to_state()
-        self.__dict__.pop("X_fit_", None)
+        self._forget_state("X_fit_")
         ref = self.feature_map_.reference_set()
         if landmark_labels is None or ref is None:
             self._remember_labels(None, stats.count)
         else:
-            extra = self.__dict__.get("_latent_extra")
+            extra = getattr(self, "_latent_extra", None)
             self._remember_labels(landmark_labels, ref[0].shape[0] + (0 if extra is None else extra.shape[0]))
 
     def _fit_dask(self, X: Any, y: Any = None) -> "PrimalPPCA":
@@ -302,9 +273,9 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
 
     def _current_stats(self) -> ScatterStats | None:
         """The statistics of everything fitted so far (None for an unfitted model)."""
-        if "_stream_stats" in self.__dict__:
+        if self._has_state("_stream_stats"):
             return ScatterStats.from_state(self._stream_stats)
-        if "X_fit_" in self.__dict__ and hasattr(self, "feature_map_"):
+        if self._has_state("X_fit_") and hasattr(self, "feature_map_"):
             return ScatterStats.from_batch(self.feature_map_.map(self.X_fit_), bool(self.center))
         return None
 
@@ -327,7 +298,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         """All ``r`` eigenvalues and orthonormal directions ``V_r`` (d, r) spanning ``H_E`` (cached)."""
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             r = self.rank_
-            if self.mean_.shape[0] <= self.n_samples_ or "X_fit_" not in self.__dict__:
+            if self.mean_.shape[0] <= self.n_samples_ or not self._has_state("X_fit_"):
                 values, V = eigh_descending(self._current_stats().scatter.to(self._device))
                 values, V = values[:r], V[:, :r]
             else:
@@ -396,6 +367,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     def get_precision(self) -> torch.Tensor:
         """The inverse of :meth:`get_covariance`, (d, d), by Woodbury."""
         self._check_fitted("get_precision")
-        V, shrink = self.components_.T, 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
+        V, shrink = self.components_.T, self._shrinkage
         eye = torch.eye(V.shape[0], dtype=self._dtype, device=self._device)
         return (eye - (V * shrink) @ V.T) / self.sigma2_

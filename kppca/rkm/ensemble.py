@@ -11,6 +11,7 @@ import torch
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
+from .._linalg.threads import compute_section
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from .._progress import tqdm
 from .._validation import ArrayLike, numpy_rng
@@ -248,6 +249,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             return sum(parts)
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
         """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
         Xt, codes_t = self._validate_fit_input(X, y, target="classes")

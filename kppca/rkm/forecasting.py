@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._linalg.threads import compute_section
 from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar, fit_context
 from .._linalg import rounding_tolerance
 from .._resources import check_memory
@@ -161,6 +162,7 @@ class NARForecaster(KernelEstimator):
         return MultiViewKPCA(self.n_components, kernels=specs, **common)
 
     @fit_context
+    @compute_section
     def fit(self, series: ArrayLike, y: Any = None) -> NARForecaster:
         """Fit on a series (T,) or several series (n_series, T) of the same length. Returns ``self``."""
         self._begin_fit(series)

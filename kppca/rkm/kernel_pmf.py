@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 
+from .._linalg.threads import compute_section
 from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator
@@ -134,6 +135,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
         return Phi.to(dtype=X.dtype, device=X.device)
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike = None) -> KernelPMF:
         """Fit the pmf to ``X`` (N, D); with class labels ``y`` (N,) also the class rule. Returns ``self``."""
         for name in ("classes_", "y_codes_", "coef_"):

@@ -12,6 +12,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import softmax
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 
+from .._linalg.threads import compute_section
 from .._linalg import cholesky_or_none, matrix_scale, rounding_tolerance
 from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
@@ -274,6 +275,7 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
         self._store_params(locals())
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMRegressor:
         """Fit to inputs ``X`` (N, D) and targets ``y`` (N,) or (N, p). Returns ``self``."""
         Xt, Y = self._validate_fit_input(X, y, target="continuous", multi_output=True)
@@ -351,6 +353,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return 2.0 * ((idx >> np.arange(bits)[None, :]) & 1) - 1.0
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> LSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+from .._linalg.threads import compute_section
 from .._linalg import flip_signs, rank_tolerance
 from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
@@ -166,6 +167,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         self._store_params(locals())
 
     @fit_context
+    @compute_section
     def fit(self, views: Any, y: Any = None) -> MultiViewKPCA:
         """Fit on ``views``, a list of arrays (n, d_v) (one per view; a single array is one view); ``y`` is ignored."""
         items, single = split_views(views)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 
+from .._linalg.threads import compute_section
 from .._linalg import Spectrum, eigh_descending, prefer_partial, rank_tolerance, rounding_tolerance, solve_spectrum
 from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
 from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, resolve_dtype
@@ -158,6 +159,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         self._store_params(locals())
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: Any = None) -> KernelPCARKM:
         """Solve the KPCA eigenvalue problem on ``X`` (N, D); ``y`` is ignored. Returns ``self``."""
         Xt, _ = self._validate_fit_input(X)

@@ -114,7 +114,7 @@ def test_negative_n_components_is_refused(rng, tmp_path):
         ({"_device": "cpu"}, r"_device is not a device"),
         ({"_dtype": {"__dtype__": "int64"}}, r"'_dtype'.*torch.float32 or torch.float64"),
         ({"n_samples_": 31}, r"'X_fit_'.*size 30 along axis 0, expected n_samples_ = 31"),
-        ({"A_": {"__tensor__": "state/eigenvalues_"}}, r"'A_'.*1 dimension"),
+        ({"eigenvectors_": {"__tensor__": "state/eigenvalues_"}}, r"'eigenvectors_'.*1 dimension"),
         ({"feature_names_in_": {"__ndarray_str__": ["a"], "shape": [1], "dtype": "object"}},
          r"'feature_names_in_'.*size 1 along axis 0, expected n_features_in_ = 3"),
     ],
@@ -134,10 +134,10 @@ def test_nonfinite_tensor_is_refused(rng, tmp_path):
     path = tmp_path / "m.kppca"
     _fit(rng).save(path)
     document, tensors = _raw(path)
-    tensors["state/A_"] = tensors["state/A_"].clone()
-    tensors["state/A_"].view(-1)[0] = float("inf")
+    tensors["state/eigenvectors_"] = tensors["state/eigenvectors_"].clone()
+    tensors["state/eigenvectors_"].view(-1)[0] = float("inf")
     _write(path, json.dumps(document), tensors)
-    with pytest.raises(ModelFileError, match="'A_'.*NaN or infinite"):
+    with pytest.raises(ModelFileError, match="'eigenvectors_'.*NaN or infinite"):
         kppca.load(path)
 
 
@@ -145,7 +145,7 @@ def test_cache_override_is_refused(rng, tmp_path):
     """Before: a cache entry in the file loaded and was trusted as derived state."""
     path = tmp_path / "m.kppca"
     _fit(rng).save(path)
-    _edit_state(path, _cache_={"__dict__": {"gram_c": {"__tensor__": "state/A_"}}})
+    _edit_state(path, _cache_={"__dict__": {"gram_c": {"__tensor__": "state/eigenvectors_"}}})
     with pytest.raises(ModelFileError, match="'_cache_', which DualPPCA does not declare"):
         kppca.load(path)
 
@@ -243,7 +243,7 @@ def test_files_of_format_version_1_are_refused_with_advice():
     size = int.from_bytes(data[:8], "little")
     document = json.loads(json.loads(data[8 : 8 + size])["__metadata__"][METADATA_KEY])
     assert document["format_version"] == 1 and "sha256" not in document
-    with pytest.raises(ModelFileError, match="format version 1; this kppca reads version 3 only: refit the model"):
+    with pytest.raises(ModelFileError, match="format version 1; this kppca reads versions 3 and 4: refit the model"):
         kppca.load(DATA / "dual_v1.kppca")
 
 
@@ -265,7 +265,7 @@ def _with_header(path, edit):
         (lambda h: h["state/X_fit_"].update(shape=[-1, 3]), "bad header entry"),
         (lambda h: h["state/X_fit_"].update(data_offsets=[0, 10**9]), "bad header entry"),
         (lambda h: h["state/X_fit_"].update(shape=[29, 3]), "has 720 bytes for 696 expected"),
-        (lambda h: h["state/A_"].update(data_offsets=h["state/X_fit_"]["data_offsets"][:1]
+        (lambda h: h["state/eigenvectors_"].update(data_offsets=h["state/X_fit_"]["data_offsets"][:1]
                                         + [h["state/X_fit_"]["data_offsets"][0] + 480]), "overlap"),
     ],
     ids=["dtype", "shape", "offsets", "size", "overlap"],

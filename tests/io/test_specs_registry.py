@@ -77,7 +77,7 @@ def test_registration_needs_a_declaration_and_a_free_name():
     class NoState:
         pass
 
-    with pytest.raises(ValueError, match="declares no _fitted_constraints"):
+    with pytest.raises(ValueError, match="declares no fitted state"):
         register(NoState)
 
     @register(name="tests.Thing")

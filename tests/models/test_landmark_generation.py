@@ -30,7 +30,7 @@ def test_every_point_a_landmark_equals_the_dual_model(data):
     assert np.linalg.cond(k(data, data)) < 1e5
     dual = DualPPCA(3, kernel=k).fit(data)
     model = PrimalPPCA(3, feature_map=Nystroem(k, n_landmarks=len(data), random_state=0)).partial_fit(data)
-    assert "X_fit_" not in model.__dict__ and model.rank_ == dual.rank_
+    assert not hasattr(model, "X_fit_") and model.rank_ == dual.rank_
     assert abs(model.sigma2_ - dual.sigma2_) <= 1e-8 * dual.sigma2_
     Hd, Hp = np.asarray(dual.transform(data)), np.asarray(model.transform(data))
     s = _signs(Hd, Hp)
@@ -70,7 +70,7 @@ def test_landmark_model_generates_after_fits_without_inputs(how, data):
     else:
         da = pytest.importorskip("dask.array")
         model = PrimalPPCA(3, feature_map=fmap).fit(da.from_array(data, chunks=(20, 4)), da.from_array(y, chunks=20))
-    assert "X_fit_" not in model.__dict__
+    assert not hasattr(model, "X_fit_")
     L = model.feature_map_.landmarks_.numpy()
     # the latent mixture's codes: the landmarks and the other rows of the sample the map was fitted on
     n_sample = 30 if how == "partial_fit" else 60

@@ -346,7 +346,7 @@ def test_default_latent_is_the_mixture_when_training_inputs_are_kept(kind, data)
 def test_default_latent_is_the_exact_prior_without_training_inputs():
     X = np.random.default_rng(0).normal(size=(40, 3))
     streamed = PrimalPPCA(2).partial_fit(X[:20]).partial_fit(X[20:])
-    assert "X_fit_" not in streamed.__dict__  # no training codes: no mixture
+    assert not hasattr(streamed, "X_fit_")  # no training codes: no mixture
     default = streamed.sample(5, random_state=3)
     np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="prior"))
     np.testing.assert_array_equal(default, streamed.sample(5, random_state=3, latent="auto"))

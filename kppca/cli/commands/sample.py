@@ -144,7 +144,7 @@ def _train_judge(args: argparse.Namespace, model: Any) -> tuple[Any, Any, Any, A
 
 def _training_labels(model: Any) -> np.ndarray | None:
     """The class of each training input (rows of ``X_fit_``), or None for a model fitted without labels."""
-    if "sample_classes_" not in model.__dict__:
+    if not model._has_state("sample_classes_"):
         return None
     return np.asarray(model.sample_classes_)[np.asarray(model._label_index.cpu())]
 
@@ -197,7 +197,7 @@ def run(args: argparse.Namespace, stages: Stages) -> None:
     if images:
         shape = image_shape(model)
     y = args.digit_class
-    if y is not None and "sample_classes_" not in model.__dict__:
+    if y is not None and not model._has_state("sample_classes_"):
         raise UserError("--digit-class needs a model fitted with labels; a model file saved without them cannot "
                         "do it (fit again without --model).")
     if y is not None and y not in {int(c) for c in model.sample_classes_}:  # said in the option's words

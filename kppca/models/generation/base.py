@@ -82,9 +82,9 @@ class GenerationMixin(ABC, Generic[Points]):
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
         """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
-        self.__dict__.pop("sample_classes_", None)
-        self.__dict__.pop("_label_index", None)
-        self.__dict__.pop("_unkept_labels", None)
+        self._forget_state("sample_classes_")
+        self._forget_state("_label_index")
+        self._forget_state("_unkept_labels")
         if y is None:
             return
         labels = np.asarray(y)
@@ -102,7 +102,7 @@ class GenerationMixin(ABC, Generic[Points]):
 
     def _has_training_codes(self) -> bool:
         """Whether the model keeps points for latent mixtures and pre-images (the primal model adds landmarks)."""
-        return "X_fit_" in self.__dict__
+        return self._has_state("X_fit_")
 
     # ------------------------------------------------------------------ public API
     def sample(
@@ -256,7 +256,7 @@ class GenerationMixin(ABC, Generic[Points]):
         codes = self._traversal_codes(components, n_steps, extent)
         rows, cols, q = codes.shape
         X = self._points_to_inputs(self._latent_points(codes.reshape(-1, q)), strategy).reshape(rows, cols, -1)
-        if preimage in (None, "auto") and "X_fit_" in self.__dict__:  # the default stays in the data's range
+        if preimage in (None, "auto") and self._has_state("X_fit_"):  # the default stays in the data's range
             X = X.clamp(float(self.X_fit_.min()), float(self.X_fit_.max()))
         if return_codes:
             return self._to_output(X), self._to_output(codes)
@@ -283,8 +283,8 @@ class GenerationMixin(ABC, Generic[Points]):
 
     def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes for the requested classes and their class indices, both (n, ...)."""
-        if "sample_classes_" not in self.__dict__:
-            unkept = self.__dict__.get("_unkept_labels")  # fit(X, y) with a y that is not 1-D class labels
+        if not self._has_state("sample_classes_"):
+            unkept = getattr(self, "_unkept_labels", None)  # fit(X, y) with a y that is not 1-D class labels
             fix = f"fit was given {unkept}, and only 1-D class labels are kept" if unkept else "fit it with fit(X, y)"
             raise ValueError(f"class-conditional sampling (y=...) needs the model's training labels: {fix}.")
         classes = self.sample_classes_

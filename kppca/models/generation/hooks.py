@@ -50,12 +50,12 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
     # ------------------------------------------------------------------ landmarks (no training inputs)
     def _uses_landmarks(self) -> bool:
         """True for a fitted model without training inputs whose feature map has landmarks."""
-        if "X_fit_" in self.__dict__ or "feature_map_" not in self.__dict__:
+        if self._has_state("X_fit_") or not self._has_state("feature_map_"):
             return False
         return self.feature_map_.reference_set() is not None
 
     def _has_training_codes(self) -> bool:
-        return "X_fit_" in self.__dict__ or self._uses_landmarks()
+        return self._has_state("X_fit_") or self._uses_landmarks()
 
     def _keep_latent_sample(self, fmap: Any, rows: torch.Tensor, y: Any) -> Any:
         """Keep ``_latent_extra``, up to ``LATENT_SAMPLE - m`` uniform rows besides the ``m`` landmarks ``fmap`` chose
@@ -88,7 +88,7 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         # The landmarks' features are the cached ones the context and pre-images use (one map of L per fit);
         # only the extra rows are mapped here. The map works row by row, so this is (map([L; extra]) - m) V_q.
         Phi_c, _ = self._landmark_features()
-        extra = self.__dict__.get("_latent_extra")
+        extra = getattr(self, "_latent_extra", None)
         if extra is not None:
             extra = extra.to(self._device, self._dtype)
             Phi_extra = self._landmark_stage(f"mapping {len(extra)} more rows for the latent mixture",
@@ -290,7 +290,7 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
 
     def _latent_points(self, h: torch.Tensor) -> FeaturePoints:
         # k_c = K_c A h = E_q diag(lam a) h and psi - m = Phi_c A h, so alpha = A h.
-        a = torch.sqrt(1.0 / self.n_samples_ - self.sigma2_ / self.eigenvalues_)
+        a = self._a_scale
         E = self.eigenvectors_
         return self._points((h * (self.eigenvalues_ * a)) @ E.T, (h * a) @ E.T)
 
@@ -313,8 +313,7 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
         return self._gram_factor().apply(a).mul_(self.sigma2_**0.5)
 
     def _reconstruction_points(self, X: torch.Tensor) -> FeaturePoints:
-        shrink = 1.0 - self.n_samples_ * self.sigma2_ / self.eigenvalues_
-        coef = self._gram().project(X, self.eigenvectors_) * shrink  # E_q^T (k_c)_MAP
+        coef = self._gram().project(X, self.eigenvectors_) * self._shrinkage  # E_q^T (k_c)_MAP
         E, lam = self.eigenvectors_, self.eigenvalues_
         return self._points(coef @ E.T, (coef / lam) @ E.T)
 

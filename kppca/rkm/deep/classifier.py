@@ -19,6 +19,7 @@ import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from ..._linalg.threads import compute_section
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
@@ -291,6 +292,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         return BinaryDeepModel(H, w[:, None], b.reshape(1), hist, n_iter, conv)
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKMClassifier:
         """Train on inputs ``X`` (N, D) and labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")

@@ -11,6 +11,7 @@ import torch
 from sklearn.base import MultiOutputMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from ..._linalg.threads import compute_section
 from ..._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
@@ -193,6 +194,7 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         return [lev.resolved(i, N) for i, lev in enumerate(levels)]
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepRKM:
         """Fit on ``X`` (N, D) and ``y`` (N,) or (N, p) with the chosen solver."""
         Xt, Y = self._validate_fit_input(X, y, target="continuous", multi_output=True)

@@ -15,6 +15,7 @@ import torch
 from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 
+from ..._linalg.threads import compute_section
 from ..._param_validation import Interval, Real, fit_context
 from ..._validation import ArrayLike
 from ...base import DEVICE_CONSTRAINTS, KernelEstimator
@@ -94,6 +95,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     _fitted_marker = "intercept_"
 
     @fit_context
+    @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> DeepLSSVMClassifier:
         """Fit to inputs ``X`` (N, D) and class labels ``y`` (N,). Returns ``self``."""
         Xt, codes = self._validate_fit_input(X, y, target="classes")
