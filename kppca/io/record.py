@@ -45,6 +45,20 @@ def fitted(*constraints: Any, optional: bool = False) -> Any:
     return dataclasses.field(default=default, metadata={"constraints": allowed})
 
 
+def constrained(*constraints: Any, **field_options: Any) -> Any:
+    """A field of a plain dataclass that model files store (a deep RKM level, an optimiser's result): its value
+    must meet ``constraints``; ``field_options`` as for :func:`dataclasses.field` (``default=...``)."""
+    return dataclasses.field(metadata={"constraints": list(constraints)}, **field_options)
+
+
+def field_constraints(cls: type) -> dict[str, list[Any]] | None:
+    """Field name -> constraints of a dataclass whose fields declare them (:func:`fitted`, :func:`constrained`)."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    declared = {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
+    return declared or None
+
+
 def derived(method: Callable[[Any], Any]) -> property:
     """A value computed from a record's fields on first use, once (thread-safe), then kept with the record."""
     name = method.__name__
@@ -78,7 +92,7 @@ class FittedState:
     @classmethod
     def constraints(cls) -> dict[str, list[Any]]:
         """Field name -> its constraint list."""
-        return {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
+        return field_constraints(cls) or {}
 
     @classmethod
     def views(cls) -> list[str]:

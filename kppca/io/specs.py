@@ -289,11 +289,12 @@ def is_fitted_name(key: str) -> bool:
 
 def declared(cls: type) -> dict[str, list[Any]]:
     """The fitted-state declaration of ``cls``: its record's fields (``cls`` a record or its owner), else {}."""
-    from .record import FittedState
+    from .record import field_constraints
 
-    record = cls if isinstance(cls, type) and issubclass(cls, FittedState) else getattr(cls, "_state_type", None)
-    if record is not None:
-        return record.constraints()
+    record = getattr(cls, "_state_type", None)
+    fields = field_constraints(record if record is not None else cls)
+    if fields is not None:
+        return fields
     constraints = getattr(cls, "_fitted_constraints", None)
     return constraints if isinstance(constraints, dict) else {}
 
