@@ -393,7 +393,9 @@ def test_invalid_nested_state_is_a_model_file_error_naming_it(case, where, value
 def test_a_corrupted_model_is_refused_at_save(rng, tmp_path):
     """Issue 26, item 2: the file of a corrupted object would not load, so saving it fails (naming the part)."""
     model = _fit(rng)
-    model.centerer_.column_means_ = model.centerer_.column_means_.to(torch.int64)
+    # fitted state is read-only: only a bypass of the frozen record (corruption in memory) can do this
+    record = model.centerer_.state_
+    object.__setattr__(record, "column_means_", record.column_means_.to(torch.int64))
     with pytest.raises(ModelFileError, match=r"cannot save DualPPCA.*'centerer_'.*int64"):
         model.save(tmp_path / "m.kppca")
     model = _fit(rng)
