@@ -4,6 +4,7 @@ kernel's exact map and random Fourier features."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -12,15 +13,23 @@ import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator
 
-from .._param_validation import Integral, Interval, Real, check_scalar
+from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
 from .._validation import ArrayLike, as_input_tensor, as_tensor, numpy_rng, to_output
+from ..io.record import FittedState, HasFittedState, fitted
 from ..io.specs import TensorSpec
 from ..kernels.bandwidth import check_bandwidth, resolve_bandwidth
 from ..kernels.base import Kernel
 from ..kernels.standard import apply_monomial_map, check_polynomial_params, monomial_map
 
 
-class FeatureMap(BaseEstimator):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FeatureMapState(FittedState):
+    """What every fitted feature map records: the input width."""
+
+    n_features_in_: int = fitted(Interval(Integral, 1, None, closed="left"))
+
+
+class FeatureMap(HasFittedState, BaseEstimator):
     """Base class: ``fit(X)`` draws or learns what the map needs, ``transform(X)`` applies it.
 
     :meth:`as_kernel` gives the induced kernel ``<phi(x), phi(y)>``, so the dual model can run on the
@@ -28,12 +37,12 @@ class FeatureMap(BaseEstimator):
     ``fit`` validates the hyper-parameters, and what it learns ends with ``_``.
     """
 
-    #: The fitted state a model file may hold (checked at save and load, :mod:`kppca.io.specs`).
-    _fitted_constraints: dict = {"n_features_in_": [Interval(Integral, 1, None, closed="left")]}
+    _state_type = FeatureMapState
 
     def _check_params(self) -> None:
         """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
+    @fit_context
     def fit(self, X: ArrayLike, y: object = None) -> "FeatureMap":
         """Prepare the map for inputs like ``X`` (n, D); ``y`` is ignored. Returns ``self``."""
         self._check_params()
@@ -145,12 +154,13 @@ class PolynomialFeatures(FeatureMap):
     coef0_ : float
     """
 
-    _fitted_constraints = {
-        **FeatureMap._fitted_constraints,
-        "index_": [TensorSpec("int", ("d", "degree"), nonnegative=True)],
-        "weights_": [TensorSpec(torch.float64, ("d",))],
-        "coef0_": [Interval(Real, 0, None, closed="left")],
-    }
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class State(FeatureMapState):
+        index_: torch.Tensor = fitted(TensorSpec("int", ("d", "degree"), nonnegative=True))
+        weights_: torch.Tensor = fitted(TensorSpec(torch.float64, ("d",)))
+        coef0_: float = fitted(Interval(Real, 0, None, closed="left"))
+
+    _state_type = State
 
     def __init__(self, degree: int = 2, coef0: float = 1.0):
         self.degree = degree
@@ -189,12 +199,13 @@ class RandomFourierFeatures(FeatureMap):
     offset_ : Tensor of shape (d,)
     """
 
-    _fitted_constraints = {
-        **FeatureMap._fitted_constraints,
-        "bandwidth_": [Interval(Real, 0, None, closed="neither")],
-        "omega_": [TensorSpec(torch.float64, ("n_features_in_", "n_features"))],
-        "offset_": [TensorSpec(torch.float64, ("n_features",))],
-    }
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class State(FeatureMapState):
+        bandwidth_: float = fitted(Interval(Real, 0, None, closed="neither"))
+        omega_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n_features_in_", "d")))
+        offset_: torch.Tensor = fitted(TensorSpec(torch.float64, ("d",)))
+
+    _state_type = State
 
     def __init__(self, bandwidth: float = 1.0, n_features: int = 500, random_state=None):
         self.bandwidth = bandwidth

@@ -10,6 +10,7 @@ travel between tasks, and keys seeded by ``(seed, block)`` give the same landmar
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +20,11 @@ import torch
 from .._linalg import rank_tolerance
 from .._param_validation import Integral, Interval, StrOptions, check_scalar
 from .._validation import numpy_rng
-from ..io.specs import OPTIONAL, TensorSpec
+from ..io.record import fitted
+from ..io.specs import TensorSpec
 from ..kernels.base import Kernel
 from ..kernels.standard import as_kernel
-from .base import FeatureMap
+from .base import FeatureMap, FeatureMapState
 
 __all__ = [
     "LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "pool_size",
@@ -203,13 +205,14 @@ class Nystroem(FeatureMap):
         Rows of the data given to ``fit`` that are the landmarks.
     """
 
-    _fitted_constraints = {
-        **FeatureMap._fitted_constraints,
-        "kernel_": [Kernel],
-        "landmarks_": [TensorSpec(shape=("m", "n_features_in_"))],
-        "normalization_": [TensorSpec(shape=("m", None))],
-        "landmark_indices_": [TensorSpec(torch.int64, ("m",), nonnegative=True), OPTIONAL],
-    }
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class State(FeatureMapState):
+        kernel_: Kernel = fitted(Kernel)
+        landmarks_: torch.Tensor = fitted(TensorSpec(shape=("m", "n_features_in_")))
+        normalization_: torch.Tensor = fitted(TensorSpec(shape=("m", None)))
+        landmark_indices_: torch.Tensor = fitted(TensorSpec(torch.int64, ("m",), nonnegative=True), optional=True)
+
+    _state_type = State
 
     def __init__(
         self, kernel: Kernel | str = "rbf", n_landmarks: int = 100, landmark_selection: str = "uniform",

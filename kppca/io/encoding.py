@@ -19,7 +19,7 @@ from .._param_validation import (
 )
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError, invalid
 from .registry import component_classes, lookup, name_of
-from .record import FittedState, InvalidStateError
+from .record import FittedState, InvalidStateError, field_constraints
 from .specs import check_relations, declared, init_params, is_fitted_name, stored_state, validate_state
 
 TAGS = (
@@ -310,7 +310,15 @@ class Decoder:
         for key in encoded:
             if not key.isidentifier() or key.startswith("__"):
                 raise self.fail(f"{what} has an invalid name {key!r}")
-        return {key: self.decode(v) for key, v in encoded.items()}
+        decoded = {}
+        for key, value in encoded.items():
+            try:
+                decoded[key] = self.decode(value)
+            except ModelFileError as exc:  # a nested object: say which attribute holds it
+                if getattr(exc, "reason", None) is None or not isinstance(value, dict) or "__object__" not in value:
+                    raise
+                raise self.fail(f"{what}, {key!r}: {exc.reason}") from exc
+        return decoded
 
     def record(self, cls: type[FittedState], state: dict[str, Any], name: str, owner: str | None = None) -> FittedState:
         """The record ``cls(**state)`` of ``owner``; fields an older format version stored but ``cls`` derives are
@@ -333,11 +341,13 @@ class Decoder:
             raise self.fail(f"{name}: {exc}") from exc
 
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
-        """An instance of ``cls`` from its encoded parameters and state, validated before anything is set.
+        """An instance of ``cls``, built as every object is: ``cls(**params)``, then its record from ``state``.
 
-        A registered class without ``get_params`` (a fitted view, a level) is rebuilt from its state alone,
-        without ``__init__``; ``_retired_params`` (parameters a class no longer takes) are dropped when None, their
-        former default. Only an estimator among another's parameters (a template) may be unfitted.
+        Both are checked before use: the parameters by the class's declarations (``_parameter_constraints``, or
+        the fields of a dataclass), the record by its own constructor. A record or a plain dataclass (a level)
+        has parameters only, its fields (format version 3 stored those as state). ``_retired_params``
+        (parameters a class no longer takes) are dropped when None, their former default. Only an estimator
+        among another's parameters (a template) may be unfitted.
         """
         in_params = self.in_params
         try:
@@ -347,45 +357,57 @@ class Decoder:
             state = self.attributes(encoded_state, f"the state of {name}")
         finally:
             self.in_params = in_params
-        registered = name_of(cls) is not None
-        estimator = hasattr(cls, "get_params")
-        if registered and not estimator:
-            if params:
-                raise self.fail(f"parameters for {name}, which is rebuilt from its state alone")
-            if issubclass(cls, FittedState):  # a record: built, and so checked, by its constructor
-                return self.record(cls, state, name)
+        record_type = getattr(cls, "_state_type", None)
+        if self.version < FORMAT_VERSION and record_type is None and not params and dataclasses.is_dataclass(cls):
+            params, state = state, {}  # version 3 stored a record or a level by its fields, as state
+        retired = getattr(cls, "_retired_params", ())
+        params = {k: v for k, v in params.items() if not (k in retired and v is None)}
+        estimator = hasattr(cls, "get_params") and name_of(cls) is not None
+        if record_type is None and estimator and isinstance(getattr(cls, "_fitted_constraints", None), dict):
+            return self._build_legacy(cls, params, state, name, in_params)  # TRANSITION: removed once converted
+        if isinstance(getattr(cls, "_fitted_constraints", None), dict) and not dataclasses.is_dataclass(cls) \
+                and not hasattr(cls, "get_params"):  # TRANSITION: a registered helper rebuilt from its state
             reason = validate_state(cls, state, {})
             if reason:
                 raise self.fail(reason)
             obj = cls.__new__(cls)
             for key, value in state.items():
-                object.__setattr__(obj, key, value)  # frozen dataclasses too; the names were checked above
+                object.__setattr__(obj, key, value)
             return obj
-        if not registered:  # a component
-            for key, value in state.items():
-                existing = getattr(cls, key, None)
-                if callable(existing) or isinstance(existing, property):
-                    raise self.fail(f"the state of {name} would replace its method or property {key!r}")
-                if not is_fitted_name(key):
-                    raise self.fail(f"the state of {name} holds {key!r}, which is not a fitted attribute (name_)")
-                floating = isinstance(value, torch.Tensor) and value.dtype.is_floating_point
-                if floating and not bool(torch.isfinite(value).all()):
-                    raise self.fail(f"the fitted attribute {key!r} of {name} holds NaN or infinite values")
-        retired = getattr(cls, "_retired_params", ())
-        params = {k: v for k, v in params.items() if not (k in retired and v is None)}
+        if record_type is None and state:
+            raise self.fail(f"the state of {name} holds {', '.join(map(repr, sorted(state)))}, but {cls.__name__} "
+                            "keeps no fitted state")
+        if record_type is not None and estimator and not state and not in_params:
+            state = {}  # an unfitted estimator where a fitted one belongs: the record names what is missing
+            self.record(record_type, state, name, cls.__name__)
+        if isinstance(cls, type) and issubclass(cls, FittedState):
+            return self.record(cls, params, name)
+        if field_constraints(cls) is not None:  # a plain dataclass: its fields as declared beside them
+            reason = validate_state(cls, params, {})
+            if reason:
+                raise self.fail(reason)
         try:
             obj = cls(**params)
-            if estimator and hasattr(cls, "_parameter_constraints"):
+            if hasattr(obj, "get_params") and hasattr(cls, "_parameter_constraints"):
                 # The same declared constraints as fit: a file cannot smuggle in values fit would refuse.
                 validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
         except (TypeError, ValueError) as exc:
             raise self.fail(f"bad parameters for {name} ({exc})") from exc
-        record_type = getattr(cls, "_state_type", None)
-        if record_type is not None:
-            if state:
-                obj.__dict__["state_"] = self.record(record_type, state, name, cls.__name__)
-            return obj
-        if registered and estimator and not (in_params and not state):
+        if state:
+            record = self.record(record_type, state, name, cls.__name__)
+            reason = validate_state(cls, record.stored(), params)  # shapes that name parameters ("n_features")
+            if reason:
+                raise self.fail(reason)
+            obj.__dict__["state_"] = record
+        return obj
+
+    def _build_legacy(self, cls: type, params: dict, state: dict, name: str, in_params: bool) -> Any:
+        try:
+            obj = cls(**params)
+            validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"bad parameters for {name} ({exc})") from exc
+        if not (in_params and not state):
             reason = validate_state(cls, state, params)
             if reason:
                 raise self.fail(reason)

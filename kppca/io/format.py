@@ -56,7 +56,9 @@ class CustomKernelError(ValueError):
 
 def invalid(path: Any, what: str) -> ModelFileError:
     """The error for a file that is a kppca model file in form but not in content."""
-    return ModelFileError(f"{path} is not a valid kppca model file: {what}.")
+    error = ModelFileError(f"{path} is not a valid kppca model file: {what}.")
+    error.reason = what  # read by the decoder to say where, in a nested object, the file went wrong
+    return error
 
 
 def document_digest(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> str:

@@ -308,11 +308,16 @@ def stored_state(obj: Any) -> dict[str, Any] | None:
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj`` (none for a registered class without ``get_params``: rebuilt from state)."""
+    """Constructor arguments of ``obj``: ``get_params``, a record's stored fields, a dataclass's init fields, or the
+    ``__init__`` arguments kept under their own names."""
+    recorded = stored_state(obj) if not hasattr(obj, "get_params") else None
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
-    if getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:  # registered helper object
-        return {}
+    if recorded is not None and not hasattr(obj, "_state_type"):  # a record itself
+        return recorded
+    legacy = isinstance(getattr(obj, "_fitted_constraints", None), dict) and not dataclasses.is_dataclass(obj)
+    if legacy and getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:
+        return {}  # TRANSITION: a registered helper object rebuilt from its state alone
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
     # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
@@ -328,8 +333,11 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
     enclosing object (``"n"`` is the same in a model and in its centerer); ``dtype``: its float dtype, which the
     float tensors of a part without a ``_dtype`` of its own must have.
     """
-    cls, recorded = type(obj), stored_state(obj)
-    params = {} if recorded is not None and not hasattr(obj, "get_params") else init_params(obj)
+    cls, record_type = type(obj), getattr(type(obj), "_state_type", None)
+    if record_type is None and dataclasses.is_dataclass(obj):
+        # A record, or a plain dataclass that files store (a level): its fields are all there is.
+        return validate_state(cls, init_params(obj), {}, symbols, dtype) or check_relations(obj)
+    params = init_params(obj)
     try:
         if hasattr(obj, "_check_params"):
             obj._check_params()
@@ -344,15 +352,11 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
                 reason = validate_object(item, unfitted=True)
                 if reason:
                     return f"parameter {key!r} ({type(item).__name__}): {reason}"
-    constraints = declared(cls)
-    if recorded is not None:
-        state = recorded
-    elif getattr(cls, "_state_type", None) is not None:
-        state = {}  # an unfitted owner of a record
+    if record_type is not None:
+        state = stored_state(obj) or {}  # {}: an unfitted owner of a record
     else:
-        names = list(getattr(obj, "__dict__", {}))
-        names += [f.name for f in dataclasses.fields(obj)] if dataclasses.is_dataclass(obj) else []  # slots too
-        state = {k: getattr(obj, k) for k in dict.fromkeys(names)
+        constraints = declared(cls)
+        state = {k: v for k, v in getattr(obj, "__dict__", {}).items()
                  if k not in params and (k in constraints or is_fitted_name(k))}
     if unfitted and not state:
         return None

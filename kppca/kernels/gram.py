@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable
 
 import torch
 
 from .._linalg import block_rows, matrix_scale
-from ..io.specs import OPTIONAL, TensorSpec
+from ..io.record import FittedState, HasFittedState, fitted
+from ..io.specs import TensorSpec
 from .base import CallableKernel, Kernel
 from .distances import _needs_scaling
 from .standard import RBF
@@ -148,7 +150,16 @@ def _check_symmetric(K: torch.Tensor, rows: int) -> None:
             )
 
 
-class KernelCenterer:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CentererState(FittedState):
+    """:class:`KernelCenterer`'s statistics of the training Gram matrix."""
+
+    # Optional: an unused centerer (a view that never formed its Gram matrix) is saved without them.
+    column_means_: torch.Tensor = fitted(TensorSpec(shape=("n",)), optional=True)
+    grand_mean_: torch.Tensor = fitted(TensorSpec(shape=()), optional=True)
+
+
+class KernelCenterer(HasFittedState):
     """Center training Gram matrices (``K_c = M K M``, ``M = I - 11^T/N``) and test kernel blocks.
 
     Parameters
@@ -164,12 +175,15 @@ class KernelCenterer:
         ``1^T K 1 / N^2``.
     """
 
-    #: The fitted state a model file may hold (:mod:`kppca.io.specs`); absent in an unused centerer.
-    _fitted_constraints = {"column_means_": [TensorSpec(shape=("n",)), OPTIONAL],
-                           "grand_mean_": [TensorSpec(shape=()), OPTIONAL]}
+    _state_type = CentererState  # none in an unused centerer
 
     def __init__(self, center: bool = True):
         self.center = center
+
+    def set_statistics_(self, column_means: torch.Tensor, grand_mean: torch.Tensor) -> KernelCenterer:
+        """Use the statistics ``K 1 / N`` (N,) and ``1^T K 1 / N^2`` of a training Gram matrix known otherwise."""
+        self.__dict__["state_"] = CentererState(column_means_=column_means, grand_mean_=grand_mean)
+        return self
 
     def fit_center_(self, K: torch.Tensor, *, lower: bool = False) -> torch.Tensor:
         """Store the statistics of the training Gram matrix and center it **in place**.
@@ -189,8 +203,7 @@ class KernelCenterer:
         """
         sums = _lower_row_sums(K) if lower else _column_sums(K)
         means = sums / max(K.shape[0], 1)
-        self.column_means_ = means.to(K.dtype)
-        self.grand_mean_ = means.mean().to(K.dtype)
+        self.set_statistics_(means.to(K.dtype), means.mean().to(K.dtype))
         if self.center:
             self._correct_(K, torch.Tensor.sub_, lower)
         return K

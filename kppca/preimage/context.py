@@ -132,9 +132,7 @@ class LandmarkContext(TrainingContext):
                       center: bool = True) -> "LandmarkContext":
         """The context of landmarks ``L`` (n, D) with features ``phi(L)`` (n, d) and the model's mean ``m`` (d,)."""
         m = mean if center else torch.zeros_like(mean)
-        centerer = KernelCenterer(bool(center))
-        centerer.column_means_ = features @ m
-        centerer.grand_mean_ = m @ m
+        centerer = KernelCenterer(bool(center)).set_statistics_(features @ m, m @ m)
         centered = features - m
         return cls(landmarks, kernel, centerer, (centered**2).sum(1), landmark_gram=features @ features.T)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -9,13 +10,14 @@ import numpy as np
 import torch
 
 from .._linalg.threads import compute_section
-from .._param_validation import Integral, Interval, Real, StrOptions, check_scalar, fit_context
+from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
 from .._linalg import rounding_tolerance
 from .._resources import check_memory
 from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, to_output
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..features import FeatureMap
-from ..io import ESTIMATOR_STATE, TensorSpec, TupleOf, register
+from ..io import TensorSpec, TupleOf, register
+from ..io.record import EstimatorState, derived, fitted
 from .multiview import SOLVER_CONSTRAINTS, MultiViewKPCA
 
 __all__ = ["NARForecaster", "lag_windows", "plot_forecasts", "stable_mean_std"]
@@ -69,6 +71,39 @@ def stable_mean_std(S: torch.Tensor) -> tuple[float, float]:
     return mean_z * m, std_z * m
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NARState(EstimatorState):
+    """:class:`NARForecaster`'s record: the two-view model, the standardisation, the end of the training series
+    and its range. The lag order and the form follow from the last window and the model."""
+
+    _numpy_fit_: bool = fitted("boolean")
+    mean_: float = fitted(Interval(Real, None, None))
+    scale_: float = fitted(Interval(Real, 0, None, closed="neither"))
+    model_: MultiViewKPCA = fitted(MultiViewKPCA)
+    last_window_: torch.Tensor = fitted(TensorSpec(ndim=2))
+    training_range_: tuple = fitted(TupleOf([Interval(Real, None, None)], [Interval(Real, None, None)]))
+
+    #: Format version 3 stored these; they are derived now.
+    derived_in_old_files = ("n_lags_", "form_")
+
+    def check(self) -> str | None:
+        """The last window holds the lags the model reads."""
+        width, reads = self.last_window_.shape[1], self.model_.view_widths_[0]
+        if width != reads or self.last_window_.shape[0] < 1:
+            return f"last_window_ has shape {tuple(self.last_window_.shape)} and the model reads windows of {reads}"
+        return None
+
+    @derived
+    def n_lags_(self) -> int:
+        """The lag order ``p``: a window holds ``p + 1`` values."""
+        return self.last_window_.shape[1] - 1
+
+    @derived
+    def form_(self) -> str:
+        """The two-view model's form, ``"primal"`` or ``"dual"``."""
+        return self.model_.form_
+
+
 @register(name="kppca.NARForecaster")
 class NARForecaster(KernelEstimator):
     """Recursive multi-step forecasting with a two-view kernel PCA (non-linear auto-regression).
@@ -100,20 +135,7 @@ class NARForecaster(KernelEstimator):
         ``(min, max)`` of the training series; :meth:`forecast` warns when a forecast leaves it by more than its width.
     """
 
-    #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
-    _fitted_constraints = {
-        "_dtype": ESTIMATOR_STATE["_dtype"],
-        "_device": ESTIMATOR_STATE["_device"],
-        "_numpy_fit_": ["boolean"],
-        "mean_": [Interval(Real, None, None)],
-        "scale_": [Interval(Real, 0, None, closed="neither")],
-        "model_": [MultiViewKPCA],
-        "form_": [StrOptions({"primal", "dual"})],
-        "last_window_": [TensorSpec(ndim=2)],
-        "n_lags_": [Interval(Integral, 1, None, closed="left")],
-        "n_features_in_": [Interval(Integral, 1, None, closed="left")],
-        "training_range_": [TupleOf([Interval(Real, None, None)], [Interval(Real, None, None)])],
-    }
+    _state_type = NARState
 
     _parameter_constraints = {
         "lags": [Interval(Integral, 0, None, closed="left")],
@@ -187,20 +209,10 @@ class NARForecaster(KernelEstimator):
         Z = (S - self.mean_) / self.scale_
         X, target = lag_windows(Z, p)
         self.model_ = self._two_view_model().fit([X, target[:, None]])
-        self.form_ = self.model_.form_
         self.last_window_ = S[:, S.shape[1] - p - 1 :].clone()
-        self.n_lags_ = p
         self.n_features_in_ = S.shape[1]  # series length: the columns of a 2-D (n_series, T) input
         self.training_range_ = (float(S.min()), float(S.max()))
         return self
-
-    def _check_fitted_state(self) -> str | None:
-        """The last window holds the lags the model reads (see kppca.io)."""
-        widths = {self.last_window_.shape[1], self.model_.view_widths_[0], self.n_lags_ + 1}
-        if len(widths) > 1 or self.last_window_.shape[0] < 1:
-            return (f"last_window_ has {self.last_window_.shape[1]} columns and the model reads windows of "
-                    f"{self.model_.view_widths_[0]}; n_lags_ = {self.n_lags_} needs n_lags_ + 1 for both")
-        return None
 
     def forecast(self, n_steps: int, history: ArrayLike | None = None, *, standardized: bool = False) -> Any:
         """Recursive forecast of the next ``n_steps`` values.

@@ -14,13 +14,14 @@ import torch
 from sklearn.base import ClassifierMixin
 
 from .._linalg.threads import compute_section
-from .._param_validation import Interval, Real, StrOptions, fit_context
+from .._param_validation import StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator
-from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
+from ..io import register
 from ..kernels import Kernel
 from ..kernels.distances import pairwise_distances, scaled_squared_distances
 from ..kernels.standard import RBF, Laplacian
+from ._state import KernelPMFState
 from .shallow import resolve_kernel
 
 __all__ = ["KernelPMF", "log_kernel"]
@@ -83,32 +84,7 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds ("n" training points, "f" features; see :mod:`kppca.io.specs`).
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "kernel_": [Kernel, callable],
-        "solver_": [StrOptions({"dual", "primal"})],
-        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
-        "probabilities_": [TensorSpec(shape=("n",), nonnegative=True)],
-        "log_eta_": [Interval(Real, None, None)],
-        "coef_": [TensorSpec(shape=("f",)), OPTIONAL],  # primal solver
-        "classes_": [ArraySpec(ndim=1), OPTIONAL],  # with labels only
-        "y_codes_": [TensorSpec("int", ("n",)), OPTIONAL],
-    }
-
-    def _check_fitted_state(self) -> str | None:
-        """The labels' codes index ``classes_`` (a relation the declaration cannot say; see kppca.io)."""
-        codes = getattr(self, "y_codes_", None)
-        if (codes is None) != (getattr(self, "classes_", None) is None):
-            return "classes_ and y_codes_ must be both present or both absent"
-        if codes is not None and codes.numel() and not (0 <= int(codes.min()) and int(codes.max()) < len(self.classes_)):
-            return f"y_codes_ holds codes outside [0, {len(self.classes_)}) (one per entry of classes_)"
-        if self.solver_ == "primal":  # the weights live in the kernel's explicit feature space
-            Phi = self.kernel_.explicit_features(self.X_fit_[:1])
-            if Phi is None or Phi.shape[1] != self.coef_.shape[0]:
-                return "coef_ does not match the kernel's explicit features"
-        return None
+    _state_type = KernelPMFState
 
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
@@ -138,8 +114,6 @@ class KernelPMF(ClassifierMixin, KernelEstimator):
     @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike = None) -> KernelPMF:
         """Fit the pmf to ``X`` (N, D); with class labels ``y`` (N,) also the class rule. Returns ``self``."""
-        for name in ("classes_", "y_codes_", "coef_"):
-            self.__dict__.pop(name, None)
         Xt, codes = self._validate_fit_input(X, y, min_samples=1, target=None if y is None else "classes")
         if codes is not None:
             self.y_codes_ = codes

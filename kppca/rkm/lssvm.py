@@ -18,8 +18,9 @@ from .._param_validation import Interval, Real, StrOptions, fit_context
 from .._validation import ArrayLike
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, detach_target
 from ..features import FeatureMap
-from ..io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, TensorSpec, register
+from ..io import register
 from ..kernels import CenteredGram, Kernel, Linear, as_kernel
+from ._state import LSSVMClassifierState, LSSVMRegressorState, map_features
 from .shallow import resolve_kernel
 
 __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_dual", "solve_lssvm_primal"]
@@ -140,20 +141,6 @@ def _fit_temperature(logits: np.ndarray, codes: np.ndarray) -> float:
 class _LSSVMBase(KernelEstimator):
     """Shared fit machinery of the LS-SVM regressor and classifier."""
 
-    #: The fitted state both LS-SVMs hold in model files ("n" training points, "p" outputs, "f" features).
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "solver_": [StrOptions({"primal", "dual"})],
-        "feature_map_": [FeatureMap, None],
-        "kernel_": [Kernel, callable],
-        "coef_": [TensorSpec(shape=("f", "p")), OPTIONAL],  # primal solver
-        "hidden_features_": [TensorSpec(shape=("n", "p")), OPTIONAL],  # dual solver
-        "X_fit_": [TensorSpec(shape=("n", "n_features_in_")), OPTIONAL],  # dual solver
-        "intercept_": [TensorSpec(shape=("p",))],
-        "loo_residuals_": [TensorSpec(shape=("n", "p"))],
-    }
-
     _parameter_constraints = {
         "kernel": [Kernel, str, callable, None],
         "feature_map": [FeatureMap, None],
@@ -192,37 +179,20 @@ class _LSSVMBase(KernelEstimator):
         else:
             self.kernel_ = Linear() if self.solver_ == "primal" else resolve_kernel(self.kernel, X)
         if self.solver_ == "primal":
-            sol = solve_lssvm_primal(self._features(X), Y, ridge, eta)
+            sol = solve_lssvm_primal(map_features(self.feature_map_, X), Y, ridge, eta)
             self.coef_ = sol.coef
-            self.__dict__.pop("hidden_features_", None)
-            self.__dict__.pop("X_fit_", None)
         else:
             # The raw K (center=False): the bordered system's intercept absorbs the centering.
             K = CenteredGram(self.kernel_, X, center=False, what="Gram matrix of `kernel` on X").matrix
             sol = solve_lssvm_dual(K, Y, ridge, eta)
             self.hidden_features_ = sol.coef
             self.X_fit_ = X
-            self.__dict__.pop("coef_", None)
         self.intercept_ = sol.intercept
         self.loo_residuals_ = sol.loo_residuals
 
-    def _check_fitted_state(self) -> str | None:
-        """The fitted parts fit together: one point's outputs have the intercept's width (see kppca.io)."""
-        out = self._raw_decision(torch.zeros(1, self.n_features_in_, dtype=self._dtype, device=self._device))
-        if tuple(out.shape) != (1, self.intercept_.shape[0]):
-            return f"its outputs have shape {tuple(out.shape)[1:]}, expected ({self.intercept_.shape[0]},)"
-        return None
-
-    def _features(self, X: torch.Tensor) -> torch.Tensor:
-        if self.feature_map_ is None:
-            return X
-        return self.feature_map_.map(X.cpu()).to(dtype=X.dtype, device=X.device)
-
     def _raw_decision(self, X: torch.Tensor) -> torch.Tensor:
         """Outputs ``f(x)`` (M, p) of the fitted linear system."""
-        if self.solver_ == "primal":
-            return self._features(X) @ self.coef_ + self.intercept_
-        return self.kernel_.gram(X, self.X_fit_) @ self.hidden_features_ / float(self.eta) + self.intercept_
+        return self.state_.outputs(X, float(self.eta))
 
 
 @register(name="kppca.LSSVMRegressor")
@@ -259,7 +229,7 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
     n_features_in_ : int
     """
 
-    _fitted_constraints = {**_LSSVMBase._fitted_constraints, "_single_output": ["boolean"]}
+    _state_type = LSSVMRegressorState
 
     def __init__(
         self,
@@ -320,12 +290,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """
 
     _parameter_constraints = {**_LSSVMBase._parameter_constraints, "multi_class": [StrOptions({"ova", "code"})]}
-    _fitted_constraints = {
-        **_LSSVMBase._fitted_constraints,
-        "classes_": [ArraySpec(shape=("c",))],
-        "codebook_": [TensorSpec(shape=("c", "p"))],  # one code per class
-        "temperature_": [Interval(Real, 0, None, closed="neither")],
-    }
+    _state_type = LSSVMClassifierState
 
     def __init__(
         self,

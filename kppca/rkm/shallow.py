@@ -16,8 +16,9 @@ from .._linalg import Spectrum, eigh_descending, prefer_partial, rank_tolerance,
 from .._param_validation import Integral, Interval, Real, check_scalar, fit_context
 from .._validation import ArrayLike, as_tensor, is_numpy_like, precision_advice, resolve_dtype
 from ..base import DEVICE_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
-from ..io import ESTIMATOR_STATE, TensorSpec, register
-from ..kernels import CenteredGram, Kernel, KernelCenterer, as_kernel
+from ..io import register
+from ..kernels import CenteredGram, Kernel, as_kernel
+from ._state import KernelPCARKMState
 
 __all__ = [
     "KernelPCARKM", "SVDResult", "matrix_svd_rkm", "check_psd_kernel", "check_rank", "resolve_kernel", "top_spectrum",
@@ -126,17 +127,7 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
     centerer_ : KernelCenterer
     """
 
-    #: The fitted state a model file holds ("n" training points; see :mod:`kppca.io.specs`).
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "kernel_": [Kernel, callable],
-        "centerer_": [KernelCenterer],
-        "hidden_features_": [TensorSpec(shape=("n", "n_components_"))],
-        "eigenvalues_": [TensorSpec(shape=("n_components_",))],
-        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
-        "n_components_": [Interval(Integral, 1, None, closed="left")],
-    }
+    _state_type = KernelPCARKMState
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -172,7 +163,6 @@ class KernelPCARKM(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, Kern
         self.hidden_features_ = spec.vectors
         self.eigenvalues_ = spec.values / float(self.eta)
         self.X_fit_ = Xt
-        self.n_components_ = s
         return self
 
     @property

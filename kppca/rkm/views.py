@@ -90,8 +90,7 @@ class TrainingView:
             raw = self.raw_features()
             Phi = self.features()
             mu = raw.mean(0)
-            self.centerer_.column_means_ = raw @ mu
-            self.centerer_.grand_mean_ = mu @ mu
+            self.centerer_.set_statistics_(raw @ mu, mu @ mu)
             # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
             self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T

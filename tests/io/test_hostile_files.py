@@ -359,11 +359,13 @@ def _case(name):
          r"'column_means_' of KernelCenterer has size 24 along axis 0, expected n = 23"),
         ("multiview-primal", ("state", "U_", 0), "short", r"U_\[0\] and views_\[0\].phi_mean_ disagree"),
         ("subset-ensemble", ("state", "estimators_", 0, "state", "codebook_"), "short",
-         r"'codebook_' of LSSVMClassifier has size 2 along axis 0, expected c = 3"),
+         r"'codebook_' of LSSVMClassifierState has size 2 along axis 0, expected c = 3"),
         ("subset-ensemble", ("state", "coef_"), "short", r"coef_ has shape"),
         ("deep-rkm-feedforward", ("state", "scales_", 0), "short", r"scales_\[0\] has shape"),
         ("deep-rkm", ("state", "hidden_features_", 0), "short", r"DeepRKM"),
         ("kernel-pmf-primal", ("state", "coef_"), "short", r"coef_ does not match"),
+        ("kernel-pmf-primal", ("state", "solver_"), "dual", r"coef_ must be present exactly with solver_='primal'"),
+        ("lssvm-regressor-primal", ("state", "solver_"), "dual", r"solver_='dual' needs hidden_features_, X_fit_"),
         ("dual", ("state", "_device"), {"__device__": "meta"}, r"device 'meta' holds no data"),
         ("dual", ("state", "n_samples_"), "5000 digits", r"not JSON that kppca reads.*digits"),
     ],
@@ -393,7 +395,9 @@ def test_invalid_nested_state_is_a_model_file_error_naming_it(case, where, value
 def test_a_corrupted_model_is_refused_at_save(rng, tmp_path):
     """Issue 26, item 2: the file of a corrupted object would not load, so saving it fails (naming the part)."""
     model = _fit(rng)
-    model.centerer_.column_means_ = model.centerer_.column_means_.to(torch.int64)
+    # fitted state is read-only: only a bypass of the frozen record (corruption in memory) can do this
+    record = model.centerer_.state_
+    object.__setattr__(record, "column_means_", record.column_means_.to(torch.int64))
     with pytest.raises(ModelFileError, match=r"cannot save DualPPCA.*'centerer_'.*int64"):
         model.save(tmp_path / "m.kppca")
     model = _fit(rng)

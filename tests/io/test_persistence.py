@@ -422,7 +422,7 @@ def test_safetensors_file_that_is_not_a_model(tmp_path):
         (lambda d: d["state"]["X_fit_"].update({"strides": [1, 1]}), "invalid memory layout"),
         (lambda d: d["state"].update({"transform": "x"}), "'transform', which DualPPCA does not declare"),
         (lambda d: d["state"].update({"latent_covariance_": 1}), "'latent_covariance_', which DualPPCA does not"),
-        (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "method or property 'gamma'"),
+        (lambda d: d["state"]["kernel_"]["state"].update({"gamma": 2.0}), "holds 'gamma', but RBF keeps no fitted state"),
     ],
     ids=["class-path", "base-class", "no-state", "no-params", "newer", "older", "format", "object", "param", "bad-q",
          "bad-solver", "dunder",

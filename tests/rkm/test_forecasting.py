@@ -211,3 +211,23 @@ def test_forecast_not_fitted():
 
     with pytest.raises(NotFittedError, match=r"call fit\(series\) before forecast\(\)"):
         NARForecaster().forecast(3)
+
+
+def test_lag_order_zero_is_saved_and_loaded(tmp_path):
+    """lags=0 (each window one value) is valid: its fit's record checks, and its model file loads (the lag
+    order follows from the last window, so ``n_lags_`` is 0)."""
+    import kppca
+
+    model = NARForecaster(lags=0, n_components=1).fit(_noisy_sine())
+    assert model.n_lags_ == 0 and model.last_window_.shape == (1, 1) and model.form_ == model.model_.form_
+    kppca.save(model, tmp_path / "nar.kppca")
+    loaded = kppca.load(tmp_path / "nar.kppca")
+    assert loaded.n_lags_ == 0 and loaded.form_ == model.form_
+    np.testing.assert_array_equal(loaded.forecast(5), model.forecast(5))
+
+
+def test_fitted_state_is_read_only():
+    model = NARForecaster(lags=3, n_components=1).fit(_noisy_sine())
+    with pytest.raises(AttributeError, match="read-only"):
+        model.mean_ = 1.0
+    assert model.state_.mean_ == model.mean_

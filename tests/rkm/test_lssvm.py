@@ -163,6 +163,21 @@ def test_float32_primal_fits_where_float64_does():
     np.testing.assert_allclose(m32.predict(X), m64.predict(X), rtol=0, atol=bound)
 
 
+def test_infinite_loo_residual_is_kept_and_saved(tmp_path):
+    """3 points, 3 features: a point of leverage 1 has no leave-one-out fit, so its LOO residual is infinite in
+    float32. The fit's record accepts it (it is what the closed form gives), and the model saves and loads."""
+    import kppca
+
+    X = (np.random.default_rng(0).normal(size=(3, 3)) * 1e4).astype(np.float32)
+    y = np.sin(X[:, 0] / 1e4)
+    model = LSSVMRegressor(kernel="linear", solver="primal", dtype="float32").fit(X, y)
+    assert not bool(torch.isfinite(model.loo_residuals_).all())
+    kppca.save(model, tmp_path / "lssvm.kppca")
+    loaded = kppca.load(tmp_path / "lssvm.kppca")
+    assert torch.equal(loaded.loo_residuals_, model.loo_residuals_)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
 def test_float32_dual_beyond_precision_says_float64():
     rng = np.random.default_rng(0)
     X = (rng.normal(size=(30, 3)) * 1e6).astype(np.float32)

@@ -147,9 +147,7 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         # The feature map's induced kernel K = Phi Phi^T.
         Phi_c = self._centered_train_features()
         m = self.mean_
-        centerer = KernelCenterer(bool(self.center))
-        centerer.column_means_ = Phi_c @ m + m @ m  # K 1/N
-        centerer.grand_mean_ = m @ m
+        centerer = KernelCenterer(bool(self.center)).set_statistics_(Phi_c @ m + m @ m, m @ m)  # K 1/N, 1^T K 1/N^2
         return TrainingContext(self.X_fit_, self.feature_map_.as_kernel(), centerer, (Phi_c**2).sum(1))
 
     def _gen_cache(self) -> LazyCache:
