@@ -58,6 +58,10 @@ class FeatureMap(HasFittedState, BaseEstimator):
         """Apply the map to a validated tensor (n, D) -> (n, d). Subclasses implement this."""
         raise NotImplementedError
 
+    def output_width(self) -> int | None:
+        """``d``, the width of :meth:`map`'s output, read from the fitted state (None: not known without mapping)."""
+        return None
+
     def transform(self, X: ArrayLike) -> torch.Tensor:
         """Map ``X`` (n, D) to features (n, d); numpy in, numpy out."""
         if not hasattr(self, "n_features_in_"):
@@ -134,6 +138,9 @@ class Identity(FeatureMap):
     def map(self, X: torch.Tensor) -> torch.Tensor:
         return X.clone()
 
+    def output_width(self) -> int:
+        return self.n_features_in_
+
 
 class PolynomialFeatures(FeatureMap):
     """Exact map with ``<phi(x), phi(y)> = (x . y + coef0)^degree`` (:class:`kppca.kernels.Polynomial`).
@@ -156,8 +163,9 @@ class PolynomialFeatures(FeatureMap):
 
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class State(FeatureMapState):
-        index_: torch.Tensor = fitted(TensorSpec("int", ("d", "degree"), nonnegative=True))
-        weights_: torch.Tensor = fitted(TensorSpec(torch.float64, ("d",)))
+        # "n_monomials": a symbol of its own (a model's "d" may be another width)
+        index_: torch.Tensor = fitted(TensorSpec("int", ("n_monomials", "degree"), nonnegative=True))
+        weights_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n_monomials",)))
         coef0_: float = fitted(Interval(Real, 0, None, closed="left"))
 
     _state_type = State
@@ -175,6 +183,9 @@ class PolynomialFeatures(FeatureMap):
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
         return apply_monomial_map(X, self.index_, self.weights_, self.coef0_)
+
+    def output_width(self) -> int:
+        return self.weights_.shape[0]
 
 
 class RandomFourierFeatures(FeatureMap):
@@ -202,8 +213,8 @@ class RandomFourierFeatures(FeatureMap):
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class State(FeatureMapState):
         bandwidth_: float = fitted(Interval(Real, 0, None, closed="neither"))
-        omega_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n_features_in_", "d")))
-        offset_: torch.Tensor = fitted(TensorSpec(torch.float64, ("d",)))
+        omega_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n_features_in_", "n_features")))
+        offset_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n_features",)))
 
     _state_type = State
 
@@ -231,6 +242,9 @@ class RandomFourierFeatures(FeatureMap):
         offset = rng.uniform(0.0, 2.0 * math.pi, n_features)
         self.omega_ = torch.as_tensor(omega, dtype=torch.float64)
         self.offset_ = torch.as_tensor(offset, dtype=torch.float64)
+
+    def output_width(self) -> int:
+        return self.omega_.shape[1]
 
     def map(self, X: torch.Tensor) -> torch.Tensor:
         # The fitted width, not the parameter: set_params after fit must not rescale a stale draw.

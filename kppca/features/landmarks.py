@@ -255,6 +255,9 @@ class Nystroem(FeatureMap):
         keep = values > tol
         self.normalization_ = vectors[:, keep] / values[keep].sqrt()
 
+    def output_width(self) -> int:
+        return self.normalization_.shape[1]
+
     def map(self, X: torch.Tensor) -> torch.Tensor:
         landmarks = self.landmarks_.to(X.device, X.dtype)
         return self.kernel_.gram(X, landmarks) @ self.normalization_.to(X.device, X.dtype)

@@ -133,8 +133,11 @@ class PrimalState(PPCAState):
                                          "max_sq_norm": [Interval(Real, 0, None, closed="left")]}), optional=True)
 
     def check(self) -> str | None:
-        """One class index per point the latent codes come from: the training inputs, else the landmarks and the
+        """The map's width is ``d``; one class index per point the latent codes come from: the training inputs, else the landmarks and the
         rows kept with them (``_latent_extra``)."""
+        width = self.feature_map_.output_width()
+        if width is not None and width != self.mean_.shape[0]:
+            return f"feature_map_ maps to {width} features but mean_ has {self.mean_.shape[0]}"
         stored = self.stored()
         index = stored.get("_label_index")
         if index is None:
