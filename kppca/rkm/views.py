@@ -128,8 +128,8 @@ class TrainingView:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FittedView(FittedState):
     """One fitted view (built by :meth:`TrainingView.finish`): its map or kernel, its centering statistics, its
-    training data and the state that decodes hidden features into it ("n" samples, "d_v" input width, "f"
-    features, "s" components; a feature map's own "d" is another size).
+    training data and the state that decodes hidden features into it ("n" samples, "d" input width, "f"
+    features, "s" components).
 
     Attributes
     ----------
@@ -147,7 +147,7 @@ class FittedView(FittedState):
         Decoding state, all at most ``n x s`` (see docs/numerics).
     """
 
-    X_fit_: torch.Tensor = fitted(TensorSpec(shape=("n", "d_v")))
+    X_fit_: torch.Tensor = fitted(TensorSpec(shape=("n", "d")))
     center: bool = fitted("boolean")
     feature_map_: FeatureMap | None = fitted(FeatureMap, None)
     kernel_: Kernel = fitted(Kernel, callable)
