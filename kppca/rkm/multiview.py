@@ -23,7 +23,7 @@ from ..io.record import EstimatorState, fitted
 from .shallow import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
-from .views import FittedView, TrainingView, resolve_view_specs, split_views
+from .views import FittedView, TrainingView, overflow_error, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA"]
 
@@ -263,8 +263,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = self.solver == "eig" or bool(self.rotate)
         if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
-            raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
-                             "(e.g. a view scaled by 1e300); standardise the views before fitting.")
+            raise overflow_error(what, A.dtype)
         if self.solver == "eig":
             spec = top_spectrum(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
             return spec.vectors, torch.diag(spec.values)

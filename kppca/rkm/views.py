@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,12 @@ def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
     if views is None:
         raise ValueError(f"{name} is None; pass a list of arrays of shape (n, d_v), one per view.")
     return [views], True
+
+
+def overflow_error(what: str, dtype: torch.dtype) -> ValueError:
+    """The error for a matrix of the views' products (``what``) that holds infinite values."""
+    return ValueError(f"the {what} holds infinite values: a view's values overflow {dtype} in its products (e.g. a "
+                      "view scaled by 1e300); standardise the views before fitting.")
 
 
 class TrainingView:
@@ -88,11 +95,14 @@ class TrainingView:
             # K_c = Phi_c Phi_c^T is more accurate than M K M, and the centerer's statistics come from the raw
             # mean feature mu (K 1 / n = Phi mu, 1^T K 1 / n^2 = |mu|^2) without forming K = Phi Phi^T.
             raw = self.raw_features()
+            # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2: when it is finite, so are K and
+            # the statistics below (|mu|^2 and |phi_i . mu| are at most that entry).
+            self.raw_scale_ = float(raw.pow(2).sum(1).amax())
+            if not math.isfinite(self.raw_scale_):
+                raise overflow_error("Gram matrix of a view's feature map", raw.dtype)
             Phi = self.features()
             mu = raw.mean(0)
             self.centerer_.set_statistics_(raw @ mu, mu @ mu)
-            # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
-            self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
         G = CenteredGram(self.kernel_, self.X_fit_, center=self.center, what="Gram matrix of the view's kernel")
         self.centerer_ = G.centerer
