@@ -114,7 +114,8 @@ class TrainingView:
         """The fitted view with its decoding state (see :class:`FittedView`) from the hidden features ``H``
         (n, s), ``U = Phi_c,v^T H`` (d_f, s) of explicit maps, and the training Gram matrix ``gram_c`` of
         :meth:`gram` (kernel-only views)."""
-        decoding: dict[str, Any] = dict.fromkeys(("gram_hidden_", "row_mean_hidden_", "weight_basis_", "weight_offset_"))
+        names = ("gram_hidden_", "row_mean_hidden_", "weight_basis_", "weight_offset_")
+        decoding: dict[str, Any] = dict.fromkeys(names)  # None unless the view's kind needs it
         if self.explicit:
             decoding["inner_"] = U.T @ U
             if not isinstance(self.feature_map_, Identity):

@@ -302,7 +302,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         if self.head == "lssvm" and late:
             warnings.warn(f"DeepRKMClassifier: the optimiser stopped before convergence for model(s) {late} after "
                           f"max_iter={self.max_iter} iterations (tol={self.tol:g}); increase max_iter or loosen tol.",
-                          ConvergenceWarning, stacklevel=4)  # the caller of fit (through fit_context and compute_section)
+                          ConvergenceWarning, stacklevel=4)  # fit's caller (through fit_context, compute_section)
         return self
 
     def _scores_from_codes(self, Z: list[torch.Tensor]) -> torch.Tensor:
