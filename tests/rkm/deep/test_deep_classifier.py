@@ -177,6 +177,17 @@ def _moons():
     return make_moons(60, noise=0.1, random_state=0)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_scores_follow_the_fitted_head():
+    """The head is the fitted one (mlp_params_ exist for the MLP head only), whatever head is set after fit."""
+    X, y = _moons()
+    model = DeepRKMClassifier(max_iter=3, random_state=0).fit(X, y)
+    before = model.decision_function(X)
+    model.set_params(head="mlp")
+    np.testing.assert_array_equal(model.decision_function(X), before)
+    assert not hasattr(model, "mlp_params_")
+
+
 def test_kernel_that_is_not_psd_is_refused_as_by_the_lssvm():
     """-||x - y|| is conditionally positive definite: its centred Gram matrix is PSD, the kernel is not."""
     from kppca.rkm import LSSVMClassifier
