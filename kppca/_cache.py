@@ -21,11 +21,13 @@ class LazyCache:
     store : dict, optional
         Where the values live (a caller's own dict, e.g. a pre-image strategy's ``cache`` argument); a new
         one by default.
+    lock : threading.RLock, optional
+        The lock to compute under: an owner that locks its other state with it shares it (a new one by default).
     """
 
-    def __init__(self, store: MutableMapping | None = None) -> None:
+    def __init__(self, store: MutableMapping | None = None, lock: Any = None) -> None:
         self._values: MutableMapping = {} if store is None else store
-        self.lock = threading.RLock()
+        self.lock = threading.RLock() if lock is None else lock  # an owner's lock: one lock, no lock-order deadlock
 
     @classmethod
     def wrap(cls, cache: "LazyCache | MutableMapping | None") -> "LazyCache":

@@ -38,6 +38,8 @@ class FeatureMap(HasFittedState, BaseEstimator):
     """
 
     _state_type = FeatureMapState
+    #: How model files treat instances of unregistered subclasses (refused: files store no code).
+    _model_file_kind = "feature map"
 
     def _check_params(self) -> None:
         """Validate the hyper-parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

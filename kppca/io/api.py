@@ -105,7 +105,7 @@ def load(path: str | Path, *, map_location: str | torch.device | None = None, ke
     document, tensors = read_file(path)
     key = document["class"]
     cls = lookup(key) if isinstance(key, str) else None
-    if cls is None or not hasattr(cls, "get_params"):
+    if cls is None or not hasattr(cls, "get_params") or cls.__dict__.get("_file_component", False):
         known = ", ".join(k for k, c in registered().items() if hasattr(c, "get_params"))
         raise invalid(path, f"unknown model class {key!r} (known: {known})")
     if map_location is not None:

@@ -18,9 +18,11 @@ from .._param_validation import (
     Integral, Interval, InvalidParameterError, device_from_spec, validate_parameter_constraints,
 )
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError, invalid
-from .registry import component_classes, lookup, name_of
-from .record import FittedState, InvalidStateError, field_constraints
-from .specs import check_relations, declared, init_params, is_fitted_name, stored_state, validate_state
+from .registry import lookup, name_of, registered, wrap_custom_kernel
+from .record import FittedState, InvalidStateError
+from .specs import (
+    check_relations, declared, field_constraints, init_params, is_fitted_name, stored_state, validate_state,
+)
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
@@ -67,7 +69,6 @@ class Encoder:
     def __init__(self, allow_custom_kernel: bool):
         self.allow_custom_kernel = allow_custom_kernel
         self.tensors: dict[str, torch.Tensor] = {}
-        self.components = {cls: name for name, cls in component_classes().items()}
 
     def encode(self, value: Any, where: str) -> Any:
         if isinstance(value, torch.Tensor):
@@ -125,15 +126,13 @@ class Encoder:
         return {"__ndarray__": where}
 
     def _object(self, value: Any, where: str) -> dict:
-        from ..features.base import FeatureMap
-        from ..kernels.base import CallableKernel, Kernel
-
-        name = name_of(type(value)) or self.components.get(type(value))
+        name = name_of(type(value))
         if name is not None:
             params, state = self.encode_parts(value, where, where)
             return {"__object__": name, "params": params, "state": state}
-        if isinstance(value, Kernel) or (callable(value) and not isinstance(value, (type, FeatureMap))):
-            fn = value.fn if isinstance(value, CallableKernel) else value
+        kind = getattr(value, "_model_file_kind", None)  # "kernel" or "feature map": set by their base classes
+        if kind == "kernel" or (kind is None and callable(value) and not isinstance(value, type)):
+            fn = getattr(value, "fn", value)  # a wrapped callable (CallableKernel) by its function's name
             label = getattr(fn, "__name__", type(fn).__name__)
             if not self.allow_custom_kernel:
                 raise CustomKernelError(
@@ -141,8 +140,8 @@ class Encoder:
                     "(loading them must not run anything). Save with allow_callable_kernel=True to store the model "
                     "without it, then supply it again when loading: kppca.load(path, kernel=...)."
                 )
-            return {"__custom_kernel__": label, "wrapped": isinstance(value, Kernel)}
-        if isinstance(value, FeatureMap):
+            return {"__custom_kernel__": label, "wrapped": kind == "kernel"}
+        if kind == "feature map":
             raise TypeError(
                 f"cannot save {where}: the feature map {type(value).__name__} is not one of kppca's feature maps "
                 "(kppca.features.FEATURE_MAPS); model files store feature maps by name, never code."
@@ -179,7 +178,6 @@ class Decoder:
         self.version = version  # the file's format version (older ones stored derived values too)
         self.override_device = override_device  # map_location: every estimator's _device becomes ``device``
         self.used_kernel = False
-        self.components = component_classes()
         self.in_params = False  # decoding constructor parameters (where estimators may be unfitted)
 
     def fail(self, what: str):
@@ -221,21 +219,19 @@ class Decoder:
         if tag == "__ndarray__":
             return self.tensor(body).cpu().numpy()
         if tag == "__object__":
-            cls = (self.components.get(body) or lookup(body)) if isinstance(body, str) else None
+            cls = lookup(body) if isinstance(body, str) else None
             if cls is None:
-                raise self.fail(f"unknown object type {body!r} (known: {', '.join(sorted(self.components))} and the "
-                                "classes registered with kppca.io.register)")
+                raise self.fail(f"unknown object type {body!r} (known: the classes registered with kppca.io.register"
+                                f", e.g. {', '.join(sorted(registered(components=True))[:6])})")
             return self.build(cls, value.get("params"), value.get("state"), body)
         if tag == "__custom_kernel__":
-            from ..kernels.standard import as_kernel
-
             if self.kernel is None:
                 raise ModelFileError(
                     f"{self.path} was saved without its custom kernel {body!r} (code is never "
                     "stored in model files); pass it again: kppca.load(path, kernel=your_kernel)."
                 )
             self.used_kernel = True
-            return as_kernel(self.kernel) if value.get("wrapped") else self.kernel
+            return wrap_custom_kernel(self.kernel) if value.get("wrapped") else self.kernel
         return self._plain(tag, body, value)
 
     def _plain(self, tag: str, body: Any, value: dict) -> Any:

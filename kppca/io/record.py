@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar
 
 from .._cache import LazyCache
 from .._param_validation import Integral, Interval
-from .specs import OPTIONAL, ArraySpec, FloatDtype, check_relations, validate_state
+from .specs import OPTIONAL, ArraySpec, FloatDtype, check_relations, field_constraints, validate_state
 
 
 class _Absent:
@@ -49,14 +49,6 @@ def constrained(*constraints: Any, **field_options: Any) -> Any:
     """A field of a plain dataclass that model files store (a deep RKM level, an optimiser's result): its value
     must meet ``constraints``; ``field_options`` as for :func:`dataclasses.field` (``default=...``)."""
     return dataclasses.field(metadata={"constraints": list(constraints)}, **field_options)
-
-
-def field_constraints(cls: type) -> dict[str, list[Any]] | None:
-    """Field name -> constraints of a dataclass whose fields declare them (:func:`fitted`, :func:`constrained`)."""
-    if not dataclasses.is_dataclass(cls):
-        return None
-    declared = {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
-    return declared or None
 
 
 def derived(method: Callable[[Any], Any]) -> property:

@@ -1,21 +1,23 @@
 """Which classes a model file may name: those registered under a stable name (:func:`register`).
 
-Nothing is imported from a name read in a file: a registry miss imports only kppca's own estimator
-packages (:data:`PLUGIN_PACKAGES`), whose classes register when imported.
+Nothing is imported from a name read in a file: a registry miss imports only kppca's own packages
+(:data:`PLUGIN_PACKAGES`), whose classes register when imported. io imports none of them itself.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Callable
 
-#: kppca packages whose import registers every kppca estimator (imported on a registry miss).
-PLUGIN_PACKAGES = ("kppca.models", "kppca.rkm")
+#: kppca packages whose import registers every class a model file may name (imported on a registry miss).
+PLUGIN_PACKAGES = ("kppca.kernels", "kppca.features", "kppca.models", "kppca.rkm")
 
 _CLASSES: dict[str, type] = {}
+_CUSTOM_KERNEL: dict[str, Callable[[Any], Any]] = {}
 
 
-def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None) -> Any:
+def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None,
+             component: bool = False) -> Any:
     """Register ``cls`` with the model-file format (usable as ``@register`` or ``@register(name=...)``).
 
     Parameters
@@ -27,6 +29,8 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
         The stable name written to files (never change it), default ``"<top-level package>.<class name>"``.
     fitted_constraints : dict, optional
         Sets ``cls._fitted_constraints`` (to declare a class from outside).
+    component : bool, default False
+        A part of models (a kernel, a feature map, the centerer), never a model file's top-level class.
 
     Returns
     -------
@@ -42,7 +46,8 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
         if fitted_constraints is not None:
             klass._fitted_constraints = dict(fitted_constraints)
         has_record = getattr(klass, "_state_type", None) is not None or hasattr(klass, "stored")
-        if not has_record and not isinstance(getattr(klass, "_fitted_constraints", None), dict):
+        declares = has_record or isinstance(getattr(klass, "_fitted_constraints", None), dict)
+        if not declares and (hasattr(klass, "fit") or not component):  # what fits must say what it keeps
             raise ValueError(
                 f"{klass.__qualname__} declares no fitted state (a record class in _state_type): a model file may "
                 "hold only declared state."
@@ -54,6 +59,7 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
             raise ValueError(f"the model-file name {key!r} is already registered for {taken}.")
         _CLASSES[key] = klass
         klass._file_format_name = key  # read back by name_of; subclasses do not inherit it (checked there)
+        klass._file_component = component
         return klass
 
     return decorate if cls is None else decorate(cls)
@@ -65,11 +71,11 @@ def name_of(cls: type) -> str | None:
     return key if key is not None and _CLASSES.get(key) is cls else None
 
 
-def registered() -> dict[str, type]:
-    """A copy of the registry, name -> class (after importing kppca's estimator packages)."""
+def registered(components: bool = False) -> dict[str, type]:
+    """A copy of the registry, name -> class (after importing kppca's packages); components only if asked."""
     for package in PLUGIN_PACKAGES:
         importlib.import_module(package)
-    return dict(_CLASSES)
+    return {k: c for k, c in _CLASSES.items() if components or not c.__dict__.get("_file_component", False)}
 
 
 def lookup(key: str) -> type | None:
@@ -81,18 +87,13 @@ def lookup(key: str) -> type | None:
     return _CLASSES.get(key)
 
 
-def component_classes() -> dict[str, type]:
-    """Kernels, feature maps and the kernel centerer, by their names in model files."""
-    from ..features.base import FeatureMapKernel
-    from ..features import FEATURE_MAPS
-    from ..kernels import ColumnKernel, ProductKernel, SumKernel
-    from ..kernels.gram import KernelCenterer
-    from ..kernels.standard import KERNELS
+def set_custom_kernel_wrapper(wrap: Callable[[Any], Any]) -> None:
+    """How a user's kernel given at load is wrapped where the file says it was (set by :mod:`kppca.kernels`)."""
+    _CUSTOM_KERNEL["wrap"] = wrap
 
-    table: dict[str, type] = {f"kernel:{name}": cls for name, cls in KERNELS.items()}
-    # Kernel algebra (k1 + k2, k1 * k2, a kernel on some columns): their parts are stored the same way.
-    table.update({"kernel:sum": SumKernel, "kernel:product": ProductKernel, "kernel:column": ColumnKernel})
-    table.update({f"feature_map:{name}": cls for name, cls in FEATURE_MAPS.items()})
-    table["kernel:feature_map"] = FeatureMapKernel
-    table["kernel_centerer"] = KernelCenterer
-    return table
+
+def wrap_custom_kernel(kernel: Any) -> Any:
+    """``kernel`` as a kppca kernel (a callable wrapped), by the wrapper :mod:`kppca.kernels` registered."""
+    if "wrap" not in _CUSTOM_KERNEL:
+        importlib.import_module(PLUGIN_PACKAGES[0])
+    return _CUSTOM_KERNEL["wrap"](kernel)

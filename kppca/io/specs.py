@@ -287,10 +287,23 @@ def is_fitted_name(key: str) -> bool:
     return key.endswith("_") and not key.startswith("_") and key.isidentifier()
 
 
+def field_constraints(cls: type) -> dict[str, list[Any]] | None:
+    """Field name -> constraints of a dataclass whose fields declare them (``metadata["constraints"]``; see
+    :func:`kppca.io.record.fitted` and :func:`~kppca.io.record.constrained`), else None."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    declared = {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
+    return declared or None
+
+
+def is_record(obj: Any) -> bool:
+    """Whether ``obj`` is a fitted-state record (a :class:`kppca.io.record.FittedState`), by its interface."""
+    return dataclasses.is_dataclass(obj) and not isinstance(obj, type) and callable(getattr(obj, "stored", None)) \
+        and callable(getattr(obj, "check", None))
+
+
 def declared(cls: type) -> dict[str, list[Any]]:
     """The fitted-state declaration of ``cls``: its record's fields (``cls`` a record or its owner), else {}."""
-    from .record import field_constraints
-
     record = getattr(cls, "_state_type", None)
     fields = field_constraints(record if record is not None else cls)
     if fields is not None:
@@ -301,10 +314,8 @@ def declared(cls: type) -> dict[str, list[Any]]:
 
 def stored_state(obj: Any) -> dict[str, Any] | None:
     """The fitted state of a record, or of an object that holds one (``state_``), as a dict; else None."""
-    from .record import FittedState
-
-    record = obj if isinstance(obj, FittedState) else getattr(obj, "__dict__", {}).get("state_")
-    return record.stored() if isinstance(record, FittedState) else None
+    record = obj if is_record(obj) else getattr(obj, "__dict__", {}).get("state_")
+    return record.stored() if is_record(record) else None
 
 
 def init_params(obj: Any) -> dict[str, Any]:
@@ -365,10 +376,8 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
 
 def check_relations(obj: Any) -> str | None:
     """The class's own ``_check_fitted_state()`` (relations a declaration cannot express), run on valid state."""
-    from .record import FittedState
-
-    record = obj if isinstance(obj, FittedState) else getattr(obj, "__dict__", {}).get("state_")
-    check = record.check if isinstance(record, FittedState) else getattr(obj, "_check_fitted_state", None)
+    record = obj if is_record(obj) else getattr(obj, "__dict__", {}).get("state_")
+    check = record.check if is_record(record) else getattr(obj, "_check_fitted_state", None)
     try:
         return check() if check is not None else None
     except Exception as exc:  # noqa: BLE001 - any failure of the check is a reason to refuse the state

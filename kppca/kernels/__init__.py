@@ -10,6 +10,13 @@ from .centered_gram import CenteredGram
 from .distances import squared_distances
 from .gram import KernelCenterer
 from .standard import KERNELS, RBF, Laplacian, Linear, Polynomial, as_kernel
+from ..io.registry import register, set_custom_kernel_wrapper
+
+# Model files name kernels by these keys (never by an import path); a user's callable is supplied at load.
+for _name, _cls in {**KERNELS, "sum": SumKernel, "product": ProductKernel, "column": ColumnKernel}.items():
+    register(_cls, name=f"kernel:{_name}", component=True)
+register(KernelCenterer, name="kernel_centerer", component=True)
+set_custom_kernel_wrapper(as_kernel)
 
 __all__ = [
     "Kernel",

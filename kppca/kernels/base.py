@@ -30,6 +30,9 @@ class Kernel(BaseEstimator):
     accepts numpy arrays or tensors and returns the same type as ``X``.
     """
 
+    #: How model files treat instances of unregistered subclasses: user code, stored only by name.
+    _model_file_kind = "kernel"
+
     #: True when the Gram matrix of distinct points is always positive definite (RBF, Laplacian): its
     #: rank is then known without a numerical test (:func:`kppca.kernels.rank.structural_rank`).
     strictly_positive_definite: bool = False

@@ -27,6 +27,7 @@ from .._linalg import (
     rank_tolerance,
     solve_spectrum,
 )
+from .._cache import LazyCache
 from .base import Kernel
 from .gram import KernelCenterer, lower_gram_matrix, mirror_lower_
 from .gram_factors import CholeskyFactor, EigenFactor, PivotedCholeskyFactor
@@ -34,7 +35,6 @@ from .rank import structural_rank
 
 __all__ = ["CenteredGram"]
 
-_UNSET: Any = object()
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _ADVICE = "Check that `kernel` is finite on X, rescale X (e.g. standardise it) or use dtype='float64'."
 
@@ -106,15 +106,14 @@ class CenteredGram:
         self._lower_only = False  # the buffer's strict upper triangle is not written yet (set by _lower)
         self._centerer: KernelCenterer | None = centerer
         self._scale: float | None = None
-        self._structural_rank: Any = _UNSET
         self._rank: int | None = None if rank is None else int(rank)
         self._eigen_max: float | None = None if eigen_max is None else float(eigen_max)
         self._tolerance_value: float | None = None
-        self._eigen: tuple[torch.Tensor, torch.Tensor] | None = None
-        self._factor: CholeskyFactor | PivotedCholeskyFactor | None = None
         self._threads: int | None = None
-        self._to_training: Callable[[torch.Tensor], torch.Tensor] | None = None
         self.lock = threading.RLock()
+        # What is derived once and never changes (structural rank, eigenpairs, factor, the kernel's training
+        # side): computed under the same lock as the buffer.
+        self._derived = LazyCache(lock=self.lock)
 
     # A copy (deepcopy, pickle) gets a lock of its own.
     def __getstate__(self) -> dict[str, Any]:
@@ -126,6 +125,7 @@ class CenteredGram:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.lock = threading.RLock()
+        self._derived = LazyCache(dict(self._derived._values), lock=self.lock)
 
     @property
     def n_samples(self) -> int:
@@ -141,12 +141,9 @@ class CenteredGram:
         return self.X.device
 
     @property
-    @_locked
     def structural_rank(self) -> int | None:
         """Rank from the kernel's structure (:mod:`kppca.kernels.rank`), or None; computed once."""
-        if self._structural_rank is _UNSET:
-            self._structural_rank = structural_rank(self.kernel, self.X, self.center)
-        return self._structural_rank
+        return self._derived.get("structural-rank", lambda: structural_rank(self.kernel, self.X, self.center))
 
     @property
     @_locked
@@ -251,7 +248,7 @@ class CenteredGram:
             spec = solve_spectrum(K_c, solver, k, what=f"centered {self.what}", max_rank=max_rank,
                                   rank=self.structural_rank, scale=self.scale, random_state=random_state)
         if solver == "dense":
-            self._eigen = (spec.values, spec.vectors)
+            self._derived.set("eigh", (spec.values, spec.vectors))
         self._rank, self._tolerance_value = spec.rank, spec.tolerance
         return spec
 
@@ -274,23 +271,24 @@ class CenteredGram:
         values : Tensor of shape (k,)
         vectors : Tensor of shape (N, k)
         """
-        if self._eigen is None:
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
             tol = self.tolerance
             with compute_threads(self._threads):
                 values, vectors = eigh_descending(self.matrix)
             keep = min(int((values > tol).sum()), self.rank)
-            self._eigen = (values[:keep].clone(), vectors[:, :keep].clone())
-        return self._eigen
+            return values[:keep].clone(), vectors[:, :keep].clone()
+
+        return self._derived.get("eigh", compute)
 
     @property
     def has_eigh(self) -> bool:
         """Whether :meth:`eigh` is computed (never changes a result: for memory decisions only)."""
-        return self._eigen is not None
+        return "eigh" in self._derived
 
     @property
     def has_cholesky(self) -> bool:
         """Whether :meth:`cholesky` is computed (for memory decisions and tests only)."""
-        return self._factor is not None
+        return "cholesky" in self._derived
 
     @property
     def has_matrix(self) -> bool:
@@ -311,9 +309,7 @@ class CenteredGram:
         numerically singular, a :class:`~kppca.kernels.gram_factors.PivotedCholeskyFactor` (N, r') of
         ``K_c``, ``r' <=`` :attr:`rank`.
         """
-        if self._factor is None:
-            self._factor = self._compute_cholesky()
-        return self._factor
+        return self._derived.get("cholesky", self._compute_cholesky)
 
     def _compute_cholesky(self) -> CholeskyFactor | PivotedCholeskyFactor:
         centerer = self.centerer
@@ -338,13 +334,7 @@ class CenteredGram:
 
     def raw_vectors(self, X_new: torch.Tensor) -> torch.Tensor:
         """``k(X_new, X)`` (M, N), the training set's share of the work done once (:meth:`Kernel.against`)."""
-        to_training = self._to_training
-        if to_training is None:
-            with self.lock:
-                if self._to_training is None:
-                    self._to_training = self.kernel.against(self.X)
-                to_training = self._to_training
-        return to_training(X_new)
+        return self._derived.get("to-training", lambda: self.kernel.against(self.X))(X_new)
 
     def project(self, X_new: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
         """``k_c(X_new) @ basis`` (M, k) in row blocks of kernel evaluations.
