@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from .._param_validation import Integral, Interval, Real
-from ..io import OPTIONAL, DictOf, ListOf, TensorSpec, register
+from ..io import DictOf, ListOf, TensorSpec, register
+from ..io.record import constrained
 
 __all__ = ["OptimizeResult"]
 
@@ -17,7 +18,7 @@ _REAL = Interval(Real, None, None)  # finite
 _NONNEG_INT = Interval(Integral, 0, None, closed="left")
 
 
-@register(name="kppca.optim.OptimizeResult")
+@register(name="kppca.optim.OptimizeResult", fitted_constraints={})  # TRANSITION: until register takes these
 @dataclass
 class OptimizeResult:
     """Outcome of :func:`kppca.optim.minimize` (every method).
@@ -49,34 +50,19 @@ class OptimizeResult:
         Optimiser state to pass back as ``state=`` (``"adam"`` without a manifold).
     """
 
-    x: Any
-    fun: float
-    n_iter: int
-    converged: bool
-    grad_norm: float = math.nan
-    history: list[float] = field(default_factory=list)
-    params: list[torch.Tensor] = field(default_factory=list)
-    step_sizes: list[float] = field(default_factory=list)
-    grad_history: list[float] = field(default_factory=list)
-    message: str = ""
-    method: str = ""
-    state: dict | None = None
-
-    #: The state a model file holds (a helper object of the fitted estimators, rebuilt from it alone).
-    _fitted_constraints = {
-        "x": [TensorSpec(ndim=2), ListOf([TensorSpec()])],
-        "fun": [_REAL],
-        "n_iter": [_NONNEG_INT],
-        "converged": ["boolean"],
-        "grad_norm": [Interval(Real, 0, None, closed="left")],
-        "history": [ListOf([_REAL])],
-        "params": [ListOf([TensorSpec()]), None, OPTIONAL],
-        "step_sizes": [ListOf([_REAL]), None, OPTIONAL],
-        "grad_history": [ListOf([_REAL]), None, OPTIONAL],
-        "message": [str, OPTIONAL],
-        "method": [str, OPTIONAL],
-        "state": [DictOf([str], [TensorSpec("any_float"), _REAL, _NONNEG_INT, "boolean", str, None]), None, OPTIONAL],
-    }
+    x: Any = constrained(TensorSpec(ndim=2), ListOf([TensorSpec()]))
+    fun: float = constrained(_REAL)
+    n_iter: int = constrained(_NONNEG_INT)
+    converged: bool = constrained("boolean")
+    grad_norm: float = constrained(Interval(Real, 0, None, closed="left"), default=math.nan)  # files: Stiefel runs
+    history: list[float] = constrained(ListOf([_REAL]), default_factory=list)
+    params: list[torch.Tensor] = constrained(ListOf([TensorSpec()]), None, default_factory=list)
+    step_sizes: list[float] = constrained(ListOf([_REAL]), None, default_factory=list)
+    grad_history: list[float] = constrained(ListOf([_REAL]), None, default_factory=list)
+    message: str = constrained(str, default="")
+    method: str = constrained(str, default="")
+    state: dict | None = constrained(
+        DictOf([str], [TensorSpec("any_float"), _REAL, _NONNEG_INT, "boolean", str, None]), None, default=None)
 
     @property
     def H(self) -> Any:  # noqa: N802 - the hidden features' name in the RKM papers

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from typing import Any
 
@@ -16,7 +17,8 @@ from .._param_validation import Integral, Interval, Real, StrOptions, check_sequ
 from .._progress import tqdm
 from .._validation import ArrayLike, numpy_rng
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
-from ..io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, register
+from ..io import ArraySpec, ListOf, TensorSpec, register
+from ..io.record import EstimatorState, fitted
 from .deep import DeepLSSVMClassifier
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
@@ -126,6 +128,33 @@ def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
     return best, int(best_key[0])
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SubsetEnsembleState(EstimatorState):
+    """:class:`SubsetEnsembleClassifier`'s record: the fitted submodels (nested estimators) and the combiner."""
+
+    _numpy_fit_: bool = fitted("boolean")
+    classes_: np.ndarray = fitted(ArraySpec(shape=("n_classes",)))
+    estimators_: list = fitted(ListOf([KernelEstimator], length="n_submodels"))
+    subsets_: list = fitted(ListOf([ArraySpec("iu", ndim=1)], length="n_submodels"))
+    holdout_indices_: np.ndarray = fitted(ArraySpec("iu", ndim=1))
+    coef_: torch.Tensor = fitted(TensorSpec(shape=(None, "n_outputs")))
+    intercept_: torch.Tensor = fitted(TensorSpec(shape=("n_outputs",)))
+    ridge_: float | None = fitted(Interval(Real, 0, None, closed="neither"), None)
+
+    def check(self) -> str | None:
+        """What the fields' constraints cannot say: the combiner's sizes and the submodels' classes."""
+        C, M = len(self.classes_), len(self.estimators_)
+        rows, outputs = (M, 1) if C == 2 else (M * C, C)
+        if tuple(self.coef_.shape) != (rows, outputs):
+            return f"coef_ has shape {tuple(self.coef_.shape)}, expected ({rows}, {outputs}) for {M} submodels"
+        for k, est in enumerate(self.estimators_):
+            if getattr(est, "n_features_in_", None) != self.n_features_in_:
+                return f"estimators_[{k}] reads {getattr(est, 'n_features_in_', None)} features, not n_features_in_"
+            if not np.isin(est.classes_, self.classes_).all():
+                return f"estimators_[{k}] has classes {est.classes_!r} outside classes_"
+        return None
+
+
 @register(name="kppca.SubsetEnsembleClassifier")
 class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     """Classifiers fitted on disjoint class-stratified subsets, tanh outputs combined by ridge regression.
@@ -173,31 +202,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds (see :mod:`kppca.io.specs`); the submodels are nested estimators.
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(shape=("n_classes",))],
-        "estimators_": [ListOf([KernelEstimator], length="n_submodels")],
-        "subsets_": [ListOf([ArraySpec("iu", ndim=1)], length="n_submodels")],
-        "holdout_indices_": [ArraySpec("iu", ndim=1)],
-        "coef_": [TensorSpec(shape=(None, "n_outputs"))],
-        "intercept_": [TensorSpec(shape=("n_outputs",))],
-        "ridge_": [Interval(Real, 0, None, closed="neither"), None],
-    }
-
-    def _check_fitted_state(self) -> str | None:
-        """What the declaration cannot say: the combiner's sizes and the submodels' classes (see kppca.io)."""
-        C, M = len(self.classes_), len(self.estimators_)
-        rows, outputs = (M, 1) if C == 2 else (M * C, C)
-        if tuple(self.coef_.shape) != (rows, outputs):
-            return f"coef_ has shape {tuple(self.coef_.shape)}, expected ({rows}, {outputs}) for {M} submodels"
-        for k, est in enumerate(self.estimators_):
-            if getattr(est, "n_features_in_", None) != self.n_features_in_:
-                return f"estimators_[{k}] reads {getattr(est, 'n_features_in_', None)} features, not n_features_in_"
-            if not np.isin(est.classes_, self.classes_).all():
-                return f"estimators_[{k}] has classes {est.classes_!r} outside classes_"
-        return None
+    _state_type = SubsetEnsembleState
 
     _parameter_constraints = {
         "subset_size": [Interval(Integral, 2, None, closed="left")],

@@ -5,6 +5,7 @@ Both forms give the same ``H`` and ``Gamma``, exactly: the signs are fixed on ``
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -17,11 +18,12 @@ from .._linalg import flip_signs, rank_tolerance
 from .._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from .._validation import as_tensor, check_feature_names, numpy_rng, torch_generator
 from ..base import RUNTIME_CONSTRAINTS, KernelEstimator, KernelTransformerMixin
-from ..io import OPTIONAL, FloatDtype, ListOf, TensorSpec, register
+from ..io import ListOf, TensorSpec, register
+from ..io.record import EstimatorState, fitted
 from .shallow import check_rank, top_spectrum
 from .multiview_inference import MultiViewInference
 from ..optim import STIEFEL_METHODS, OptimizeResult, minimize, random_stiefel
-from .views import FittedView, resolve_view_specs, split_views
+from .views import FittedView, TrainingView, overflow_error, resolve_view_specs, split_views
 
 __all__ = ["MultiViewKPCA"]
 
@@ -42,6 +44,41 @@ SOLVER_CONSTRAINTS: dict[str, list[Any]] = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
 }
+
+
+_COUNT = Interval(Integral, 1, None, closed="left")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MultiViewState(EstimatorState):
+    """:class:`MultiViewKPCA`'s record (``s = n_components_``); ``n_features_in_`` exists for one 2-D input only."""
+
+    n_features_in_: int = fitted(_COUNT, optional=True)
+    _numpy_fit_: bool = fitted("boolean")
+    solver_result_: OptimizeResult | None = fitted(OptimizeResult, None)
+    _gamma_diagonal: bool = fitted("boolean")
+    form_: str = fitted(StrOptions({"primal", "dual"}))
+    n_views_: int = fitted(_COUNT)
+    n_samples_: int = fitted(_COUNT)
+    views_: list = fitted(ListOf([FittedView], length="n_views_"))
+    _single_view_input_: bool = fitted("boolean")
+    n_iter_: int = fitted(_COUNT)
+    view_widths_: list = fitted(ListOf([_COUNT], length="n_views_"))
+    hidden_features_: torch.Tensor = fitted(TensorSpec(shape=("n_samples_", "n_components_")))
+    Gamma_: torch.Tensor = fitted(TensorSpec(shape=("n_components_", "n_components_")))
+    eigenvalues_: torch.Tensor = fitted(TensorSpec(shape=("n_components_",)))
+    n_components_: int = fitted(_COUNT)
+    U_: list = fitted(ListOf([TensorSpec(shape=(None, "n_components_")), None], length="n_views_"))
+
+    def check(self) -> str | None:
+        """Each view's training block and feature mean agree with the model's sizes."""
+        for v, (view, width, U) in enumerate(zip(self.views_, self.view_widths_, self.U_)):
+            if tuple(view.X_fit_.shape) != (self.n_samples_, width):
+                return f"views_[{v}].X_fit_ has shape {tuple(view.X_fit_.shape)}, expected ({self.n_samples_}, {width})"
+            mean = view.phi_mean_
+            if (U is None) != (mean is None) or (U is not None and U.shape[0] != mean.shape[0]):
+                return f"U_[{v}] and views_[{v}].phi_mean_ disagree on the view's feature dimension"
+        return None
 
 
 @register(name="kppca.MultiViewKPCA")
@@ -102,27 +139,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         Width of the input when ``fit`` got a single 2-D array (one view).
     """
 
-    #: The fitted state a model file holds (see :mod:`kppca.io.specs`).
-    _fitted_constraints = {
-        "_dtype": [FloatDtype()],
-        "_device": ["device"],
-        "_numpy_fit_": ["boolean"],
-        "solver_result_": [OptimizeResult, None],
-        "_gamma_diagonal": ["boolean"],
-        "form_": [StrOptions({"primal", "dual"})],
-        "n_views_": [Interval(Integral, 1, None, closed="left")],
-        "n_samples_": [Interval(Integral, 1, None, closed="left")],
-        "n_features_in_": [Interval(Integral, 1, None, closed="left"), OPTIONAL],  # single-view input only
-        "views_": [ListOf([FittedView], length="n_views_")],
-        "_single_view_input_": ["boolean"],
-        "n_iter_": [Interval(Integral, 1, None, closed="left")],
-        "view_widths_": [ListOf([Interval(Integral, 1, None, closed="left")], length="n_views_")],
-        "hidden_features_": [TensorSpec(shape=("n_samples_", "n_components_"))],
-        "Gamma_": [TensorSpec(shape=("n_components_", "n_components_"))],
-        "eigenvalues_": [TensorSpec(shape=("n_components_",))],
-        "n_components_": [Interval(Integral, 1, None, closed="left")],
-        "U_": [ListOf([TensorSpec(shape=(None, "n_components_")), None], length="n_views_")],
-    }
+    _state_type = MultiViewState
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -132,16 +149,6 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         "center": ["boolean"],
         **RUNTIME_CONSTRAINTS,
     }
-
-    def _check_fitted_state(self) -> str | None:
-        """Each view's training block and feature mean agree with the model's sizes (see kppca.io)."""
-        for v, (view, width, U) in enumerate(zip(self.views_, self.view_widths_, self.U_)):
-            if tuple(view.X_fit_.shape) != (self.n_samples_, width):
-                return f"views_[{v}].X_fit_ has shape {tuple(view.X_fit_.shape)}, expected ({self.n_samples_}, {width})"
-            mean = view.phi_mean_
-            if (U is None) != (mean is None) or (U is not None and U.shape[0] != mean.shape[0]):
-                return f"U_[{v}] and views_[{v}].phi_mean_ disagree on the view's feature dimension"
-        return None
 
     _fitted_marker = "hidden_features_"
 
@@ -185,14 +192,14 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                     "n points (one row per point, in the same order)."
                 )
         specs = resolve_view_specs(len(Xs), self.kernels, self.feature_maps)
-        fitted = [FittedView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
-        explicit = all(v.explicit for v in fitted)
-        dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in fitted]
+        training = [TrainingView(X, kernel, fmap, self.center) for X, (kernel, fmap) in zip(Xs, specs)]
+        explicit = all(v.explicit for v in training)
+        dims = [v.feature_map_.map(v.X_fit_[:1]).shape[1] if v.explicit else None for v in training]
         form = self.form
         if form == "auto":
             form = "primal" if explicit and sum(dims) < n else "dual"
         if form == "primal" and not explicit:
-            bad = [i for i, v in enumerate(fitted) if not v.explicit]
+            bad = [i for i, v in enumerate(training) if not v.explicit]
             raise ValueError(
                 f"form='primal' needs an explicit feature map for every view; view(s) {bad} only have a kernel. "
                 "Use form='dual', or give feature_maps (e.g. kppca.features.RandomFourierFeatures for an RBF kernel)."
@@ -205,7 +212,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         grams: dict[int, torch.Tensor] = {}
         if form == "primal":
             # Explicit views never need the n x n Gram matrix (nor the kernel centerer) in the primal.
-            Phi = torch.cat([v.features() for v in fitted], dim=1)
+            Phi = torch.cat([v.features() for v in training], dim=1)
             d_f = Phi.shape[1]
             if s > min(d_f, max_rank):
                 raise ValueError(
@@ -220,7 +227,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         else:
             K = torch.zeros(n, n, dtype=dtype, device=device)
             scale = 0.0
-            for i, v in enumerate(fitted):
+            for i, v in enumerate(training):
                 Kv = v.gram()
                 K += Kv
                 scale += v.raw_scale_
@@ -234,15 +241,11 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         if self._gamma_diagonal:
             H = flip_signs(H)
         self.form_ = form
-        self.n_views_ = len(fitted)
+        self.n_views_ = len(training)
         self.n_samples_ = n
-        self.views_ = fitted
-        if single:
+        if single:  # as scikit-learn: only defined for one 2-D array
             self.n_features_in_ = Xs[0].shape[1]
             check_feature_names(self, first, reset=True)
-        else:  # as scikit-learn: only defined for one 2-D array
-            self.__dict__.pop("n_features_in_", None)
-            self.__dict__.pop("feature_names_in_", None)
         self._single_view_input_ = single
         # A direct solve counts as one iteration (scikit-learn's convention for max_iter estimators).
         self.n_iter_ = max(1, self.solver_result_.n_iter) if self.solver_result_ is not None else 1
@@ -252,17 +255,15 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
         self.eigenvalues_ = torch.linalg.eigvalsh(Gamma).flip(0)
         self.n_components_ = s
         # U_v = Phi_v^T H for explicit views: the primal interconnection matrices in both forms.
-        self.U_ = [(v.features().T @ H) if v.explicit else None for v in fitted]
-        for i, (v, U) in enumerate(zip(fitted, self.U_)):
-            v.attach_hidden(H, U, grams.pop(i, None))
+        self.U_ = [(v.features().T @ H) if v.explicit else None for v in training]
+        self.views_ = [v.finish(H, U, grams.pop(i, None)) for i, (v, U) in enumerate(zip(training, self.U_))]
         return self
 
     def _solve(self, A, s, what, scale, size, max_rank, rng, gen):
         """Top-``s`` directions ``W`` of ``A`` and ``Gamma = W^T A W`` (eig or Stiefel, rotated or not)."""
         self._gamma_diagonal = self.solver == "eig" or bool(self.rotate)
         if not bool(torch.isfinite(A).all()):  # before an eigensolver meets it (a raw LinAlgError)
-            raise ValueError(f"the {what} holds infinite values: a view's values overflow {A.dtype} in its products "
-                             "(e.g. a view scaled by 1e300); standardise the views before fitting.")
+            raise overflow_error(what, A.dtype)
         if self.solver == "eig":
             spec = top_spectrum(A, s, what=what, scale=scale, size=size, max_rank=max_rank, random_state=rng)
             return spec.vectors, torch.diag(spec.values)
@@ -282,7 +283,7 @@ class MultiViewKPCA(MultiViewInference, KernelTransformerMixin, KernelEstimator)
                 f"{self.max_iter} steps (gradient norm {result.grad_norm:.3g}). The result is an approximate "
                 "top-s subspace; increase max_iter, loosen tol, or use solver='eig'.",
                 ConvergenceWarning,
-                stacklevel=4,  # the caller of fit (through fit_context)
+                stacklevel=5,  # the caller of fit (through fit_context and compute_section)
             )
         W = result.H
         Gamma = W.T @ A @ W

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,11 +13,12 @@ import torch
 from sklearn.base import clone
 
 from .._param_validation import Interval, Real
-from ..io import OPTIONAL, TensorSpec, register
+from ..io import TensorSpec, register
+from ..io.record import FittedState, fitted
 from ..features import FeatureMap, FeatureMapKernel, Identity
 from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
 
-__all__ = ["FittedView", "split_views"]
+__all__ = ["FittedView", "TrainingView", "split_views"]
 
 
 def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
@@ -36,9 +39,15 @@ def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
     return [views], True
 
 
-@register(name="kppca.rkm.FittedView")
-class FittedView:
-    """One fitted view: its map or kernel, its centering statistics and its training data.
+def overflow_error(what: str, dtype: torch.dtype) -> ValueError:
+    """The error for a matrix of the views' products (``what``) that holds infinite values."""
+    return ValueError(f"the {what} holds infinite values: a view's values overflow {dtype} in its products (e.g. a "
+                      "view scaled by 1e300); standardise the views before fitting.")
+
+
+class TrainingView:
+    """One view while its model fits: the map or kernel fitted on ``X``, the centering statistics, and the raw
+    training features cached between the solve and :meth:`finish`, which returns the :class:`FittedView`.
 
     Parameters
     ----------
@@ -48,38 +57,7 @@ class FittedView:
     feature_map : FeatureMap or None
         The view's explicit map, fitted here on ``X``.
     center : bool
-
-    Attributes
-    ----------
-    X_fit_ : Tensor (n, d_v)
-    feature_map_ : FeatureMap or None
-    kernel_ : Kernel
-    phi_mean_ : Tensor (d_f,) or None
-        Training mean of ``phi_v`` (explicit maps only; zeros when not centering).
-    centerer_ : KernelCenterer
-        Statistics of the raw training Gram matrix, fitted by :meth:`gram` (dual form only).
-    raw_scale_ : float
-        ``max |K_ij|`` of the raw training Gram matrix (set by :meth:`gram`).
-    inner_, gram_hidden_, row_mean_hidden_, weight_basis_, weight_offset_ : Tensor or None
-        Decoding state, all at most ``n x s``, set by :meth:`attach_hidden` (see docs/numerics).
     """
-
-    #: The fitted state a model file holds ("n" samples, "d" input width, "f" features, "s" components).
-    _fitted_constraints = {
-        "X_fit_": [TensorSpec(shape=("n", "d"))],
-        "center": ["boolean"],
-        "feature_map_": [FeatureMap, None],
-        "kernel_": [Kernel, callable],
-        "centerer_": [KernelCenterer],
-        "phi_mean_": [TensorSpec(shape=("f",)), None],
-        "_raw_features": [None],  # a fit-time cache, released at the end of fit
-        "gram_hidden_": [TensorSpec(shape=("n", "s")), None],
-        "row_mean_hidden_": [TensorSpec(shape=("s",)), None],
-        "weight_basis_": [TensorSpec(shape=("n", "s")), None],
-        "weight_offset_": [TensorSpec(shape=("n",)), None],
-        "raw_scale_": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # dual views only
-        "inner_": [TensorSpec(shape=("s", "s"))],
-    }
 
     def __init__(self, X: torch.Tensor, kernel: Kernel | None, feature_map: FeatureMap | None, center: bool):
         self.X_fit_ = X
@@ -90,21 +68,16 @@ class FittedView:
         else:
             self.kernel_ = kernel.resolve(X)  # a data-derived width from this view's inputs
         self.centerer_ = KernelCenterer(center)
-        self.phi_mean_ = None
-        self._raw_features: torch.Tensor | None = None  # cache of phi_v(X_fit_) during fit only
-        self.gram_hidden_ = self.row_mean_hidden_ = None
-        self.weight_basis_ = self.weight_offset_ = None
+        self.phi_mean_: torch.Tensor | None = None
+        self.raw_scale_: float | None = None  # set by gram (the dual form)
+        self._raw_features: torch.Tensor | None = None
 
     @property
     def explicit(self) -> bool:
         return self.feature_map_ is not None
 
-    @property
-    def identity(self) -> bool:
-        return isinstance(self.feature_map_, Identity)
-
     def raw_features(self) -> torch.Tensor:
-        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once and cached until :meth:`attach_hidden`."""
+        """Raw training features ``Phi_v`` (n, d_f) (explicit maps), mapped once per fit."""
         if self._raw_features is None:
             self._raw_features = self.feature_map_.map(self.X_fit_)
         return self._raw_features
@@ -116,16 +89,20 @@ class FittedView:
         return Phi - self.phi_mean_
 
     def gram(self) -> torch.Tensor:
-        """Centered training Gram matrix ``M K_v M`` (n, n) (raw ``K_v`` when not centering); fits the centerer."""
+        """Centered training Gram matrix ``M K_v M`` (n, n) (raw ``K_v`` when not centering); fits the centerer
+        and sets ``raw_scale_``, ``max |K_ij|`` of the raw matrix."""
         if self.explicit:
             # K_c = Phi_c Phi_c^T is more accurate than M K M, and the centerer's statistics come from the raw
             # mean feature mu (K 1 / n = Phi mu, 1^T K 1 / n^2 = |mu|^2) without forming K = Phi Phi^T.
             raw = self.raw_features()
+            # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2: when it is finite, so are K and
+            # the statistics below (|mu|^2 and |phi_i . mu| are at most that entry).
+            self.raw_scale_ = float(raw.pow(2).sum(1).amax())
+            if not math.isfinite(self.raw_scale_):
+                raise overflow_error("Gram matrix of a view's feature map", raw.dtype)
             Phi = self.features()
             mu = raw.mean(0)
             self.centerer_.set_statistics_(raw @ mu, mu @ mu)
-            # max |K_ij| of a PSD matrix is its largest diagonal entry |phi_i|^2.
-            self.raw_scale_ = float(raw.pow(2).sum(1).amax())
             return Phi @ Phi.T
         G = CenteredGram(self.kernel_, self.X_fit_, center=self.center, what="Gram matrix of the view's kernel")
         self.centerer_ = G.centerer
@@ -133,24 +110,77 @@ class FittedView:
         self.raw_scale_ = G.scale
         return G.matrix
 
-    def attach_hidden(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> None:
-        """Store the decoding state (see Attributes) from the hidden features ``H`` (n, s), ``U = Phi_c,v^T H``
-        (d_f, s) of explicit maps, and the training Gram matrix ``gram_c`` of :meth:`gram` (kernel-only views).
-        """
+    def finish(self, H: torch.Tensor, U: torch.Tensor | None, gram_c: torch.Tensor | None) -> FittedView:
+        """The fitted view with its decoding state (see :class:`FittedView`) from the hidden features ``H``
+        (n, s), ``U = Phi_c,v^T H`` (d_f, s) of explicit maps, and the training Gram matrix ``gram_c`` of
+        :meth:`gram` (kernel-only views)."""
+        names = ("gram_hidden_", "row_mean_hidden_", "weight_basis_", "weight_offset_")
+        decoding: dict[str, Any] = dict.fromkeys(names)  # None unless the view's kind needs it
         if self.explicit:
-            self.inner_ = U.T @ U
-            if not self.identity:
+            decoding["inner_"] = U.T @ U
+            if not isinstance(self.feature_map_, Identity):
                 raw = self.raw_features()
-                self.weight_basis_ = raw @ U
-                self.weight_offset_ = raw @ self.phi_mean_
-            self._raw_features = None  # the fit's last use of the cached n x d_f training features
-            return
-        self.gram_hidden_ = gram_c @ H
-        inner = H.T @ self.gram_hidden_
-        self.inner_ = 0.5 * (inner + inner.T)
-        if self.center:
-            c = self.centerer_
-            self.row_mean_hidden_ = H.T @ (c.column_means_ - c.grand_mean_)
+                decoding["weight_basis_"] = raw @ U
+                decoding["weight_offset_"] = raw @ self.phi_mean_
+        else:
+            gram_hidden = decoding["gram_hidden_"] = gram_c @ H
+            inner = H.T @ gram_hidden
+            decoding["inner_"] = 0.5 * (inner + inner.T)
+            if self.center:
+                c = self.centerer_
+                decoding["row_mean_hidden_"] = H.T @ (c.column_means_ - c.grand_mean_)
+        scale = {} if self.raw_scale_ is None else {"raw_scale_": self.raw_scale_}
+        return FittedView(X_fit_=self.X_fit_, center=self.center, feature_map_=self.feature_map_,
+                          kernel_=self.kernel_, centerer_=self.centerer_, phi_mean_=self.phi_mean_, **scale,
+                          **decoding)
+
+
+@register(name="kppca.rkm.FittedView")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FittedView(FittedState):
+    """One fitted view (built by :meth:`TrainingView.finish`): its map or kernel, its centering statistics, its
+    training data and the state that decodes hidden features into it ("n" samples, "d" input width, "f"
+    features, "s" components).
+
+    Attributes
+    ----------
+    X_fit_ : Tensor (n, d_v)
+    center : bool
+    feature_map_ : FeatureMap or None
+    kernel_ : Kernel
+    centerer_ : KernelCenterer
+        Statistics of the raw training Gram matrix (fitted in the dual form only).
+    phi_mean_ : Tensor (d_f,) or None
+        Training mean of ``phi_v`` (explicit maps only; zeros when not centering).
+    raw_scale_ : float
+        ``max |K_ij|`` of the raw training Gram matrix (the dual form only).
+    inner_, gram_hidden_, row_mean_hidden_, weight_basis_, weight_offset_ : Tensor or None
+        Decoding state, all at most ``n x s`` (see docs/numerics).
+    """
+
+    X_fit_: torch.Tensor = fitted(TensorSpec(shape=("n", "d")))
+    center: bool = fitted("boolean")
+    feature_map_: FeatureMap | None = fitted(FeatureMap, None)
+    kernel_: Kernel = fitted(Kernel, callable)
+    centerer_: KernelCenterer = fitted(KernelCenterer)
+    phi_mean_: torch.Tensor | None = fitted(TensorSpec(shape=("f",)), None)
+    gram_hidden_: torch.Tensor | None = fitted(TensorSpec(shape=("n", "s")), None)
+    row_mean_hidden_: torch.Tensor | None = fitted(TensorSpec(shape=("s",)), None)
+    weight_basis_: torch.Tensor | None = fitted(TensorSpec(shape=("n", "s")), None)
+    weight_offset_: torch.Tensor | None = fitted(TensorSpec(shape=("n",)), None)
+    raw_scale_: float = fitted(Interval(Real, 0, None, closed="left"), optional=True)
+    inner_: torch.Tensor = fitted(TensorSpec(shape=("s", "s")))
+
+    #: Format version 3 stored the fit-time cache of the raw features (always None once fitted).
+    derived_in_old_files = ("_raw_features",)
+
+    @property
+    def explicit(self) -> bool:
+        return self.feature_map_ is not None
+
+    @property
+    def identity(self) -> bool:
+        return isinstance(self.feature_map_, Identity)
 
     def map_centered(self, X: torch.Tensor) -> torch.Tensor:
         """``phi_v(x) - m_v`` for new rows (m, d_f) (explicit maps)."""

@@ -355,7 +355,7 @@ def _case(name):
         ("dual", ("state", "kernel_", "params", "bandwidth"), {"__float__": "-inf"}, r"'kernel_'.*bandwidth"),
         ("primal-rff", ("state", "feature_map_", "state", "omega_"), "short", r"'feature_map_'.*'omega_'"),
         ("primal-rff", ("state", "feature_map_", "state", "bandwidth_"), -1.0, r"'bandwidth_'"),
-        ("multiview-dual", ("state", "views_", 1, "state", "X_fit_"), "short",
+        ("multiview-dual", ("state", "views_", 1, "params", "X_fit_"), "short",
          r"'column_means_' of KernelCenterer has size 24 along axis 0, expected n = 23"),
         ("multiview-primal", ("state", "U_", 0), "short", r"U_\[0\] and views_\[0\].phi_mean_ disagree"),
         ("subset-ensemble", ("state", "estimators_", 0, "state", "codebook_"), "short",

@@ -312,4 +312,4 @@ def test_decoding_rebuilds_no_gram_and_maps_no_training_features(monkeypatch):
     n, s = X.shape[0], 2
     assert kernel_model.views_[0].gram_hidden_.shape == (n, s)
     assert map_model.views_[0].weight_basis_.shape == (n, s)
-    assert map_model.views_[0]._raw_features is None
+    assert not hasattr(map_model.views_[0], "_raw_features")  # the training features are not kept after fit

@@ -9,7 +9,7 @@ import torch
 from kppca.features import Identity, RandomFourierFeatures
 from kppca.kernels import RBF, KernelCenterer, Linear
 from kppca.rkm import MultiViewKPCA
-from kppca.rkm.views import FittedView, resolve_view_specs, split_views
+from kppca.rkm.views import TrainingView, resolve_view_specs, split_views
 
 
 def test_split_views():
@@ -41,9 +41,9 @@ def test_resolve_view_specs_kinds():
         resolve_view_specs(1, None, [RBF()])
 
 
-def test_fitted_view_gram_is_centered_kernel_matrix():
+def test_training_view_gram_is_centered_kernel_matrix():
     X = torch.as_tensor(np.random.default_rng(0).normal(size=(8, 3)))
-    view = FittedView(X, RBF(1.5), None, center=True)
+    view = TrainingView(X, RBF(1.5), None, center=True)
     Kc = view.gram()
     K = RBF(1.5).gram(X, X)
     M = torch.eye(8, dtype=X.dtype) - 1.0 / 8
@@ -54,15 +54,15 @@ def test_fitted_view_gram_is_centered_kernel_matrix():
     assert torch.allclose(view.centerer_.column_means_, ref.column_means_, atol=1e-15)
 
 
-def test_fitted_view_gram_refuses_non_finite_kernel():
+def test_training_view_gram_refuses_non_finite_kernel():
     X = torch.tensor([[0.0], [1.0], [np.inf]], dtype=torch.float64)
     with pytest.raises(ValueError, match="non-finite"):
-        FittedView(X, Linear(), None, center=True).gram()
+        TrainingView(X, Linear(), None, center=True).gram()
 
 
 def test_explicit_view_gram_from_centered_features():
     X = torch.as_tensor(np.random.default_rng(1).normal(size=(6, 2)) + 1e3)
-    view = FittedView(X, None, Identity().fit(X), center=True)
+    view = TrainingView(X, None, Identity().fit(X), center=True)
     Xc = X - X.mean(0)
     assert torch.allclose(view.gram(), Xc @ Xc.T, atol=1e-9)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,46 +22,19 @@ from ..._linalg.threads import compute_section
 from ..._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
-from ...io import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, ListOf, TensorSpec, register
+from ...io import register
 from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
 from ...optim import minimize, project_stiefel, random_stiefel
-from ...preimage import kernel_smoother
-from ...preimage.bandwidth_search import gaussian_smoother_weights, loo_bandwidth_search
+from ...preimage.bandwidth_search import loo_bandwidth_search
 from ..shallow import check_psd_kernel, resolve_kernel, top_spectrum
 from ..lssvm import solve_lssvm_primal
+from ._state import BinaryDeepModel, DeepRKMClassifierState, class_scores, mlp_scores, smoother_codes
 from .levels import KPCALevel, Level
 
 __all__ = ["DEFAULT_SMOOTHER_GRID", "BinaryDeepModel", "DeepRKMClassifier"]
 
 #: Multiples of the median nearest-neighbour distance tried for the smoother width.
 DEFAULT_SMOOTHER_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5, 2.0)
-
-
-@register(name="kppca.rkm.BinaryDeepModel")
-@dataclass
-class BinaryDeepModel:
-    """Fitted state of one deep model (one binary problem, or the shared MLP code).
-
-    ``H`` (N, sum s_j) stacked orthonormal hidden features; ``w`` (s_L, 1) and ``b`` (1,) the LS-SVM head (None
-    for the MLP head); ``history`` the objective per iteration.
-    """
-
-    H: torch.Tensor
-    w: torch.Tensor | None = None
-    b: torch.Tensor | None = None
-    history: list = field(default_factory=list)
-    n_iter: int = 0
-    converged: bool = False
-
-    #: The state a model file holds (a helper object, rebuilt from it alone).
-    _fitted_constraints = {
-        "H": [TensorSpec(ndim=2)],
-        "w": [TensorSpec(ndim=2), None],
-        "b": [TensorSpec(ndim=1), None],
-        "history": [ListOf([Interval(Real, None, None)])],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "converged": ["boolean"],
-    }
 
 
 class StackedKPCA:
@@ -85,11 +57,6 @@ class StackedKPCA:
 
 #: Adam steps on the MLP per round.
 ADAM_STEPS = 5
-
-
-def mlp_scores(Z: torch.Tensor, params: list[torch.Tensor], scale: float) -> torch.Tensor:
-    """Logits (M, p) of codes ``Z`` (M, s_L); the codes are multiplied by ``scale = sqrt(N)`` first."""
-    return torch.relu(scale * Z @ params[0] + params[1]) @ params[2] + params[3]
 
 
 def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Generator, *, n_classes: int,
@@ -124,7 +91,8 @@ def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Genera
         params, state = res.x, res.state
         with torch.no_grad():
             hist.append(float(kpca.terms(H) + head(H[:, -s_L:], params)))
-    return BinaryDeepModel(H, None, None, hist, max_iter, False), [q.detach() for q in params], scale
+    model = BinaryDeepModel(H=H, w=None, b=None, history=hist, n_iter=max_iter, converged=False)
+    return model, [q.detach() for q in params], scale
 
 
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
@@ -198,24 +166,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         MLP head weights (``head="mlp"``).
     """
 
-    #: The fitted state a model file holds ("n" training points; see :mod:`kppca.io.specs`).
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(ndim=1)],
-        "kernel_": [Kernel, callable],
-        "unsupervised_history_": [ListOf([Interval(Real, None, None)])],
-        "models_": [ListOf([BinaryDeepModel])],
-        "n_components_": [ListOf([Interval(Integral, 1, None, closed="left")])],
-        "X_fit_": [TensorSpec(shape=("n", "n_features_in_"))],
-        "hidden_features_": [ListOf([TensorSpec(shape=("n", None))])],
-        "n_iter_": [Interval(Integral, 0, None, closed="left")],
-        "smoother_scores_": [DictOf([Interval(Real, 0, None, closed="neither")], [Interval(Real, 0, 1)])],
-        "median_nn_distance_": [Interval(Real, 0, None, closed="left"), OPTIONAL],  # searched bandwidth only
-        "smoother_bandwidth_": [Interval(Real, 0, None, closed="neither")],
-        "mlp_params_": [ListOf([TensorSpec(ndim=2), TensorSpec(ndim=1)], length=4), OPTIONAL],  # head="mlp"
-        "mlp_input_scale_": [Interval(Real, 0, None, closed="neither"), OPTIONAL],
-    }
+    _state_type = DeepRKMClassifierState
 
     _parameter_constraints = {
         "n_components": [list, tuple, Interval(Integral, 1, None, closed="left")],
@@ -289,7 +240,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
             H, hist, n_iter, conv = self._minimize(objective, H0, desc)
         with torch.no_grad():
             _, w, b = _ridge_head(H[:, -s_L:], y, ridge, eta)
-        return BinaryDeepModel(H, w[:, None], b.reshape(1), hist, n_iter, conv)
+        return BinaryDeepModel(H=H, w=w[:, None], b=b.reshape(1), history=hist, n_iter=n_iter, converged=conv)
 
     @fit_context
     @compute_section
@@ -351,45 +302,13 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         if self.head == "lssvm" and late:
             warnings.warn(f"DeepRKMClassifier: the optimiser stopped before convergence for model(s) {late} after "
                           f"max_iter={self.max_iter} iterations (tol={self.tol:g}); increase max_iter or loosen tol.",
-                          ConvergenceWarning, stacklevel=3)  # the caller of fit (through fit_context)
+                          ConvergenceWarning, stacklevel=4)  # fit's caller (through fit_context, compute_section)
         return self
 
-    def _check_fitted_state(self) -> str | None:
-        """The models, head and classes fit together, and one point's scores are finite (see kppca.io)."""
-        p, sizes, N = len(self.classes_), self.n_components_, self.X_fit_.shape[0]
-        if p < 2 or len(np.unique(self.classes_)) != p:
-            return f"classes_ is {self.classes_!r}; a classifier needs at least 2 distinct classes"
-        expected = 1 if (self.head == "mlp" or p == 2) else p
-        if len(self.models_) != expected or len(self.hidden_features_) != expected:
-            return (f"models_ has {len(self.models_)} and hidden_features_ {len(self.hidden_features_)} models, "
-                    f"expected {expected} (head={self.head!r}, {p} classes)")
-        s, s_L = sum(sizes), sizes[-1]
-        for k, (m, H) in enumerate(zip(self.models_, self.hidden_features_)):
-            if tuple(m.H.shape) != (N, s) or tuple(H.shape) != (N, s):
-                return (f"models_[{k}].H has shape {tuple(m.H.shape)} and hidden_features_[{k}] {tuple(H.shape)}, "
-                        f"expected (N, sum(n_components_)) = ({N}, {s})")
-            if self.head == "lssvm" and (m.w is None or m.b is None or tuple(m.w.shape) != (s_L, 1)
-                                         or tuple(m.b.shape) != (1,)):
-                shapes = [None if t is None else tuple(t.shape) for t in (m.w, m.b)]
-                return f"models_[{k}] has head weights w, b of shapes {shapes}, expected [({s_L}, 1), (1,)]"
-        if self.head == "mlp":
-            P = self.mlp_params_
-            hidden = P[1].shape[0] if P is not None else 0
-            want = [(s_L, hidden), (hidden,), (hidden, p), (p,)]
-            if P is None or self.mlp_input_scale_ is None or [tuple(t.shape) for t in P] != want or hidden < 1:
-                got = None if P is None else [tuple(t.shape) for t in P]
-                return f"mlp_params_ has shapes {got}, expected {want} (codes of {s_L} columns, {p} classes)"
-        S = self._scores_from_codes(self._codes(self.X_fit_[:1]))
-        cols = 1 if (self.head == "lssvm" and p == 2) else p
-        if tuple(S.shape) != (1, cols) or not bool(torch.isfinite(S).all()):
-            return f"its scores for one point have shape {tuple(S.shape)} or are not finite (expected (1, {cols}))"
-        return None
-
     def _scores_from_codes(self, Z: list[torch.Tensor]) -> torch.Tensor:
-        """Class scores (M, p) (binary LS-SVM: (M, 1)) from last-level codes of each model."""
-        if self.head == "mlp":
-            return mlp_scores(Z[0], self.mlp_params_, self.mlp_input_scale_)
-        return torch.cat([z @ m.w + m.b for z, m in zip(Z, self.models_)], dim=1)
+        """Class scores (M, p) (binary LS-SVM: (M, 1)) from last-level codes of each model (the fitted head)."""
+        return class_scores(Z, self.models_, getattr(self, "mlp_params_", None),
+                            getattr(self, "mlp_input_scale_", None))
 
     @staticmethod
     def _labels_from_scores(S: torch.Tensor) -> torch.Tensor:
@@ -425,8 +344,7 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
 
     def _codes(self, X: torch.Tensor) -> list[torch.Tensor]:
         """Smoother codes of new points for every model (nearest training points for far queries)."""
-        W = gaussian_smoother_weights(squared_distances(X, self.X_fit_), self.smoother_bandwidth_, X, self.X_fit_)
-        return [kernel_smoother(W, m.H[:, -self.n_components_[-1]:]) for m in self.models_]
+        return smoother_codes(X, self.X_fit_, self.smoother_bandwidth_, self.models_, self.n_components_[-1])
 
     def latent_codes(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Out-of-sample last-level codes (M, s_L) per model, concatenated: (M, n_models * s_L)."""

@@ -15,18 +15,16 @@ from ..._linalg.threads import compute_section
 from ..._param_validation import Integral, Interval, Real, StrOptions, fit_context
 from ..._validation import ArrayLike, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
-from ...io import ESTIMATOR_STATE, DictOf, ListOf, TensorSpec, TupleOf, register
+from ...io import register
 from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
-from .levels import OBJECTIVES, Level, check_objective, default_levels, run_chain
+from ._state import DeepRKMState, deep_outputs
+from .levels import OBJECTIVES, Level, check_objective, default_levels
 from .solvers import get_solver
 
 __all__ = ["DeepRKM", "working_dtype"]
-
-_REAL = Interval(Real, None, None)  # finite
-
 
 def working_dtype(dtype: torch.dtype) -> torch.dtype:
     """The dtype a deep RKM is solved in: float64 for float32 (or lower) input, else ``dtype``.
@@ -125,27 +123,13 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
     n_iter_ : int
     kernel_ : Kernel
         The first level's kernel.
+    solver_ : str
+        The solver that fitted the model (and so predicts with its own model, if it has one).
+    solver_state_ : dict
+        The solver's own state (e.g. the feed-forward network's weights).
     """
 
-    #: The fitted state a model file holds ("m" prototypes; see :mod:`kppca.io.specs`), in float64.
-    #: ``solver_state_`` is the solver's own state (e.g. the feed-forward network's weights).
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "_single_output": ["boolean"],
-        "levels_": [ListOf([Level])],
-        "kernel_": [Kernel, callable],
-        "prototypes_": [TensorSpec(torch.float64, ("m", "n_features_in_"))],
-        "prototype_indices_": [TensorSpec("int", ("m",))],
-        "hidden_features_": [ListOf([TensorSpec(torch.float64, ndim=2)])],  # prototypes, or every point
-        "intercept_": [TensorSpec(torch.float64, ndim=1)],
-        "scales_": [ListOf([TensorSpec(torch.float64, ndim=1, positive=True), None])],
-        "objective_history_": [ListOf([TupleOf([str], [_REAL])])],
-        "residual_history_": [ListOf([ListOf([_REAL])])],
-        "n_iter_": [Interval(Integral, 0, None, closed="left")],
-        "solver_state_": [DictOf([str], [TensorSpec(torch.float64), ListOf([TensorSpec(torch.float64), "boolean"]),
-                                         _REAL, Interval(Integral, 0, None, closed="left"), str, None])],
-    }
+    _state_type = DeepRKMState
 
     _parameter_constraints = {
         "levels": [list, tuple, None],
@@ -234,36 +218,18 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
         self.hidden_features_, self.intercept_, self.scales_ = result.hidden_features, result.intercept, result.scales
         self.prototypes_, self.prototype_indices_ = result.prototypes, result.prototype_indices
         self.objective_history_, self.residual_history_ = result.objective_history, result.residual_history
-        self.n_iter_, self.solver_state_ = result.n_iter, result.extra
+        self.n_iter_, self.solver_state_, self.solver_ = result.n_iter, result.extra, self.solver
         self._single_output = Y.ndim == 1
         if not result.converged:
             warnings.warn(f"DeepRKM(solver={self.solver!r}) stopped before convergence after {result.n_iter} "
                           f"iterations ({result.message}); increase max_iter or loosen tol.", ConvergenceWarning,
-                          stacklevel=3)  # the caller of fit (through fit_context)
+                          stacklevel=4)  # the caller of fit (through fit_context and compute_section)
         return self
 
     def _outputs(self, Xt: torch.Tensor) -> torch.Tensor:
-        """Outputs (M, p) of validated inputs in the working dtype."""
-        own = get_solver(self.solver).predict  # feed-forward networks predict with their own model
-        with torch.no_grad():
-            if own is not None:
-                return own(self.levels_, self.solver_state_, self.scales_, self.intercept_, Xt)
-            return run_chain(self.levels_, Xt, self.prototypes_, self.hidden_features_, self.intercept_,
-                             self.scales_)[0]
-
-    def _check_fitted_state(self) -> str | None:
-        """The levels, hidden features and solver state fit together: one point's outputs (see kppca.io)."""
-        if self.intercept_.numel() < 1 or (self._single_output and self.intercept_.numel() != 1):
-            return f"intercept_ has {self.intercept_.numel()} outputs"
-        for i, (H, lam) in enumerate(zip(self.hidden_features_, self.scales_)):
-            if lam is not None and lam.shape != H.shape[1:]:
-                return f"scales_[{i}] has shape {tuple(lam.shape)}, hidden_features_[{i}] {tuple(H.shape)}"
-        out = self._outputs(torch.zeros(1, self.n_features_in_, dtype=self.intercept_.dtype,
-                                        device=self.intercept_.device))
-        if tuple(out.shape) != (1, self.intercept_.shape[0]) or not bool(torch.isfinite(out).all()):
-            return (f"its outputs for one point have shape {tuple(out.shape)} or are not finite (expected "
-                    f"(1, {self.intercept_.shape[0]}), finite)")
-        return None
+        """Outputs (M, p) of validated inputs in the working dtype, from the solver that fitted."""
+        return deep_outputs(self.solver_, self.levels_, self.solver_state_, self.prototypes_, self.hidden_features_,
+                            self.intercept_, self.scales_, Xt)
 
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""

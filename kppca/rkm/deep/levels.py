@@ -19,6 +19,7 @@ import torch
 from ..._linalg import eigh_descending, rounding_tolerance
 from ..._param_validation import Integral, Interval, Real, check_scalar, check_sequence
 from ...io import register
+from ...io.record import constrained, field_constraints
 from ...kernels import CenteredGram
 from ...kernels.base import Kernel
 from ...kernels.standard import Linear, as_kernel
@@ -31,6 +32,7 @@ __all__ = ["KPCALevel", "LSSVMLevel", "Level", "OBJECTIVES", "check_objective", 
 
 _POS_REAL = Interval(Real, 0, None, closed="neither")
 _COUNT = Interval(Integral, 1, None, closed="left")
+_KERNEL = (Kernel, str, callable)  # a level's kernel before it is resolved
 
 #: ``DeepRKM(objective=...)`` values: Table 1's B, A and C.
 OBJECTIVES = ("stabilized", "variance", "regression")
@@ -98,8 +100,10 @@ class Level:
     eta: float
 
     def resolved(self, index: int, n_samples: int) -> Level:
-        """A validated copy with a deep copy of its kernel as a :class:`~kppca.kernels.Kernel`."""
-        check_scalar(self.eta, f"levels[{index}].eta", [_POS_REAL])
+        """A copy validated against its fields' declared constraints, with a deep copy of its kernel as a
+        :class:`~kppca.kernels.Kernel`."""
+        for name, constraints in (field_constraints(type(self)) or {}).items():
+            check_scalar(getattr(self, name), f"levels[{index}].{name}", constraints)
         return replace(self, kernel=copy.deepcopy(as_kernel(self.kernel)))
 
     def fit_kernel(self, Z: torch.Tensor) -> Level:
@@ -168,7 +172,7 @@ class Level:
         raise NotImplementedError
 
 
-@register(name="kppca.rkm.LSSVMLevel")
+@register(name="kppca.rkm.LSSVMLevel", fitted_constraints={})  # TRANSITION: until register takes these
 @dataclass(frozen=True)
 class LSSVMLevel(Level):
     """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
@@ -186,17 +190,11 @@ class LSSVMLevel(Level):
         Weight of ``Tr(W^T W)``.
     """
 
-    kernel: Any = "rbf"
-    ridge: float = 0.01
-    eta: float = 1.0
+    kernel: Any = constrained(*_KERNEL, default="rbf")
+    ridge: float = constrained(_POS_REAL, default=0.01)
+    eta: float = constrained(_POS_REAL, default=1.0)
 
     is_output = True
-    #: The fields as a model file holds them (a helper object, rebuilt from them alone).
-    _fitted_constraints = {"kernel": [Kernel, str, callable], "ridge": [_POS_REAL], "eta": [_POS_REAL]}
-
-    def resolved(self, index: int, n_samples: int) -> LSSVMLevel:
-        check_scalar(self.ridge, f"levels[{index}].ridge", [_POS_REAL])
-        return super().resolved(index, n_samples)
 
     def width(self, n_outputs: int) -> int:
         return n_outputs
@@ -240,7 +238,7 @@ class LSSVMLevel(Level):
         return ((Y - e) ** 2).sum() / (2 * float(self.ridge)) + (H * (G @ H)).sum() / (2 * float(self.eta))
 
 
-@register(name="kppca.rkm.KPCALevel")
+@register(name="kppca.rkm.KPCALevel", fitted_constraints={})  # TRANSITION: until register takes these
 @dataclass(frozen=True)
 class KPCALevel(Level):
     """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
@@ -259,15 +257,12 @@ class KPCALevel(Level):
         level for ``solver="levelwise"``.
     """
 
-    n_components: int
-    eta: float = 1.0
-    kernel: Any = "linear"
-
-    #: The fields as a model file holds them (a helper object, rebuilt from them alone).
-    _fitted_constraints = {"n_components": [_COUNT], "eta": [_POS_REAL],
-                           "kernel": [Kernel, str, callable]}
+    n_components: int = constrained(_COUNT)
+    eta: float = constrained(_POS_REAL, default=1.0)
+    kernel: Any = constrained(*_KERNEL, default="linear")
 
     def resolved(self, index: int, n_samples: int) -> KPCALevel:
+        # The bound the declaration cannot know: a level has at most N components.
         check_scalar(self.n_components, f"levels[{index}].n_components (at most N = {n_samples})",
                      [Interval(Integral, 1, n_samples)])
         return super().resolved(index, n_samples)

@@ -16,12 +16,13 @@ from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 
 from ..._linalg.threads import compute_section
-from ..._param_validation import Interval, Real, fit_context
+from ..._param_validation import fit_context
 from ..._validation import ArrayLike
 from ...base import DEVICE_CONSTRAINTS, KernelEstimator
-from ...io import ESTIMATOR_STATE, ArraySpec, ListOf, TensorSpec, TupleOf, register
+from ...io import register
 from ...kernels import Kernel
 from ..lssvm import _fit_temperature, solve_lssvm_dual
+from ._state import DeepLSSVMClassifierState
 from .estimator import LEVEL_CONSTRAINTS, DeepRKM, working_dtype
 from .levels import default_levels
 
@@ -70,20 +71,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
     n_features_in_ : int
     """
 
-    #: The fitted state a model file holds ("n" training points, "c" classes; see :mod:`kppca.io.specs`), in float64.
-    _fitted_constraints = {
-        **ESTIMATOR_STATE,
-        "_numpy_fit_": ["boolean"],
-        "classes_": [ArraySpec(shape=("c",))],
-        "kernel_": [Kernel, callable],
-        "X_fit_": [TensorSpec(torch.float64, ("n", "n_features_in_"))],
-        "dual_coef_": [TensorSpec(torch.float64, ("n", "c"))],
-        "intercept_": [TensorSpec(torch.float64, ("c",))],
-        "hidden_features_": [ListOf([TensorSpec(torch.float64, ("n", None))], length=2)],
-        "objective_history_": [ListOf([TupleOf([str], [Interval(Real, None, None)])])],
-        "residual_history_": [ListOf([ListOf([Interval(Real, None, None)])])],
-        "temperature_": [Interval(Real, 0, None, closed="neither")],
-    }
+    _state_type = DeepLSSVMClassifierState
 
     _parameter_constraints = {**LEVEL_CONSTRAINTS, "random_state": ["random_state"], **DEVICE_CONSTRAINTS}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -175,6 +177,17 @@ def _moons():
     return make_moons(60, noise=0.1, random_state=0)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_scores_follow_the_fitted_head():
+    """The head is the fitted one (mlp_params_ exist for the MLP head only), whatever head is set after fit."""
+    X, y = _moons()
+    model = DeepRKMClassifier(max_iter=3, random_state=0).fit(X, y)
+    before = model.decision_function(X)
+    model.set_params(head="mlp")
+    np.testing.assert_array_equal(model.decision_function(X), before)
+    assert not hasattr(model, "mlp_params_")
+
+
 def test_kernel_that_is_not_psd_is_refused_as_by_the_lssvm():
     """-||x - y|| is conditionally positive definite: its centred Gram matrix is PSD, the kernel is not."""
     from kppca.rkm import LSSVMClassifier
@@ -207,26 +220,31 @@ def test_fit_leaks_no_autograd_warning(kw):
 
 
 def _corrupt(model, edit):
+    """The fields of ``model``'s record, copied, after ``edit`` (nested records are rebuilt by replace)."""
     import copy
 
-    bad = copy.deepcopy(model)
-    edit(bad)
-    return bad
+    fields = copy.deepcopy(model.state_.stored())
+    edit(fields)
+    return fields
+
+
+def _model(fields, **change):
+    fields["models_"][0] = dataclasses.replace(fields["models_"][0], **change)
 
 
 _CORRUPTIONS = {  # issue 26: each loaded before and failed at first use with a raw torch/numpy error
-    "w transposed": (False, lambda m: setattr(m.models_[0], "w", m.models_[0].w.T.clone()), r"models_\[0\].*w, b"),
-    "b empty": (False, lambda m: setattr(m.models_[0], "b", m.models_[0].b[:0].clone()), r"models_\[0\].*w, b"),
-    "H one row short": (False, lambda m: setattr(m.models_[0], "H", m.models_[0].H[:-1].clone()), r"models_\[0\]\.H"),
-    "models_ short": (False, lambda m: m.models_.pop(), r"models_ has 0"),
-    "n_components_ +1": (False, lambda m: m.n_components_.__setitem__(1, m.n_components_[1] + 1),
+    "w transposed": (False, lambda f: _model(f, w=f["models_"][0].w.T.clone()), r"models_\[0\].*w, b"),
+    "b empty": (False, lambda f: _model(f, b=f["models_"][0].b[:0].clone()), r"models_\[0\].*w, b"),
+    "H one row short": (False, lambda f: _model(f, H=f["models_"][0].H[:-1].clone()), r"models_\[0\]\.H"),
+    "models_ short": (False, lambda f: f["models_"].pop(), r"models_ has 0"),
+    "n_components_ +1": (False, lambda f: f["n_components_"].__setitem__(1, f["n_components_"][1] + 1),
                          r"sum\(n_components_\)"),
-    "classes_ short": (False, lambda m: setattr(m, "classes_", m.classes_[:1]), r"classes_"),
-    "mlp weights transposed": (True, lambda m: m.mlp_params_.__setitem__(0, m.mlp_params_[0].T.clone()),
+    "classes_ short": (False, lambda f: f.__setitem__("classes_", f["classes_"][:1]), r"classes_"),
+    "mlp weights transposed": (True, lambda f: f["mlp_params_"].__setitem__(0, f["mlp_params_"][0].T.clone()),
                                r"mlp_params_ has shapes"),
-    "mlp bias short": (True, lambda m: m.mlp_params_.__setitem__(3, m.mlp_params_[3][:-1].clone()),
+    "mlp bias short": (True, lambda f: f["mlp_params_"].__setitem__(3, f["mlp_params_"][3][:-1].clone()),
                        r"mlp_params_ has shapes"),
-    "mlp one class short": (True, lambda m: setattr(m, "classes_", m.classes_[:-1]), r"mlp_params_ has shapes"),
+    "mlp one class short": (True, lambda f: f.__setitem__("classes_", f["classes_"][:-1]), r"mlp_params_ has shapes"),
 }
 
 
@@ -241,9 +259,10 @@ def small_models():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("name", sorted(_CORRUPTIONS))
 def test_inconsistent_nested_state_is_refused_naming_it(name, small_models, tmp_path):
-    """A model whose nested parts disagree (heads, codes, classes) is refused at save and at load (issue 26)."""
+    """Fitted state whose nested parts disagree (heads, codes, classes) is refused by its record, which fit and
+    load both build (issue 26)."""
     import kppca
-    from kppca.io import ModelFileError
+    from kppca.io.record import InvalidStateError
 
     mlp, edit, match = _CORRUPTIONS[name]
     good = small_models[mlp]
@@ -251,8 +270,8 @@ def test_inconsistent_nested_state_is_refused_naming_it(name, small_models, tmp_
     np.testing.assert_array_equal(kppca.load(tmp_path / "good.kppca").predict(good.X_fit_.numpy()),
                                   good.predict(good.X_fit_.numpy()))
     bad = _corrupt(good, edit)
-    with pytest.raises(ModelFileError, match=match):
-        bad.save(tmp_path / "bad.kppca")
+    with pytest.raises(InvalidStateError, match=match):
+        type(good.state_)(**bad)
 
 
 def test_kernel_rule_smooths_with_the_level1_width(fitted, mnist_split):

@@ -458,3 +458,26 @@ def test_sklearn_compatible_variants(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 5 L-BFGS iterations on purpose
         check(estimator)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_predictions_follow_the_solver_that_fitted():
+    """solver_ is part of the fitted state: a later set_params(solver=...) changes the next fit, not predict."""
+    X, y = _sine()
+    model = DeepRKM(solver="feedforward", max_iter=5, random_state=0).fit(X, y)
+    before = model.predict(X)
+    model.set_params(solver="levelwise")
+    assert model.solver_ == "feedforward"
+    np.testing.assert_array_equal(model.predict(X), before)
+
+
+@pytest.mark.parametrize("case, solver", [("deep-rkm", "levelwise"), ("deep-rkm-primal", "primal"),
+                                          ("deep-rkm-feedforward", "feedforward")])
+def test_files_of_format_3_name_their_solver(case, solver):
+    """Format 3 did not store solver_; its reader takes it from the state (the network, the history's start)."""
+    from pathlib import Path
+
+    import kppca
+
+    path = Path(__file__).resolve().parents[2] / "io" / "data" / "v3" / f"{case}.kppca"
+    assert kppca.load(path).solver_ == solver
