@@ -84,21 +84,14 @@ class KernelEstimator(HasFittedState, SavableMixin, BaseEstimator):
         cache = values.get("_draft_cache_")
         if cache is None and values.get("state_") is not None:
             cache = values["state_"]._derived
-        if cache is None:  # setdefault is atomic: threads making their first calls share one cache
-            cache = values.setdefault("_cache_", LazyCache())
-        return cache
-
-    def _drop_caches(self) -> None:
-        """Forget everything derived from the previous fit (a hook); a failed fit restores the old cache intact."""
-        self.__dict__.pop("_cache_", None)
+        return LazyCache() if cache is None else cache  # unfitted: nothing worth keeping
 
     def _check_fit_params(self) -> None:
         """Rules that relate several hyper-parameters (each one alone is checked by ``fit_context``); a hook."""
 
     def _begin_fit(self, X: Any) -> None:
-        """The fit preamble: parameter relations, caches dropped, dtype, device, whether outputs are numpy."""
+        """The fit preamble: parameter relations, dtype, device, whether outputs are numpy."""
         self._check_fit_params()
-        self._drop_caches()
         self._dtype = resolve_dtype(getattr(self, "dtype", None), like=X)  # float32 input stays float32
         self._device = device_from_spec(getattr(self, "device", None))
         self._numpy_fit_ = is_numpy_like(X)

@@ -208,8 +208,9 @@ class Nystroem(FeatureMap):
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class State(FeatureMapState):
         kernel_: Kernel = fitted(Kernel)
-        landmarks_: torch.Tensor = fitted(TensorSpec(shape=("m", "n_features_in_")))
-        normalization_: torch.Tensor = fitted(TensorSpec(shape=("m", None)))
+        # The map's own dtype, that of the rows it was fitted on (map() computes in its input's dtype).
+        landmarks_: torch.Tensor = fitted(TensorSpec("own_float", ("m", "n_features_in_")))
+        normalization_: torch.Tensor = fitted(TensorSpec("own_float", ("m", None)))
         landmark_indices_: torch.Tensor = fitted(TensorSpec(torch.int64, ("m",), nonnegative=True), optional=True)
 
     _state_type = State

@@ -3,9 +3,9 @@
 from .api import SavableMixin, load, save
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError
 from .registry import register, registered
-from .specs import ESTIMATOR_STATE, OPTIONAL, ArraySpec, DictOf, FloatDtype, ListOf, Record, TensorSpec, TupleOf
+from .specs import OPTIONAL, ArraySpec, DictOf, FloatDtype, ListOf, Record, TensorSpec, TupleOf
 
 __all__ = [
     "save", "load", "register", "registered", "SavableMixin", "ModelFileError", "CustomKernelError", "FORMAT_VERSION",
-    "TensorSpec", "ArraySpec", "ListOf", "TupleOf", "DictOf", "Record", "FloatDtype", "OPTIONAL", "ESTIMATOR_STATE",
+    "TensorSpec", "ArraySpec", "ListOf", "TupleOf", "DictOf", "Record", "FloatDtype", "OPTIONAL",
 ]

@@ -51,7 +51,7 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
     if name is None:
         raise TypeError(
             f"{type(model).__name__} cannot be saved: its class is not registered with kppca's model-file format "
-            "(decorate it with @kppca.io.register and declare its fitted state in _fitted_constraints)."
+            "(decorate it with @kppca.io.register and declare its fitted state as a record in _state_type)."
         )
     encoder = Encoder(allow_callable_kernel)
     params, state = encoder.encode_parts(model, "params", "state")

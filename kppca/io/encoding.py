@@ -20,9 +20,7 @@ from .._param_validation import (
 from .format import FORMAT_VERSION, CustomKernelError, ModelFileError, invalid
 from .registry import lookup, name_of, registered, wrap_custom_kernel
 from .record import FittedState, InvalidStateError
-from .specs import (
-    check_relations, declared, field_constraints, init_params, is_fitted_name, stored_state, validate_state,
-)
+from .specs import field_constraints, init_params, is_fitted_name, is_record, stored_state, validate_state
 
 TAGS = (
     "__tensor__", "__ndarray__", "__ndarray_str__", "__numpy_scalar__", "__tuple__", "__dict__", "__items__",
@@ -34,33 +32,18 @@ _DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "bool"
 
 
 def fitted_names(obj: Any, params: dict[str, Any]) -> list[str]:
-    """The state to store: the declared attributes of a registered class; fitted (``*_``) ones of a component."""
-    recorded, record_type = stored_state(obj), getattr(type(obj), "_state_type", None)
-    if record_type is not None:  # an owner of a record: its fields; any other public fitted attribute is refused
-        undeclared = [k for k in vars(obj) if k not in params and k != "state_" and is_fitted_name(k)]
-        if undeclared:
-            raise TypeError(
-                f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are "
-                f"not declared in {type(obj).__name__}'s fitted-state record ({record_type.__name__}); model files "
-                "hold only declared state."
-            )
-        return list(recorded or {})
-    if recorded is not None:  # a record itself
-        return list(recorded)
-    names = [k for k in vars(obj) if k not in params]
-    if name_of(type(obj)) is None:
-        return [k for k in names if is_fitted_name(k)]
-    constraints = declared(type(obj))
-    # Estimators: public fitted attributes must be declared; other registered objects hold no
-    # constructor parameters, so every public attribute must be. Private undeclared ones are caches.
-    public = is_fitted_name if hasattr(obj, "get_params") else (lambda k: not k.startswith("_"))
-    undeclared = [k for k in names if k not in constraints and public(k)]
-    if undeclared:
+    """The state to store: the fields of ``obj``'s record (none for a record, a level or a kernel, whose
+    constructor arguments are all there is); any other public fitted attribute is refused."""
+    record_type = getattr(type(obj), "_state_type", None)
+    undeclared = [k for k in getattr(obj, "__dict__", {}) if k not in params and k != "state_" and is_fitted_name(k)]
+    if undeclared and not is_record(obj):
+        where = f"{type(obj).__name__}'s fitted-state record ({record_type.__name__})" if record_type else \
+            f"{type(obj).__name__}, which keeps no fitted state"
         raise TypeError(
-            f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are not "
-            f"declared in {type(obj).__name__}._fitted_constraints (model files hold only declared state)."
+            f"cannot save {type(obj).__name__}: its fitted attribute(s) {', '.join(map(repr, undeclared))} are "
+            f"not declared in {where}; model files hold only declared state."
         )
-    return [k for k in names if k in constraints]
+    return list(stored_state(obj) or {}) if record_type is not None else []
 
 
 class Encoder:
@@ -359,17 +342,6 @@ class Decoder:
         retired = getattr(cls, "_retired_params", ())
         params = {k: v for k, v in params.items() if not (k in retired and v is None)}
         estimator = hasattr(cls, "get_params") and name_of(cls) is not None
-        if record_type is None and estimator and isinstance(getattr(cls, "_fitted_constraints", None), dict):
-            return self._build_legacy(cls, params, state, name, in_params)  # TRANSITION: removed once converted
-        if isinstance(getattr(cls, "_fitted_constraints", None), dict) and not dataclasses.is_dataclass(cls) \
-                and not hasattr(cls, "get_params"):  # TRANSITION: a registered helper rebuilt from its state
-            reason = validate_state(cls, state, {})
-            if reason:
-                raise self.fail(reason)
-            obj = cls.__new__(cls)
-            for key, value in state.items():
-                object.__setattr__(obj, key, value)
-            return obj
         if record_type is None and state:
             raise self.fail(f"the state of {name} holds {', '.join(map(repr, sorted(state)))}, but {cls.__name__} "
                             "keeps no fitted state")
@@ -395,21 +367,4 @@ class Decoder:
             if reason:
                 raise self.fail(reason)
             obj.__dict__["state_"] = record
-        return obj
-
-    def _build_legacy(self, cls: type, params: dict, state: dict, name: str, in_params: bool) -> Any:
-        try:
-            obj = cls(**params)
-            validate_parameter_constraints(cls._parameter_constraints, obj.get_params(deep=False), cls.__name__)
-        except (TypeError, ValueError) as exc:
-            raise self.fail(f"bad parameters for {name} ({exc})") from exc
-        if not (in_params and not state):
-            reason = validate_state(cls, state, params)
-            if reason:
-                raise self.fail(reason)
-        for key, value in state.items():
-            setattr(obj, key, value)
-        reason = check_relations(obj) if state else None
-        if reason:
-            raise self.fail(f"{name} {reason}")
         return obj

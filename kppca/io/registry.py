@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+from .specs import field_constraints
+
 #: kppca packages whose import registers every class a model file may name (imported on a registry miss).
 PLUGIN_PACKAGES = ("kppca.kernels", "kppca.features", "kppca.models", "kppca.rkm")
 
@@ -16,19 +18,17 @@ _CLASSES: dict[str, type] = {}
 _CUSTOM_KERNEL: dict[str, Callable[[Any], Any]] = {}
 
 
-def register(cls: type | None = None, *, name: str | None = None, fitted_constraints: dict | None = None,
-             component: bool = False) -> Any:
+def register(cls: type | None = None, *, name: str | None = None, component: bool = False) -> Any:
     """Register ``cls`` with the model-file format (usable as ``@register`` or ``@register(name=...)``).
 
     Parameters
     ----------
     cls : type
         The class. Its parameters are stored by ``get_params(deep=False)``, dataclass fields or ``__init__``
-        arguments kept under their own names; its fitted state is what ``_fitted_constraints`` declares.
+        arguments kept under their own names (a dataclass's fields declare their constraints with
+        :func:`kppca.io.record.constrained`); its fitted state is its record (``_state_type``).
     name : str, optional
         The stable name written to files (never change it), default ``"<top-level package>.<class name>"``.
-    fitted_constraints : dict, optional
-        Sets ``cls._fitted_constraints`` (to declare a class from outside).
     component : bool, default False
         A part of models (a kernel, a feature map, the centerer), never a model file's top-level class.
 
@@ -43,14 +43,11 @@ def register(cls: type | None = None, *, name: str | None = None, fitted_constra
         ``name`` is already taken by another class, or ``cls`` declares no fitted state.
     """
     def decorate(klass: type) -> type:
-        if fitted_constraints is not None:
-            klass._fitted_constraints = dict(fitted_constraints)
-        has_record = getattr(klass, "_state_type", None) is not None or hasattr(klass, "stored")
-        declares = has_record or isinstance(getattr(klass, "_fitted_constraints", None), dict)
+        declares = getattr(klass, "_state_type", None) is not None or field_constraints(klass) is not None
         if not declares and (hasattr(klass, "fit") or not component):  # what fits must say what it keeps
             raise ValueError(
-                f"{klass.__qualname__} declares no fitted state (a record class in _state_type): a model file may "
-                "hold only declared state."
+                f"{klass.__qualname__} declares no fitted state (a record class in _state_type, or dataclass fields "
+                "declared with kppca.io.record.constrained): a model file may hold only declared state."
             )
         key = name or f"{klass.__module__.split('.')[0]}.{klass.__qualname__}"
         other = _CLASSES.get(key)

@@ -1,7 +1,8 @@
-"""Declared fitted state: what a model file may hold, checked at load as parameters are checked at fit.
+"""The vocabulary of declared state: what a record's field (or a stored dataclass's field) may hold.
 
-``_fitted_constraints`` maps attributes to constraint lists in the vocabulary of :mod:`kppca._param_validation`
-plus the specs here; a file holding an undeclared attribute (e.g. a cache) is refused.
+Fields declare constraint lists in the vocabulary of :mod:`kppca._param_validation` plus the specs here
+(:func:`kppca.io.record.fitted`); :func:`validate_state` checks a state against them, at fit's end and at load,
+and a file holding an undeclared attribute (e.g. a cache) is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ OPTIONAL = "optional"
 _FLOATS = (torch.float32, torch.float64)
 _DTYPE_KINDS = {
     "any_float": (torch.float16, torch.bfloat16, torch.float32, torch.float64),
+    "own_float": _FLOATS,
     "int": (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8),
     "bool": (torch.bool,),
 }
@@ -82,8 +84,9 @@ class TensorSpec(StateConstraint):
 
     Parameters
     ----------
-    dtype : {"float", "any_float", "int", "bool"} or torch.dtype, default "float"
-        "float": float32/float64, and the model's ``_dtype`` when the state or an enclosing model's has one.
+    dtype : {"float", "own_float", "any_float", "int", "bool"} or torch.dtype, default "float"
+        "float": float32/float64, and the model's ``_dtype`` when the state or an enclosing model's has one;
+        "own_float": float32/float64 whatever the model's (a part computing in its own dtype).
     shape : tuple, optional
         Per axis an int, None (any size), the name of an int attribute of the state (``"n_samples_"``) or a
         free symbol (``"d"``), bound by its first use and equal wherever else it appears. None: any shape.
@@ -273,15 +276,6 @@ class FloatDtype(Constraint):
         return "torch.float32 or torch.float64"
 
 
-#: What every kppca estimator records at fit (``kppca.base.KernelEstimator``): dtype, device, input metadata.
-ESTIMATOR_STATE: dict[str, list[Any]] = {
-    "_dtype": [FloatDtype()],
-    "_device": ["device"],
-    "n_features_in_": [Interval(Integral, 1, None, closed="left")],
-    "feature_names_in_": [ArraySpec("OU", ("n_features_in_",)), OPTIONAL],
-}
-
-
 def is_fitted_name(key: str) -> bool:
     """A public fitted attribute, scikit-learn style: ``name_`` (no leading underscore)."""
     return key.endswith("_") and not key.startswith("_") and key.isidentifier()
@@ -308,8 +302,7 @@ def declared(cls: type) -> dict[str, list[Any]]:
     fields = field_constraints(record if record is not None else cls)
     if fields is not None:
         return fields
-    constraints = getattr(cls, "_fitted_constraints", None)
-    return constraints if isinstance(constraints, dict) else {}
+    return {}
 
 
 def stored_state(obj: Any) -> dict[str, Any] | None:
@@ -326,9 +319,6 @@ def init_params(obj: Any) -> dict[str, Any]:
         return obj.get_params(deep=False)
     if recorded is not None and not hasattr(obj, "_state_type"):  # a record itself
         return recorded
-    legacy = isinstance(getattr(obj, "_fitted_constraints", None), dict) and not dataclasses.is_dataclass(obj)
-    if legacy and getattr(type(obj), "__dict__", {}).get("_file_format_name") is not None:
-        return {}  # TRANSITION: a registered helper object rebuilt from its state alone
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
     # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
@@ -363,21 +353,16 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
                 reason = validate_object(item, unfitted=True)
                 if reason:
                     return f"parameter {key!r} ({type(item).__name__}): {reason}"
-    if record_type is not None:
-        state = stored_state(obj) or {}  # {}: an unfitted owner of a record
-    else:
-        constraints = declared(cls)
-        state = {k: v for k, v in getattr(obj, "__dict__", {}).items()
-                 if k not in params and (k in constraints or is_fitted_name(k))}
+    state = stored_state(obj) or {}  # {}: an unfitted owner of a record, or an object that keeps none
     if unfitted and not state:
         return None
     return validate_state(cls, state, params, symbols, dtype) or check_relations(obj)
 
 
 def check_relations(obj: Any) -> str | None:
-    """The class's own ``_check_fitted_state()`` (relations a declaration cannot express), run on valid state."""
+    """The record's own ``check()`` (relations a declaration cannot express), run on valid state."""
     record = obj if is_record(obj) else getattr(obj, "__dict__", {}).get("state_")
-    check = record.check if is_record(record) else getattr(obj, "_check_fitted_state", None)
+    check = record.check if is_record(record) else None
     try:
         return check() if check is not None else None
     except Exception as exc:  # noqa: BLE001 - any failure of the check is a reason to refuse the state
@@ -392,7 +377,7 @@ def _holds_objects(value: Any) -> bool:
 
 def validate_state(cls: type, state: dict[str, Any], params: dict[str, Any],
                    symbols: dict[str, int] | None = None, dtype: torch.dtype | None = None) -> str | None:
-    """None if a decoded ``state`` satisfies ``cls._fitted_constraints`` (plain values first: they bind shapes)."""
+    """None if ``state`` satisfies the fields :func:`declared` for ``cls`` (plain values first: they bind shapes)."""
     constraints = declared(cls)
     extra = sorted(set(state) - set(constraints))
     if extra:

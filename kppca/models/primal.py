@@ -165,7 +165,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
                 "reduces its blocks on Dask's scheduler, or pass its blocks one by one: partial_fit(block.compute())."
             )
         stats = self._current_stats()
-        self._drop_caches()  # the caches belong to the previous statistics
         if stats is None:
             X, _ = self._validate_fit_input(X)
             unfitted = self.feature_map is None or not hasattr(self.feature_map, "n_features_in_")

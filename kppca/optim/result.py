@@ -18,7 +18,7 @@ _REAL = Interval(Real, None, None)  # finite
 _NONNEG_INT = Interval(Integral, 0, None, closed="left")
 
 
-@register(name="kppca.optim.OptimizeResult", fitted_constraints={})  # TRANSITION: until register takes these
+@register(name="kppca.optim.OptimizeResult")
 @dataclass
 class OptimizeResult:
     """Outcome of :func:`kppca.optim.minimize` (every method).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -14,12 +15,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from kppca._param_validation import fit_context
 from kppca.base import KernelEstimator, KernelTransformerMixin
+from kppca.io import TensorSpec
+from kppca.io.record import EstimatorState, fitted
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _ToyState(EstimatorState):
+    _numpy_fit_: bool = fitted("boolean")
+    mean_: torch.Tensor = fitted(TensorSpec(shape=("n_features_in_",)))
+    y_seen_: torch.Tensor = fitted(TensorSpec("any_float", ndim=1), TensorSpec("int", ndim=1), None)
 
 
 class _Toy(KernelTransformerMixin, KernelEstimator):
     """The smallest estimator on the scaffold: transform returns X times the training mean."""
 
     _parameter_constraints = {"dtype": ["dtype"], "device": ["device"], "target": [None, str]}
+    _state_type = _ToyState
 
     def __init__(self, target=None, dtype=None, device=None):
         self.target = target
@@ -96,13 +107,23 @@ def test_not_fitted_message_is_uniform():
 
 
 def test_fitted_marker_class_attribute():
-    class Late(_Toy):
+    class Late(_NoParams):  # an estimator without a record keeps plain attributes
         _fitted_marker = "late_"
 
     m = Late().fit(X)
     assert not m.__sklearn_is_fitted__()
     m.late_ = 1
     assert m.__sklearn_is_fitted__()
+
+
+def test_fitted_state_is_the_record_and_read_only():
+    m = _Toy().fit(X)
+    assert isinstance(m.state_, _ToyState) and m.mean_ is m.state_.mean_
+    with pytest.raises(AttributeError, match="'mean_' is fitted state of _Toy.*read-only"):
+        m.mean_ = torch.zeros(2)
+    record = m.state_
+    m.fit(X + 1)
+    assert m.state_ is not record and torch.equal(record.mean_, torch.as_tensor(X).mean(0))  # never mutated
 
 
 def test_refit_drops_cache_and_failed_fit_restores_it():
@@ -161,8 +182,8 @@ def test_continuous_target():
     assert m.y_seen_.tolist() == list(range(6))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        Xt, Y = _Toy(target="continuous")._validate_fit_input(X, np.ones((6, 3)), target="continuous",
-                                                              multi_output=True)
+        # the fit preamble alone: on an estimator without a record (a record's fields are set only in fit)
+        Xt, Y = _NoParams()._validate_fit_input(X, np.ones((6, 3)), target="continuous", multi_output=True)
     assert Y.shape == (6, 3)
     with pytest.raises(ValueError, match="y must be 1-D"):
         _Toy(target="continuous").fit(X, np.ones((6, 3)))

@@ -3,7 +3,7 @@
 One case per estimator and variant (solver, form, head). Outputs are compared
 with ``assert_array_equal`` (bit-exact): the file keeps every tensor's bits,
 dtype and memory layout, and the loaded model runs the same operations on the
-same inputs. Every class declares its own fitted state (``_fitted_constraints``).
+same inputs. Every class declares its own fitted state (its record, ``kppca.io.record``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -10,17 +11,17 @@ import torch
 
 from kppca._param_validation import Integral, Interval, Real
 from kppca.io import OPTIONAL, ArraySpec, DictOf, ListOf, Record, TensorSpec, TupleOf, register
+from kppca.io.record import FittedState, InvalidStateError, constrained, fitted
 from kppca.io.registry import lookup, name_of
 from kppca.io.specs import ShapeContext, validate_state
 
 
+@dataclasses.dataclass
 class _Declared:
-    _fitted_constraints = {
-        "n_": [Interval(Integral, 1, None, closed="left")],
-        "W_": [TensorSpec(shape=("n_", "d"))],
-        "b_": [TensorSpec(shape=("d",))],
-        "names_": [ArraySpec("OU", ndim=1), OPTIONAL],
-    }
+    n_: int = constrained(Interval(Integral, 1, None, closed="left"))
+    W_: torch.Tensor = constrained(TensorSpec(shape=("n_", "d")))
+    b_: torch.Tensor = constrained(TensorSpec(shape=("d",)))
+    names_: np.ndarray = constrained(ArraySpec("OU", ndim=1), OPTIONAL, default=None)
 
 
 def _state(**changes):
@@ -81,8 +82,9 @@ def test_registration_needs_a_declaration_and_a_free_name():
         register(NoState)
 
     @register(name="tests.Thing")
+    @dataclasses.dataclass
     class Thing:
-        _fitted_constraints = {"a_": [int]}
+        a: int = constrained(int)
 
     assert name_of(Thing) == "tests.Thing" and lookup("tests.Thing") is Thing
 
@@ -91,8 +93,31 @@ def test_registration_needs_a_declaration_and_a_free_name():
 
     assert name_of(Sub) is None
 
+    @dataclasses.dataclass
     class Other:
-        _fitted_constraints = {"a_": [int]}
+        a: int = constrained(int)
 
     with pytest.raises(ValueError, match="'tests.Thing' is already registered"):
         register(Other, name="tests.Thing")
+
+
+def test_a_record_checks_itself_when_built_and_is_read_only():
+    """fit and load validate a record the same way: by its constructor, once."""
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class _State(FittedState):
+        n_: int = fitted(Interval(Integral, 1, None, closed="left"))
+        W_: torch.Tensor = fitted(TensorSpec(shape=("n_", "d")))
+        names_: np.ndarray = fitted(ArraySpec("OU", ndim=1), optional=True)
+
+        def check(self):
+            return "W_ must not be all zeros" if not bool(self.W_.any()) else None
+
+    state = _State(n_=2, W_=torch.ones(2, 3))
+    assert state.stored().keys() == {"n_", "W_"}  # the optional field left unset is not stored
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        state.n_ = 3
+    with pytest.raises(InvalidStateError, match=r"'W_'.*expected n_ = 2"):
+        _State(n_=2, W_=torch.ones(3, 3))
+    with pytest.raises(InvalidStateError, match="W_ must not be all zeros"):
+        _State(n_=2, W_=torch.zeros(2, 3))

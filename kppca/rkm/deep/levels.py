@@ -172,7 +172,7 @@ class Level:
         raise NotImplementedError
 
 
-@register(name="kppca.rkm.LSSVMLevel", fitted_constraints={})  # TRANSITION: until register takes these
+@register(name="kppca.rkm.LSSVMLevel")
 @dataclass(frozen=True)
 class LSSVMLevel(Level):
     """The LS-SVM regression level of a :class:`~kppca.rkm.DeepRKM`.
@@ -238,7 +238,7 @@ class LSSVMLevel(Level):
         return ((Y - e) ** 2).sum() / (2 * float(self.ridge)) + (H * (G @ H)).sum() / (2 * float(self.eta))
 
 
-@register(name="kppca.rkm.KPCALevel", fitted_constraints={})  # TRANSITION: until register takes these
+@register(name="kppca.rkm.KPCALevel")
 @dataclass(frozen=True)
 class KPCALevel(Level):
     """A kernel PCA level of a :class:`~kppca.rkm.DeepRKM`.
