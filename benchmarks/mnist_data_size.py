@@ -95,7 +95,7 @@ def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tup
     """FD, quality, fit seconds and generation seconds (mixture, hub scores and pre-images) of one candidate."""
     net, clf, stats, X_ho, y_ho = judge
     model, Xt, t_fit = fitted(spec, seed, pool)
-    model._gen_cache().pop(("latent-mixture", None), None)  # refitted with this candidate's mixture options
+    model._gen_cache().discard(("latent-mixture", None))  # refitted with this candidate's mixture options
     saved = generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT
     if "mix" in spec:
         generation_base.MIXTURE_COMPONENTS = spec["mix"]

@@ -54,6 +54,16 @@ class LazyCache:
         with self.lock:
             self._values[key] = value
 
+    def discard(self, key: Any) -> None:
+        """Forget one value, so that the next :meth:`get` recomputes it (benchmarks comparing options)."""
+        with self.lock:
+            self._values.pop(key, None)
+
+    def clear(self) -> None:
+        """Forget every value (benchmarks timing first calls)."""
+        with self.lock:
+            self._values.clear()
+
     def __contains__(self, key: object) -> bool:
         return key in self._values
 
