@@ -198,11 +198,6 @@ class HasFittedState:
         del self.__dict__["_draft_"], self.__dict__["_draft_cache_"]
         self.__dict__["state_"] = record
 
-    def _end_draft(self) -> None:
-        """Drop an unfinished draft (a failed fit)."""
-        self.__dict__.pop("_draft_", None)
-        self.__dict__.pop("_draft_cache_", None)
-
     def _has_state(self, name: str) -> bool:
         """Whether the fitted attribute ``name`` is set (in the draft during a fit)."""
         try:
