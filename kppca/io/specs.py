@@ -119,11 +119,13 @@ class TensorSpec(StateConstraint):
         reason = self._dtype_ok(value.dtype, context) or context.check_shape(tuple(value.shape), self.shape)
         if reason or not (value.dtype.is_floating_point and value.numel()):
             return reason
-        if self.finite and not bool(torch.isfinite(value).all()):
+        # Reductions, not elementwise masks: fit checks its record, so this runs on every fit (NaN propagates).
+        low, high = value.amin(), value.amax()
+        if self.finite and not bool(torch.isfinite(low) & torch.isfinite(high)):
             return "holds NaN or infinite values"
-        if self.positive and not bool((value > 0).all()):
+        if self.positive and not bool(low > 0):
             return "holds values <= 0 (all must be positive)"
-        if self.nonnegative and not bool((value >= 0).all()):
+        if self.nonnegative and not bool(low >= 0):
             return "holds negative values"
         return None
 
