@@ -108,10 +108,12 @@ class FittedState:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class EstimatorState(FittedState):
-    """What every kppca estimator's record holds (``kppca.base.KernelEstimator``): dtype, device, input metadata."""
+    """What every kppca estimator's record holds (``kppca.base.KernelEstimator``): dtype, device, input metadata,
+    and whether the fit's input was numpy-like (outputs are then numpy too)."""
 
     _dtype: Any = fitted(FloatDtype())
     _device: Any = fitted("device")
+    _numpy_fit_: bool = fitted("boolean")
     n_features_in_: int = fitted(Interval(Integral, 1, None, closed="left"))
     feature_names_in_: Any = fitted(ArraySpec("OU", ("n_features_in_",)), optional=True)
 

@@ -30,7 +30,6 @@ class PPCAState(EstimatorState):
     ``trace_`` is the trace of ``K_c`` (dual) or of the feature scatter matrix (primal), summed in float64.
     """
 
-    _numpy_fit_: bool = fitted("boolean")
     eigen_solver_: str = fitted(StrOptions({"dense", "partial"}))
     n_samples_: int = fitted(_COUNT)
     n_components_: int = fitted(_COUNT)

@@ -32,7 +32,6 @@ class LSSVMState(EstimatorState):
     """What both LS-SVMs store: the solved linear system, primal (``coef_``) or dual (``hidden_features_`` with
     the training inputs ``X_fit_``), its intercept and the exact leave-one-out residuals."""
 
-    _numpy_fit_: bool = fitted("boolean")
     solver_: str = fitted(StrOptions({"primal", "dual"}))
     feature_map_: FeatureMap | None = fitted(FeatureMap, None)
     kernel_: Any = fitted(Kernel, callable)
@@ -95,7 +94,6 @@ class KernelPMFState(EstimatorState):
     """:class:`~kppca.rkm.KernelPMF`'s record: the training points, their pmf and ``log eta``; the primal weights
     (primal solver) and the class of each point (with labels)."""
 
-    _numpy_fit_: bool = fitted("boolean")
     kernel_: Any = fitted(Kernel, callable)
     solver_: str = fitted(StrOptions({"dual", "primal"}))
     X_fit_: torch.Tensor = fitted(TensorSpec(shape=("n", "n_features_in_")))
@@ -126,7 +124,6 @@ class KernelPCARKMState(EstimatorState):
     """:class:`~kppca.rkm.KernelPCARKM`'s record: the kernel, its centering statistics, the training points, the
     hidden features ``H`` and the eigenvalues ``lambda_k``; the number of components follows from ``H``."""
 
-    _numpy_fit_: bool = fitted("boolean")
     kernel_: Any = fitted(Kernel, callable)
     centerer_: KernelCenterer = fitted(KernelCenterer)
     hidden_features_: torch.Tensor = fitted(TensorSpec(shape=("n", "s")))

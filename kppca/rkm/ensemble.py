@@ -132,7 +132,6 @@ def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
 class SubsetEnsembleState(EstimatorState):
     """:class:`SubsetEnsembleClassifier`'s record: the fitted submodels (nested estimators) and the combiner."""
 
-    _numpy_fit_: bool = fitted("boolean")
     classes_: np.ndarray = fitted(ArraySpec(shape=("n_classes",)))
     estimators_: list = fitted(ListOf([KernelEstimator], length="n_submodels"))
     subsets_: list = fitted(ListOf([ArraySpec("iu", ndim=1)], length="n_submodels"))

@@ -76,7 +76,6 @@ class NARState(EstimatorState):
     """:class:`NARForecaster`'s record: the two-view model, the standardisation, the end of the training series
     and its range. The lag order and the form follow from the last window and the model."""
 
-    _numpy_fit_: bool = fitted("boolean")
     mean_: float = fitted(Interval(Real, None, None))
     scale_: float = fitted(Interval(Real, 0, None, closed="neither"))
     model_: MultiViewKPCA = fitted(MultiViewKPCA)

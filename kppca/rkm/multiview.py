@@ -54,7 +54,6 @@ class MultiViewState(EstimatorState):
     """:class:`MultiViewKPCA`'s record (``s = n_components_``); ``n_features_in_`` exists for one 2-D input only."""
 
     n_features_in_: int = fitted(_COUNT, optional=True)
-    _numpy_fit_: bool = fitted("boolean")
     solver_result_: OptimizeResult | None = fitted(OptimizeResult, None)
     _gamma_diagonal: bool = fitted("boolean")
     form_: str = fitted(StrOptions({"primal", "dual"}))

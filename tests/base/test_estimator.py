@@ -21,7 +21,6 @@ from kppca.io.record import EstimatorState, fitted
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _ToyState(EstimatorState):
-    _numpy_fit_: bool = fitted("boolean")
     mean_: torch.Tensor = fitted(TensorSpec(shape=("n_features_in_",)))
     y_seen_: torch.Tensor = fitted(TensorSpec("any_float", ndim=1), TensorSpec("int", ndim=1), None)
 

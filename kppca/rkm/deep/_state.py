@@ -49,7 +49,6 @@ class DeepRKMState(EstimatorState):
     """:class:`~kppca.rkm.DeepRKM`'s record ("m" prototypes), in float64; ``solver_state_`` is the solver's own
     state (e.g. the feed-forward network's weights), ``solver_`` the solver that fitted (and so predicts)."""
 
-    _numpy_fit_: bool = fitted("boolean")
     _single_output: bool = fitted("boolean")
     solver_: str = fitted(str)
     levels_: list = fitted(ListOf([Level]))
@@ -140,7 +139,6 @@ class DeepRKMClassifierState(EstimatorState):
     """:class:`~kppca.rkm.DeepRKMClassifier`'s record ("n" training points); ``mlp_params_`` and
     ``mlp_input_scale_`` exist for the MLP head only, ``median_nn_distance_`` for a searched smoother width."""
 
-    _numpy_fit_: bool = fitted("boolean")
     classes_: np.ndarray = fitted(ArraySpec(ndim=1))
     kernel_: Any = fitted(Kernel, callable)
     unsupervised_history_: list = fitted(ListOf([_REAL]), optional=True)  # init="kpca" only
@@ -195,7 +193,6 @@ class DeepRKMClassifierState(EstimatorState):
 class DeepLSSVMClassifierState(EstimatorState):
     """:class:`~kppca.rkm.DeepLSSVMClassifier`'s record ("n" training points, "c" classes), in float64."""
 
-    _numpy_fit_: bool = fitted("boolean")
     classes_: np.ndarray = fitted(ArraySpec(shape=("c",)))
     kernel_: Any = fitted(Kernel, callable)
     X_fit_: torch.Tensor = fitted(TensorSpec(torch.float64, ("n", "n_features_in_")))
