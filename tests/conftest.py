@@ -3,6 +3,8 @@
 Kept deliberately minimal:
 
 * ``rng`` -- a fresh ``numpy.random.Generator`` seeded with 0.
+* ``_no_full_mnist`` (autouse) -- hides ``$KPPCA_MNIST_DIR`` from every test, so that CI exporting it
+  changes no test's data; ``tests/datasets/test_full_mnist.py`` reads it at import instead.
 * ``structured_data`` -- float64 array (40, 6): three strong latent directions
   (standard deviations 5, 3, 2) plus isotropic noise (0.3) and a non-zero mean.
   Its centered spectrum has a clear gap after three components.
@@ -12,6 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_full_mnist(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KPPCA_MNIST_DIR", raising=False)
 
 
 @pytest.fixture
