@@ -95,11 +95,7 @@ def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Ten
 
 
 class _FusedAdam:
-    """Adam (L2 weight decay) over parameters and gradients held as views of one flat vector each.
-
-    A step is one call of torch's fused Adam kernel on the whole vector (elementwise: the values of
-    ``torch.optim.Adam(fused=True)``, which calls it per parameter).
-    """
+    """Adam (L2 weight decay) as one call of torch's fused kernel on flat parameter and gradient vectors."""
 
     def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float):
         sizes = [p.numel() for p in params]
