@@ -32,9 +32,7 @@ AUTO_MEMORY_SHARE = 0.85
 def auto_n_train(n_available: int, dtype: str | None, available_bytes: float | None) -> tuple[int, str]:
     """``--n-train auto``: the largest N (and the dtype, float64 first unless given) within time and memory.
 
-    N is at most ``n_available``, takes at most :data:`AUTO_TIME_BUDGET_S` by the measured N^2 cost, and
-    its fit peaks below :data:`AUTO_MEMORY_SHARE` of ``available_bytes`` (no memory bound where it is None,
-    unknown); float32 is taken (when ``dtype`` is None) only where it allows a larger N than float64.
+    ``available_bytes`` None (unknown) sets no memory bound; float32 only where it allows a larger N than float64.
     """
     by_time = int((AUTO_TIME_BUDGET_S / AUTO_SECONDS_PER_N2) ** 0.5)
 
@@ -132,11 +130,7 @@ _MEMORY_OPTIONS = {"fit model": "--dtype float32 or a smaller --n-train", "gener
 
 
 def in_option_words(exc: BaseException, args: argparse.Namespace, stage: str | None) -> str:
-    """The one-line message of a library error raised in ``stage``, in the words of the command's options.
-
-    A model built from the options: its parameters become their flags (``n_components`` -> ``--n-components``),
-    and a rank too small for ``--n-components`` names ``--n-train``. Memory refusals name the options that help.
-    """
+    """The one-line message of a library error raised in ``stage``, naming the options (flags) that set or help it."""
     text = one_line(exc)
     if not getattr(args, "model", None):
         for name, flag in PARAMETER_FLAGS.items():
@@ -183,10 +177,7 @@ def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
 
 def build_model(args: argparse.Namespace) -> Any:
-    """The unfitted model of the options; a value the library refuses is an :class:`OptionError`.
-
-    The kernel is tried on two points before any data is read (``--bandwidth 1e-300`` is an argument error).
-    """
+    """The unfitted model of the options, its kernel tried on two points; a refused value is an :class:`OptionError`."""
     import numpy as np
 
     from ..kernels import RBF

@@ -1,14 +1,7 @@
-"""The ``kppca`` command: fit the dual model on MNIST, generate digits, traverse the latent space.
-
-    kppca sample --out digits.png          # fit on 2,000 digits, draw 64 new ones (all ten classes)
-    kppca sample --digit-class 7 --out sevens.npy   # 64 new 7s as an array (64, 784)
-    kppca traverse --out traversal.png     # grid over two latent components (paper, Fig. 4c)
-    kppca fit --save model.kppca           # fit, report, save; reuse with --model model.kppca
+"""The ``kppca`` command (examples: README's "Command line"); parsed before torch, scikit-learn or the models load.
 
 Exit status: 0 on success; 2 for invalid arguments, including values the library refuses before any work;
-1 for other errors the user can fix (missing files, data that do not fit the settings); 130 when interrupted.
-Messages are one line on stderr (the traceback with ``--debug``). The arguments are parsed before torch,
-scikit-learn or the models are imported, so ``--help``, ``--version`` and argument errors are immediate.
+1 for other errors the user can fix; 130 when interrupted. Messages are one line (the traceback with ``--debug``).
 """
 
 from __future__ import annotations

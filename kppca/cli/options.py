@@ -1,7 +1,6 @@
-"""The options of the ``kppca`` commands: argument types (numbers in a range, digits, names) and shared groups.
+"""The options of the ``kppca`` commands, without torch: argument errors answer before the library loads.
 
-Nothing here imports torch, so argument errors answer before the library loads. The ranges and names are the
-library's, in its words ("must be an int in the range [1, inf), got 0"); ``tests/cli/test_cli.py`` checks them.
+Ranges and names are the library's, in its words ("must be an int in the range [1, inf), got 0"; tested).
 """
 
 from __future__ import annotations

@@ -210,19 +210,12 @@ def _read_split_cached(
     images = read_idx(images_path)
     labels = read_idx(labels_path)
     if images.ndim != 3:
-        raise ValueError(
-            f"corrupt IDX file {images_path!r}: expected images of shape (n, height, width), "
-            f"got shape {images.shape}"
-        )
+        raise _corrupt(images_path, f"expected images of shape (n, height, width), got shape {images.shape}")
     if images.dtype != np.uint8:
-        raise ValueError(
-            f"corrupt IDX file {images_path!r}: MNIST images are unsigned bytes (type 0x08), got {images.dtype}"
-        )
+        raise _corrupt(images_path, f"MNIST images are unsigned bytes (type 0x08), got {images.dtype}")
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
-        raise ValueError(
-            f"corrupt IDX file {labels_path!r}: expected a 1-D array of integer labels, "
-            f"got {labels.dtype} of shape {labels.shape}"
-        )
+        raise _corrupt(labels_path, f"expected a 1-D array of integer labels, got {labels.dtype} of shape "
+                       f"{labels.shape}")
     if len(images) != len(labels):
         raise ValueError(
             f"corrupt IDX file pair: {images_path!r} holds {len(images)} images but "

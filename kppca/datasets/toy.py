@@ -24,8 +24,14 @@ DIGITS_SHAPE: tuple[int, int] = (8, 8)
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
-def _check_noise(noise: Any) -> float:
-    return float(check_scalar(noise, "noise", [Interval(Real, 0, None, closed="left")]))
+def _sklearn_toy(name: str, n_samples: int, noise: Any, random_state: RandomState, **options: Any) -> tuple[Any, Any]:
+    """``sklearn.datasets.<name>`` on validated arguments, ``X`` as float64."""
+    import sklearn.datasets
+
+    noise = float(check_scalar(noise, "noise", [Interval(Real, 0, None, closed="left")]))
+    make = getattr(sklearn.datasets, name)
+    X, y = make(n_samples=n_samples, noise=noise, random_state=sklearn_seed(random_state), **options)
+    return X.astype(np.float64), y
 
 
 def make_moons(
@@ -46,11 +52,8 @@ def make_moons(
     y : numpy.ndarray of shape (n_samples,), dtype int64
         Moon membership, 0 or 1.
     """
-    from sklearn.datasets import make_moons as _sk_make_moons
-
-    n = check_n_samples(n_samples)
-    X, y = _sk_make_moons(n_samples=n, noise=_check_noise(noise), random_state=sklearn_seed(random_state))
-    return X.astype(np.float64), y.astype(np.int64)
+    X, y = _sklearn_toy("make_moons", check_n_samples(n_samples), noise, random_state)
+    return X, y.astype(np.int64)
 
 
 def make_circles(
@@ -73,14 +76,10 @@ def make_circles(
     y : numpy.ndarray of shape (n_samples,), dtype int64
         0 for the outer circle, 1 for the inner one.
     """
-    from sklearn.datasets import make_circles as _sk_make_circles
-
     n = check_n_samples(n_samples)
     check_scalar(factor, "factor", [Interval(Real, 0, 1, closed="neither")])
-    X, y = _sk_make_circles(
-        n_samples=n, noise=_check_noise(noise), factor=float(factor), random_state=sklearn_seed(random_state)
-    )
-    return X.astype(np.float64), y.astype(np.int64)
+    X, y = _sklearn_toy("make_circles", n, noise, random_state, factor=float(factor))
+    return X, y.astype(np.int64)
 
 
 def make_swiss_roll(
@@ -103,13 +102,8 @@ def make_swiss_roll(
     t : numpy.ndarray of shape (n_samples,), dtype float64
         Position of each point along the roll (for colouring plots).
     """
-    from sklearn.datasets import make_swiss_roll as _sk_make_swiss_roll
-
-    n = check_n_samples(n_samples)
-    X, t = _sk_make_swiss_roll(
-        n_samples=n, noise=_check_noise(noise), random_state=sklearn_seed(random_state), hole=bool(hole)
-    )
-    return X.astype(np.float64), t.astype(np.float64)
+    X, t = _sklearn_toy("make_swiss_roll", check_n_samples(n_samples), noise, random_state, hole=bool(hole))
+    return X, t.astype(np.float64)
 
 
 @lru_cache(maxsize=1)

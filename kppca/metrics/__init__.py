@@ -1,8 +1,4 @@
-"""Criteria for evaluating and selecting fitted models, and for judging generated samples.
-
-:func:`reconstruction_error` and its scorers measure held-out error in the input space, so they compare
-models across kernels and feature maps, unlike ``score`` (a log-likelihood on the model's own ``H_E``).
-"""
+"""Criteria for evaluating and selecting fitted models, and for judging generated samples."""
 
 from . import digit_features as _digit_features
 from . import sample_quality as _sample_quality

@@ -1,11 +1,9 @@
 """A small digit classifier whose hidden layer gives the features of the Fréchet distance.
 
-An MLP (``D -> 256 -> 64 -> classes``, ReLU) trains in seconds on CPU with no download, and its hidden
-units respond to strokes, so blur, noise and class mixtures move the features. Training is deterministic:
-a seeded ``torch.Generator``, float32, one CPU thread (another thread count rounds differently). The
-backward pass and the fused Adam step are written out (importing ``torch.optim`` costs as much as the
-training) with the operations autograd calls, so the weights are bitwise those of
-``torch.optim.Adam(fused=True)`` (``tests/metrics/test_frechet.py`` checks it).
+An MLP (``D -> 256 -> 64 -> classes``, ReLU) trains in seconds on CPU with no download; its hidden units
+respond to strokes. Training is deterministic: seeded, float32, one CPU thread (another count rounds
+differently). Backward pass and fused Adam step are written out (importing ``torch.optim`` costs as much
+as the training), bitwise ``torch.optim.Adam(fused=True)``'s weights (tested).
 """
 
 from __future__ import annotations
@@ -95,11 +93,7 @@ def _init_layers(sizes: list[int], gen: torch.Generator) -> list[tuple[torch.Ten
 
 
 class _FusedAdam:
-    """Adam (L2 weight decay) over parameters and gradients held as views of one flat vector each.
-
-    A step is one call of torch's fused Adam kernel on the whole vector (elementwise: the values of
-    ``torch.optim.Adam(fused=True)``, which calls it per parameter).
-    """
+    """Adam (L2 weight decay) as one call of torch's fused kernel on flat parameter and gradient vectors."""
 
     def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float):
         sizes = [p.numel() for p in params]

@@ -91,10 +91,9 @@ class SampleQuality:
 
 
 def _fit_default_classifier(X: ArrayLike, y: ArrayLike) -> Any:
-    """The default classifier (logistic regression, ``C=10``) fitted on ``(X, y)``, on one thread, in float64.
+    """Logistic regression (``C=10``) fitted on ``(X, y)`` in float64 on one thread.
 
-    Another thread count or float32 moves the point where L-BFGS stops (the confidences moved in their third
-    digit), and a second thread spin-waits on a busy machine.
+    Another thread count or float32 moves where L-BFGS stops; a second thread spin-waits on a busy machine.
     """
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
