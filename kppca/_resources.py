@@ -17,8 +17,7 @@ MEMORY_ADVICE = "use float32 (half the memory), landmarks, or smaller batches"
 class InsufficientMemoryError(ValueError, MemoryError):
     """A request refused before any allocation: it needs more memory than the device has available.
 
-    A ``ValueError`` (the request's size is the wrong value for this machine) and a ``MemoryError`` (what it
-    would have raised later), so either ``except`` catches it.
+    A ``ValueError`` (a wrong size for this machine) and a ``MemoryError`` (what it would have raised later).
     """
 
 
@@ -75,12 +74,9 @@ def size_text(nbytes: float) -> str:
 
 
 def check_memory(nbytes: int, what: str, advice: str = MEMORY_ADVICE, device: Any = "cpu") -> None:
-    """Refuse ``what`` (a request, e.g. ``"sample(n=10**12)"``) when its ``nbytes`` exceed the available memory.
+    """Refuse ``what`` (e.g. ``"sample(n=10**12)"``) with ``advice`` when ``nbytes`` exceed the memory available.
 
-    Raises
-    ------
-    InsufficientMemoryError
-        Naming the size needed, the size available and ``advice``; never raised where the memory is unknown.
+    Never refused where the available memory is unknown.
     """
     available = available_memory(device)
     if available is not None and nbytes > available:
