@@ -40,10 +40,8 @@ def _meminfo() -> dict[str, int] | None:
 def available_memory(device: Any = "cpu", *, swap: bool = True) -> int | None:
     """Bytes an allocation on ``device`` (a ``torch.device`` or its name) can take now; None where unknown.
 
-    CPU: ``MemAvailable + SwapFree`` of ``/proc/meminfo`` (what the kernel can give without killing anything;
-    swap counts, so nothing that could complete is refused; ``swap=False``: RAM alone, for a size chosen to run
-    fast), else ``os.sysconf``'s free pages. CUDA: the free device memory plus what torch's caching allocator
-    holds unused. Other devices: None (never refused).
+    CPU: ``MemAvailable + SwapFree`` (swap counts, so nothing that could complete is refused; ``swap=False``:
+    RAM alone), else ``os.sysconf``'s free pages. CUDA: free memory plus what torch's allocator holds unused.
     """
     kind = getattr(device, "type", str(device).partition(":")[0])
     if kind == "cuda":
@@ -89,9 +87,7 @@ def check_memory(nbytes: int, what: str, advice: str = MEMORY_ADVICE, device: An
 
 
 def path_kind(path: str | os.PathLike) -> str | None:
-    """None for an existing regular file (symbolic links followed), else what ``path`` is, for a message:
-    ``"missing"``, ``"a folder"``, ``"a named pipe"``, ``"a character device"``, ...
-    """
+    """None for an existing regular file (links followed), else what ``path`` is: ``"missing"``, ``"a folder"``, ..."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

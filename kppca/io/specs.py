@@ -276,8 +276,7 @@ def is_fitted_name(key: str) -> bool:
 
 
 def field_constraints(cls: type) -> dict[str, list[Any]] | None:
-    """Field name -> constraints of a dataclass whose fields declare them (``metadata["constraints"]``; see
-    :func:`kppca.io.record.fitted` and :func:`~kppca.io.record.constrained`), else None."""
+    """Field name -> constraints of a dataclass whose fields declare them (``metadata["constraints"]``), else None."""
     if not dataclasses.is_dataclass(cls):
         return None
     declared = {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
@@ -303,8 +302,7 @@ def stored_state(obj: Any) -> dict[str, Any] | None:
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params``, a record's stored fields, a dataclass's init fields, or the
-    ``__init__`` arguments kept under their own names."""
+    """Constructor arguments of ``obj``: ``get_params``, a record's or dataclass's fields, or ``__init__``'s."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
     if is_record(obj):
