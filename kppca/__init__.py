@@ -13,11 +13,8 @@ import os as _os
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-# Idle OpenMP threads sleep instead of spinning. kppca's thread count follows the user's settings, never
-# the machine's load (so results are the same bits on an idle and a busy machine); spinning threads beside
-# busy processes would then take cores from threads with work (a fit ran 1.3-2x slower than scikit-learn's
-# arpack, against 0.65-0.96x with sleeping threads: benchmarks/bench_contention.py). OpenMP reads this once,
-# when torch loads it: it applies only if torch is not imported yet, and a value the user set is kept.
+# Idle OpenMP threads sleep instead of spinning, which would take cores from busy threads on a loaded machine
+# (benchmarks/bench_contention.py). OpenMP reads this once, when torch loads: a value the user set is kept.
 if "torch" not in _sys.modules:
     _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -11,18 +11,9 @@ from typing import Any, Callable
 class LazyCache:
     """What a fitted estimator derives on first use (factors, eigendecompositions: up to ``O(N^3)``), by key.
 
-    :meth:`get` computes a missing value once, under the cache's re-entrant lock, and publishes it whole:
-    threads sharing a fitted model never see a half-built value nor compute one twice. The lock is
-    re-entrant so that a computation may read other keys. ``fit`` starts a new cache; pickles and model
-    files leave it out (recomputed bitwise the same).
-
-    Parameters
-    ----------
-    store : dict, optional
-        Where the values live (a caller's own dict, e.g. a pre-image strategy's ``cache`` argument); a new
-        one by default.
-    lock : threading.RLock, optional
-        The lock to compute under: an owner that locks its other state with it shares it (a new one by default).
+    :meth:`get` computes a missing value once, under a re-entrant lock (a computation may read other keys),
+    and publishes it whole. Pickles and model files leave it out (recomputed bitwise the same). ``store``:
+    where the values live (a caller's own dict); ``lock``: an owner's lock to share (default: new ones).
     """
 
     def __init__(self, store: MutableMapping | None = None, lock: Any = None) -> None:

@@ -1,10 +1,9 @@
 """Hyper-parameter validation in scikit-learn's vocabulary (``Interval``, ``StrOptions``), and the fit context.
 
-Estimators declare ``_parameter_constraints`` (name -> list of allowed constraints, any one may hold) and wrap
-``fit`` with :func:`fit_context`; function arguments use :func:`check_scalar` and :func:`check_sequence`, so
-a phrase like "must be an int in the range [1, inf)" means the same everywhere. Besides :class:`Constraint`
-objects, a constraint may be ``None``, ``"boolean"`` (not an int), ``"random_state"``, ``"dtype"``,
-``"device"`` (one that exists here), ``callable`` or a type (an instance of it).
+Estimators declare ``_parameter_constraints`` (name -> allowed constraints, any one may hold) and wrap ``fit``
+with :func:`fit_context`; function arguments use :func:`check_scalar` and :func:`check_sequence`. Besides
+:class:`Constraint` objects, a constraint may be ``None``, ``"boolean"`` (not an int), ``"random_state"``,
+``"dtype"``, ``"device"`` (one that exists here), ``callable`` or a type (an instance of it).
 """
 
 from __future__ import annotations
@@ -274,9 +273,8 @@ def check_sequence(
 def fit_context(fit: Callable) -> Callable:
     """Decorate an estimator's ``fit``: validate ``_parameter_constraints`` first, and make the fit atomic.
 
-    The fitted state is drafted while ``fit`` runs and becomes the estimator's record (``state_``, see
-    :mod:`kppca.io.record`) only when it returns; a failed fit puts every attribute back (``fit`` only rebinds
-    attributes, never mutates the old objects). ``partial_fit`` drafts from the current record.
+    The state drafted while ``fit`` runs becomes the record (``state_``) only when it returns; a failed fit puts
+    every attribute back (``fit`` only rebinds attributes). ``partial_fit`` drafts from the current record.
     """
 
     @functools.wraps(fit)

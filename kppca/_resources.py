@@ -17,8 +17,7 @@ MEMORY_ADVICE = "use float32 (half the memory), landmarks, or smaller batches"
 class InsufficientMemoryError(ValueError, MemoryError):
     """A request refused before any allocation: it needs more memory than the device has available.
 
-    A ``ValueError`` (the request's size is the wrong value for this machine) and a ``MemoryError`` (what it
-    would have raised later), so either ``except`` catches it.
+    A ``ValueError`` (a wrong size for this machine) and a ``MemoryError`` (what it would have raised later).
     """
 
 
@@ -41,10 +40,8 @@ def _meminfo() -> dict[str, int] | None:
 def available_memory(device: Any = "cpu", *, swap: bool = True) -> int | None:
     """Bytes an allocation on ``device`` (a ``torch.device`` or its name) can take now; None where unknown.
 
-    CPU: ``MemAvailable + SwapFree`` of ``/proc/meminfo`` (what the kernel can give without killing anything;
-    swap counts, so nothing that could complete is refused; ``swap=False``: RAM alone, for a size chosen to run
-    fast), else ``os.sysconf``'s free pages. CUDA: the free device memory plus what torch's caching allocator
-    holds unused. Other devices: None (never refused).
+    CPU: ``MemAvailable + SwapFree`` (swap counts, so nothing that could complete is refused; ``swap=False``:
+    RAM alone), else ``os.sysconf``'s free pages. CUDA: free memory plus what torch's allocator holds unused.
     """
     kind = getattr(device, "type", str(device).partition(":")[0])
     if kind == "cuda":
@@ -75,12 +72,9 @@ def size_text(nbytes: float) -> str:
 
 
 def check_memory(nbytes: int, what: str, advice: str = MEMORY_ADVICE, device: Any = "cpu") -> None:
-    """Refuse ``what`` (a request, e.g. ``"sample(n=10**12)"``) when its ``nbytes`` exceed the available memory.
+    """Refuse ``what`` (e.g. ``"sample(n=10**12)"``) with ``advice`` when ``nbytes`` exceed the memory available.
 
-    Raises
-    ------
-    InsufficientMemoryError
-        Naming the size needed, the size available and ``advice``; never raised where the memory is unknown.
+    Never refused where the available memory is unknown.
     """
     available = available_memory(device)
     if available is not None and nbytes > available:
@@ -93,9 +87,7 @@ def check_memory(nbytes: int, what: str, advice: str = MEMORY_ADVICE, device: An
 
 
 def path_kind(path: str | os.PathLike) -> str | None:
-    """None for an existing regular file (symbolic links followed), else what ``path`` is, for a message:
-    ``"missing"``, ``"a folder"``, ``"a named pipe"``, ``"a character device"``, ...
-    """
+    """None for an existing regular file (links followed), else what ``path`` is: ``"missing"``, ``"a folder"``, ..."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

@@ -133,8 +133,7 @@ def check_feature_names(estimator: Any, X: ArrayLike, *, reset: bool) -> None:
         if names is not None:
             estimator.feature_names_in_ = names
         else:
-            forget = getattr(estimator, "_forget_state", None)  # a fitted-state record's owner, or a plain object
-            forget("feature_names_in_") if forget is not None else estimator.__dict__.pop("feature_names_in_", None)
+            estimator._forget_state("feature_names_in_")
         return
     fitted = getattr(estimator, "feature_names_in_", None)
     cls = type(estimator).__name__
@@ -241,9 +240,8 @@ def precision_advice(dtype: torch.dtype, cause: str | None = None) -> str:
 def check_sample_memory(model: Any, n: int, what: str) -> None:
     """Refuse ``what`` (drawing ``n`` rows from a fitted ``model``) when even its least memory is not available.
 
-    The least: per row the output (D values), the code (q) and, for a dual model, the kernel vector and dual
-    coefficients over the N training points (2N), in the model's dtype. Where the available memory is unknown,
-    nothing is refused (:func:`kppca._resources.check_memory`).
+    The least: per row the output (D), the code (q) and, for a dual model, the kernel vector and dual
+    coefficients over the N training points (2N), in the model's dtype.
     """
     width = model.n_features_in_ + model.n_components_
     basis, W = getattr(model, "eigenvectors_", None), getattr(model, "W_", None)  # dual (N, q), primal (d, q)

@@ -19,9 +19,8 @@ from .specs import validate_object
 def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -> None:
     """Write a fitted estimator to ``path`` in kppca's safe model-file format.
 
-    The file (any extension, format in :mod:`kppca.io`) holds no code and no caches. A ``random_state`` that
-    is a numpy/torch Generator is saved as None, with a warning. The write is atomic: a temporary file beside
-    ``path`` is flushed to disk and renamed over it, so a failure (a full disk) leaves the previous file whole.
+    The file (any extension, format in :mod:`kppca.io`) holds no code and no caches; a Generator ``random_state``
+    is saved as None, with a warning. The write is atomic: a failure leaves the previous file whole.
 
     Parameters
     ----------
@@ -72,10 +71,8 @@ def save(model: Any, path: str | Path, *, allow_callable_kernel: bool = False) -
 def load(path: str | Path, *, map_location: str | torch.device | None = None, kernel: Any = None) -> Any:
     """Load an estimator saved by :func:`kppca.save` or ``model.save``.
 
-    Nothing in the file is executed or imported: it may only name registered classes, kernels and feature
-    maps, filled with tensors, numbers and strings that are validated as ``fit`` validates parameters. The
-    header is checked before the rest is read, and only the tensor bytes it declares are read, once: the
-    model does not depend on the file afterwards.
+    Nothing in the file is executed or imported, and what it holds is validated as ``fit`` validates (see
+    :mod:`kppca.io`); the model does not depend on the file afterwards.
 
     Parameters
     ----------

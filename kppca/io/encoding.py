@@ -300,8 +300,7 @@ class Decoder:
         return decoded
 
     def record(self, cls: type[FittedState], state: dict[str, Any], name: str, owner: str | None = None) -> FittedState:
-        """The record ``cls(**state)`` of ``owner``; fields an older format version stored but ``cls`` derives are
-        dropped."""
+        """The record ``cls(**state)`` of ``owner`` (``state`` of an older format version converted first)."""
         owner = owner or cls.__name__
         if self.version < FORMAT_VERSION:
             state = cls.from_old_state(state)
@@ -320,12 +319,9 @@ class Decoder:
             raise self.fail(f"{name}: {exc}") from exc
 
     def build(self, cls: type, encoded_params: Any, encoded_state: Any, name: str) -> Any:
-        """An instance of ``cls``, built as every object is: ``cls(**params)``, then its record from ``state``.
+        """An instance of ``cls``: ``cls(**params)``, checked by the class's declarations, then its record.
 
-        Both are checked before use: the parameters by the class's declarations (``_parameter_constraints``, or
-        the fields of a dataclass), the record by its own constructor. A record or a plain dataclass (a level)
-        has parameters only, its fields (format version 3 stored those as state). ``_retired_params``
-        (parameters a class no longer takes) are dropped when None, their former default. Only an estimator
+        ``_retired_params`` (no longer taken) are dropped when None, their former default. Only an estimator
         among another's parameters (a template) may be unfitted.
         """
         in_params = self.in_params
@@ -346,8 +342,7 @@ class Decoder:
             raise self.fail(f"the state of {name} holds {', '.join(map(repr, sorted(state)))}, but {cls.__name__} "
                             "keeps no fitted state")
         if record_type is not None and estimator and not state and not in_params:
-            state = {}  # an unfitted estimator where a fitted one belongs: the record names what is missing
-            self.record(record_type, state, name, cls.__name__)
+            self.record(record_type, state, name, cls.__name__)  # unfitted: the record names what is missing
         if isinstance(cls, type) and issubclass(cls, FittedState):
             return self.record(cls, params, name)
         if field_constraints(cls) is not None:  # a plain dataclass: its fields as declared beside them

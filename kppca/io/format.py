@@ -1,9 +1,6 @@
 """The model-file container: a safetensors file whose header metadata holds one JSON document.
 
 Its ``sha256`` digest of the rest and of the tensors detects corruption and careless edits, not a forger.
-Writing replaces the target atomically. Reading checks the header first (its size, the JSON's nesting depth,
-the document's version, tensor entries that tile the rest of the file exactly), then reads only the declared
-tensor bytes into memory of its own (a loaded model never maps its file).
 """
 
 from __future__ import annotations
@@ -247,14 +244,13 @@ def _entries(header: dict[str, Any], body: int, path: Path) -> list[tuple[int, i
             raise _not_safetensors(path, f"tensor {name!r} has {offsets[1] - offsets[0]} bytes for {count} expected")
         spans.append((offsets[0], offsets[1], name, dtype, shape))
     spans.sort(key=lambda s: s[:2])
-    for (_, end, a, _, _), (begin, _, b, _, _) in zip(spans, spans[1:]):
-        if begin < end:
-            raise _not_safetensors(path, f"tensors {a!r} and {b!r} overlap")
-    end = 0
+    end, previous = 0, None
     for begin, stop, name, _, _ in spans:
+        if begin < end:
+            raise _not_safetensors(path, f"tensors {previous!r} and {name!r} overlap")
         if begin > end:
             raise _not_safetensors(path, f"{begin - end} bytes before tensor {name!r} belong to no tensor")
-        end = stop
+        end, previous = stop, name
     if end != body:  # e.g. gigabytes appended to a model file: refused before they are read
         raise _not_safetensors(path, f"{body - end} bytes after the last tensor belong to no tensor")
     return spans
@@ -274,8 +270,8 @@ def _tensors(f: BinaryIO, spans: list[tuple[int, int, str, torch.dtype, list[int
 def read_file(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """The JSON document (format, version and fields checked) and the CPU tensors of a verified model file.
 
-    The header is read and checked first, then only the tensor bytes it declares (each into memory of its own:
-    nothing refers to the file afterwards), after comparing their size with the memory available.
+    The header is checked first (its size, the JSON's depth, the version, tensor entries that tile the rest of
+    the file), then only the tensor bytes it declares are read, into memory of their own, if memory allows.
     """
     path = Path(path)
     with _open_regular(path) as f:

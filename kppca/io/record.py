@@ -1,10 +1,7 @@
-"""Fitted state as one immutable record: each field declared once, with its constraints, checked when built.
+"""Fitted state as one immutable record (:class:`FittedState`), built and checked at fit's end and at load.
 
-``fit`` ends by building the estimator's record (:class:`FittedState`); loading a model file builds the same
-record from the file, so both are validated the same way, once. The estimator's fitted attributes
-(``eigenvalues_``, ``sigma2_``, ...) are read-only views of it (:class:`HasFittedState`), values derived from
-the stored fields are cached properties of the record (:func:`derived`), and a refit makes a new record, so
-nothing derived from an earlier fit survives.
+The estimator's fitted attributes are read-only views of it; a refit makes a new record, so nothing derived
+from an earlier fit survives.
 """
 
 from __future__ import annotations
@@ -119,11 +116,7 @@ class EstimatorState(FittedState):
 
 
 class StateView:
-    """An owner's read-only attribute that shows one name of its record (a field or a derived property).
-
-    While ``fit`` runs (:meth:`HasFittedState._begin_state`) the attribute reads and writes the fit's draft
-    instead; outside a fit it cannot be set, so the record stays the one source of the fitted state.
-    """
+    """An owner's read-only attribute showing one name of its record; during a fit it reads and writes the draft."""
 
     def __init__(self, name: str):
         self.name = name
@@ -160,12 +153,10 @@ class StateView:
 
 
 class HasFittedState:
-    """An object whose fitted state is one :class:`FittedState` record, ``state_`` (set by its ``fit``).
+    """An object whose fitted state is one :class:`FittedState` record, ``state_``, of the class ``_state_type``.
 
-    A subclass names its record class in ``_state_type``; each of the record's fields and derived properties
-    becomes a read-only attribute (:class:`StateView`). A fit runs between :meth:`_begin_state` and
-    :meth:`_publish_state` (``fit_context`` calls both): attribute writes collect in a draft, and the record
-    is built from the draft at the end, so a failed fit leaves the previous record in place.
+    A fit runs between :meth:`_begin_state` and :meth:`_publish_state` (``fit_context`` calls both): writes
+    collect in a draft that becomes the record at the end, so a failed fit leaves the previous record in place.
     """
 
     _state_type: ClassVar[type[FittedState] | None] = None

@@ -1,7 +1,6 @@
 """Which classes a model file may name: those registered under a stable name (:func:`register`).
 
-Nothing is imported from a name read in a file: a registry miss imports only kppca's own packages
-(:data:`PLUGIN_PACKAGES`), whose classes register when imported. io imports none of them itself.
+Nothing is imported from a name read in a file: a registry miss imports only :data:`PLUGIN_PACKAGES`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""The vocabulary of declared state: what a record's field (or a stored dataclass's field) may hold.
-
-Fields declare constraint lists in the vocabulary of :mod:`kppca._param_validation` plus the specs here
-(:func:`kppca.io.record.fitted`); :func:`validate_state` checks a state against them, at fit's end and at load,
-and a file holding an undeclared attribute (e.g. a cache) is refused.
-"""
+"""The vocabulary of declared state (what a record's or a stored dataclass's field may hold) and its checks."""
 
 from __future__ import annotations
 
@@ -43,10 +38,7 @@ class StateConstraint(Constraint):
 
 
 class ShapeContext:
-    """The state being validated, the free shape symbols bound so far, and the model's float dtype.
-
-    ``dtype``: that of the enclosing model, for nested parts (a centerer, a view) that record none of their own.
-    """
+    """The state being validated, the shape symbols bound so far, and the (enclosing) model's float dtype."""
 
     def __init__(self, state: dict[str, Any], dtype: torch.dtype | None = None):
         self.state = state
@@ -284,8 +276,7 @@ def is_fitted_name(key: str) -> bool:
 
 
 def field_constraints(cls: type) -> dict[str, list[Any]] | None:
-    """Field name -> constraints of a dataclass whose fields declare them (``metadata["constraints"]``; see
-    :func:`kppca.io.record.fitted` and :func:`~kppca.io.record.constrained`), else None."""
+    """Field name -> constraints of a dataclass whose fields declare them (``metadata["constraints"]``), else None."""
     if not dataclasses.is_dataclass(cls):
         return None
     declared = {f.name: f.metadata["constraints"] for f in dataclasses.fields(cls) if "constraints" in f.metadata}
@@ -301,10 +292,7 @@ def is_record(obj: Any) -> bool:
 def declared(cls: type) -> dict[str, list[Any]]:
     """The fitted-state declaration of ``cls``: its record's fields (``cls`` a record or its owner), else {}."""
     record = getattr(cls, "_state_type", None)
-    fields = field_constraints(record if record is not None else cls)
-    if fields is not None:
-        return fields
-    return {}
+    return field_constraints(record if record is not None else cls) or {}
 
 
 def stored_state(obj: Any) -> dict[str, Any] | None:
@@ -314,13 +302,11 @@ def stored_state(obj: Any) -> dict[str, Any] | None:
 
 
 def init_params(obj: Any) -> dict[str, Any]:
-    """Constructor arguments of ``obj``: ``get_params``, a record's stored fields, a dataclass's init fields, or the
-    ``__init__`` arguments kept under their own names."""
-    recorded = stored_state(obj) if not hasattr(obj, "get_params") else None
+    """Constructor arguments of ``obj``: ``get_params``, a record's or dataclass's fields, or ``__init__``'s."""
     if hasattr(obj, "get_params"):
         return obj.get_params(deep=False)
-    if recorded is not None and not hasattr(obj, "_state_type"):  # a record itself
-        return recorded
+    if is_record(obj):
+        return obj.stored()
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
     # e.g. KernelCenterer: arguments stored under their own names, as scikit-learn does.
@@ -332,9 +318,7 @@ def validate_object(obj: Any, *, unfitted: bool = False, symbols: dict[str, int]
                     dtype: torch.dtype | None = None) -> str | None:
     """None if a live object is valid by its own class (parameters, then declared fitted state, recursively), else why.
 
-    ``unfitted=True`` accepts an object without fitted state (a template). ``symbols``: the shape symbols of the
-    enclosing object (``"n"`` is the same in a model and in its centerer); ``dtype``: its float dtype, which the
-    float tensors of a part without a ``_dtype`` of its own must have.
+    ``unfitted=True`` accepts a template; ``symbols`` and ``dtype`` are those of the enclosing object.
     """
     cls, record_type = type(obj), getattr(type(obj), "_state_type", None)
     if record_type is None and dataclasses.is_dataclass(obj):

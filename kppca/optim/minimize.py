@@ -15,8 +15,6 @@ from .._progress import tqdm
 from .result import OptimizeResult
 from .stiefel import GEOOPT_METHODS, check_orthonormal, geoopt_minimize, projected_gradient
 
-__all__ = ["METHODS", "STIEFEL_METHODS", "adam", "lbfgs", "minimize"]
-
 #: Methods on the Stiefel manifold: geoopt's Riemannian optimisers and the projected gradient.
 STIEFEL_METHODS = GEOOPT_METHODS + ("pgd",)
 #: Methods per manifold (``None``: unconstrained).

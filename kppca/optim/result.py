@@ -12,8 +12,6 @@ from .._param_validation import Integral, Interval, Real
 from ..io import DictOf, ListOf, TensorSpec, register
 from ..io.record import constrained
 
-__all__ = ["OptimizeResult"]
-
 _REAL = Interval(Real, None, None)  # finite
 _NONNEG_INT = Interval(Integral, 0, None, closed="left")
 

@@ -18,15 +18,6 @@ from .._linalg import objective_rounding
 from .._progress import tqdm
 from .result import OptimizeResult
 
-__all__ = [
-    "GEOOPT_METHODS",
-    "STALL_STEPS",
-    "check_orthonormal",
-    "geoopt_minimize",
-    "project_stiefel",
-    "projected_gradient",
-    "random_stiefel",
-]
 
 def project_stiefel(M: torch.Tensor) -> torch.Tensor:
     """Closest matrix with orthonormal columns to ``M`` (n, s), ``n >= s``: its polar factor ``P Q^T`` (SVD).
