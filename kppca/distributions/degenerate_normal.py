@@ -60,11 +60,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         Relative distance from the subspace beyond which a value is off the support (default ``sqrt(eps)``).
     validate_args : bool, optional
         When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
-
-    Notes
-    -----
-    The support test allows for the leak ``||(I - U U^T) F||_F`` of a factor not exactly in ``span(basis)``,
-    so ``log_prob`` of the distribution's own samples is finite (derived in docs/numerics).
     """
 
     arg_constraints = {"loc": constraints.real_vector}
@@ -94,9 +89,8 @@ class DegenerateMultivariateNormal(TorchDistribution):
         support_rtol: float | None = None,
         validate_args: bool | None = None,
     ):
-        if loc.ndim < 1:
-            raise ValueError("loc must be at least one-dimensional, shape (..., n).")
-        n = loc.shape[-1]
+        batch_shape, event_shape = self.infer_shapes(loc.shape)
+        n = event_shape[0]
         if (basis is None) != (basis_scale is None):
             raise ValueError("basis and basis_scale must be given together.")
         if basis is not None:
@@ -122,7 +116,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
         self.loc = loc
         self.scale_factor = scale_factor
         self.support_rtol = default_support_rtol(loc.dtype) if support_rtol is None else float(support_rtol)
-        super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     @lazy_property
     def _basis(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,9 +156,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
     def mean(self) -> torch.Tensor:
         return self.loc
 
-    @property
-    def mode(self) -> torch.Tensor:
-        return self.loc
+    mode = mean
 
     @property
     def variance(self) -> torch.Tensor:

@@ -1,8 +1,6 @@
-r"""Kullback-Leibler divergences of :class:`DegenerateMultivariateNormal`, registered with torch.
+r"""``kl_divergence(p, q)`` (torch's, Pyro's) for :class:`DegenerateMultivariateNormal` and full-rank ``MultivariateNormal``.
 
-``torch.distributions.kl_divergence(p, q)`` (and Pyro's) then works for ``p, q`` both degenerate, or one of them
-a full-rank ``MultivariateNormal``. It is finite only on a common support; otherwise one distribution puts mass
-where the other has no density, and ``+inf`` is returned, element by element of the batch.
+Finite only on a common support; ``+inf`` elsewhere, element by element of the batch.
 """
 
 from __future__ import annotations
