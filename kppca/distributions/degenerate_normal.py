@@ -102,6 +102,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 )
             if bool((basis_scale <= 0).any()):
                 raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
+            self._basis = (basis, basis_scale)
         if scale_factor is None:
             if basis is None:
                 raise ValueError("give scale_factor, or basis and basis_scale.")
@@ -111,8 +112,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
             raise ValueError(
                 f"scale_factor must have shape (n, m) = ({n}, m) to match loc, got {tuple(scale_factor.shape)}."
             )
-        if basis is not None:
-            self._basis = (basis, basis_scale)
         self.loc = loc
         self.scale_factor = scale_factor
         self.support_rtol = default_support_rtol(loc.dtype) if support_rtol is None else float(support_rtol)
