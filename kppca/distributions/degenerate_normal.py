@@ -21,12 +21,10 @@ LEAK_QUANTILE = 13.0
 class _AffineSubspace(constraints.Constraint):
     """The support ``loc + range(F)``: ``check(x)`` is True exactly where ``log_prob(x)`` is finite."""
 
-    is_discrete = False
     event_dim = 1
 
     def __init__(self, distribution: "DegenerateMultivariateNormal"):
         self._distribution = distribution
-        super().__init__()
 
     def check(self, value: torch.Tensor) -> torch.Tensor:
         _, off_support = self._distribution.support_coordinates(value)
