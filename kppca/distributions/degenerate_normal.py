@@ -21,12 +21,10 @@ LEAK_QUANTILE = 13.0
 class _AffineSubspace(constraints.Constraint):
     """The support ``loc + range(F)``: ``check(x)`` is True exactly where ``log_prob(x)`` is finite."""
 
-    is_discrete = False
     event_dim = 1
 
     def __init__(self, distribution: "DegenerateMultivariateNormal"):
         self._distribution = distribution
-        super().__init__()
 
     def check(self, value: torch.Tensor) -> torch.Tensor:
         _, off_support = self._distribution.support_coordinates(value)
@@ -60,11 +58,6 @@ class DegenerateMultivariateNormal(TorchDistribution):
         Relative distance from the subspace beyond which a value is off the support (default ``sqrt(eps)``).
     validate_args : bool, optional
         When true, ``log_prob`` of an off-support value raises instead of returning ``-inf``.
-
-    Notes
-    -----
-    The support test allows for the leak ``||(I - U U^T) F||_F`` of a factor not exactly in ``span(basis)``,
-    so ``log_prob`` of the distribution's own samples is finite (derived in docs/numerics).
     """
 
     arg_constraints = {"loc": constraints.real_vector}
@@ -94,9 +87,8 @@ class DegenerateMultivariateNormal(TorchDistribution):
         support_rtol: float | None = None,
         validate_args: bool | None = None,
     ):
-        if loc.ndim < 1:
-            raise ValueError("loc must be at least one-dimensional, shape (..., n).")
-        n = loc.shape[-1]
+        batch_shape, event_shape = self.infer_shapes(loc.shape)
+        n = event_shape[0]
         if (basis is None) != (basis_scale is None):
             raise ValueError("basis and basis_scale must be given together.")
         if basis is not None:
@@ -108,6 +100,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
                 )
             if bool((basis_scale <= 0).any()):
                 raise ValueError("basis_scale must be strictly positive; drop the null directions from basis.")
+            self._basis = (basis, basis_scale)
         if scale_factor is None:
             if basis is None:
                 raise ValueError("give scale_factor, or basis and basis_scale.")
@@ -117,12 +110,10 @@ class DegenerateMultivariateNormal(TorchDistribution):
             raise ValueError(
                 f"scale_factor must have shape (n, m) = ({n}, m) to match loc, got {tuple(scale_factor.shape)}."
             )
-        if basis is not None:
-            self._basis = (basis, basis_scale)
         self.loc = loc
         self.scale_factor = scale_factor
         self.support_rtol = default_support_rtol(loc.dtype) if support_rtol is None else float(support_rtol)
-        super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     @lazy_property
     def _basis(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,9 +153,7 @@ class DegenerateMultivariateNormal(TorchDistribution):
     def mean(self) -> torch.Tensor:
         return self.loc
 
-    @property
-    def mode(self) -> torch.Tensor:
-        return self.loc
+    mode = mean
 
     @property
     def variance(self) -> torch.Tensor:

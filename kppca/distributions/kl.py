@@ -1,8 +1,6 @@
-r"""Kullback-Leibler divergences of :class:`DegenerateMultivariateNormal`, registered with torch.
+r"""``kl_divergence(p, q)`` (torch's, Pyro's) for :class:`DegenerateMultivariateNormal` and full-rank ``MultivariateNormal``.
 
-``torch.distributions.kl_divergence(p, q)`` (and Pyro's) then works for ``p, q`` both degenerate, or one of them
-a full-rank ``MultivariateNormal``. It is finite only on a common support; otherwise one distribution puts mass
-where the other has no density, and ``+inf`` is returned, element by element of the batch.
+Finite only on a common support; ``+inf`` elsewhere, element by element of the batch.
 """
 
 from __future__ import annotations
@@ -46,8 +44,10 @@ def kl_degenerate_normals(p: DegenerateMultivariateNormal, q: DegenerateMultivar
     return kl.masked_fill(off_support, math.inf)
 
 
-def _as_degenerate(mvn: MultivariateNormal) -> DegenerateMultivariateNormal:
-    """The same Gaussian as a degenerate normal of full rank (its Cholesky factor as ``F``)."""
+def _as_degenerate(mvn: MultivariateNormal | DegenerateMultivariateNormal) -> DegenerateMultivariateNormal:
+    """The same Gaussian as a degenerate normal (of full rank, its Cholesky factor as ``F``, if not one already)."""
+    if isinstance(mvn, DegenerateMultivariateNormal):
+        return mvn
     L = mvn._unbroadcasted_scale_tril
     if L.ndim != 2:
         raise NotImplementedError(
@@ -59,10 +59,6 @@ def _as_degenerate(mvn: MultivariateNormal) -> DegenerateMultivariateNormal:
 
 
 @register_kl(DegenerateMultivariateNormal, MultivariateNormal)
-def _kl_degenerate_mvn(p: DegenerateMultivariateNormal, q: MultivariateNormal) -> torch.Tensor:
-    return kl_degenerate_normals(p, _as_degenerate(q))
-
-
 @register_kl(MultivariateNormal, DegenerateMultivariateNormal)
-def _kl_mvn_degenerate(p: MultivariateNormal, q: DegenerateMultivariateNormal) -> torch.Tensor:
-    return kl_degenerate_normals(_as_degenerate(p), q)
+def _kl_with_mvn(p: torch.distributions.Distribution, q: torch.distributions.Distribution) -> torch.Tensor:
+    return kl_degenerate_normals(_as_degenerate(p), _as_degenerate(q))

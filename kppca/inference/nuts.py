@@ -1,8 +1,6 @@
 """NUTS on the Pyro models of :mod:`kppca.inference`, chains one after the other, with a progress bar.
 
-NUTS is slow next to the closed forms (a minute or more for a few points, e.g. the codes of 3 digits with
-5 components): :func:`run_nuts` reports each step on one bar of the package's kind (``progress=True``),
-instead of Pyro's own bar (its ``tqdm.auto`` warns in notebooks without ipywidgets).
+The bar is the package's, not Pyro's: Pyro's ``tqdm.auto`` warns in notebooks without ipywidgets.
 """
 
 from __future__ import annotations

@@ -38,7 +38,6 @@ def _num_points(obs: torch.Tensor | None, num_points: int | None) -> int:
 
 
 def _standard_normal_latent(q: int, like: torch.Tensor) -> torch.Tensor:
-    """``h_i ~ N(0, I_q)``, inside the data plate."""
     zeros = like.new_zeros(q)
     return pyro.sample("h", dist.Normal(zeros, torch.ones_like(zeros)).to_event(1))
 
@@ -240,10 +239,7 @@ def subspace_coordinates(model: PrimalPPCA | DualPPCA, X: Any) -> torch.Tensor:
 
 
 def _loading_coordinates(model: BasePPCA) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(all eigenvalues (r,), basis (·, r), loading in that basis (r, q)) of a fitted model.
-
-    The loading is computed, not assumed diagonal, so that it holds whatever signs the two eigenbases use.
-    """
+    """(eigenvalues (r,), basis (·, r), loading (r, q)): computed, not assumed diagonal, to hold the bases' signs."""
     values, basis = model._full_eigen()
     if isinstance(model, PrimalPPCA):
         loading = basis.T @ model.W_
@@ -299,8 +295,6 @@ def bayesian_model(
     collapse_latent: bool = False,
 ) -> Callable[[], None]:
     """A zero-argument :func:`bayesian_ppca_model` on the ``H_E`` coordinates of a fitted model.
-
-    The fitted model supplies the basis of ``H_E``, ``q`` and (when kept fixed) the ML loading.
 
     Parameters
     ----------

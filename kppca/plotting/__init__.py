@@ -1,6 +1,4 @@
-"""Figures for fitted models: image grids and latent traversals, the spectrum, the paper's toy
-figure and latent uncertainty (matplotlib; functions return Axes or Figures and never call ``plt.show``).
-"""
+"""Figures of fitted models (matplotlib): the functions return Axes or Figures and never call ``plt.show``."""
 
 from .figures import save_figure
 from .images import image_shape_for, plot_image_grid, plot_latent_traversal, tile_images

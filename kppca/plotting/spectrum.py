@@ -1,5 +1,4 @@
-"""Curves of a fit: a model's eigenvalue spectrum with its noise level ``sigma2`` and the cut ``q``, and the
-objective histories of iterative fits (deep RKM classifier models, optimisation results)."""
+"""Curves of a fit: a model's eigenvalue spectrum, and the objective histories of iterative fits."""
 
 from __future__ import annotations
 
