@@ -1,8 +1,4 @@
-"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty.
-
-Both models reduce to a PSD matrix with the same non-zero eigenvalues; the choice of ``q`` and ``sigma2``
-(:func:`select_components`) needs only its trace, the top ``q`` eigenpairs and the rank ``r``.
-"""
+"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty."""
 
 from __future__ import annotations
 
@@ -107,13 +103,11 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
                 "non-linear kernel or feature map, or give sigma2 (then q = 1 of rank 1 is allowed)."
             )
         q, sigma2 = select_components(spectrum, n_samples, self.n_components, self.sigma2)
-        lam = spectrum.values[:q].clone()
-        N = n_samples
-        self.n_samples_ = N
+        self.n_samples_ = n_samples
         self.n_components_ = q
         self.rank_ = spectrum.rank
         self.sigma2_ = sigma2
-        self.eigenvalues_ = lam
+        self.eigenvalues_ = spectrum.values[:q].clone()
         self.trace_ = spectrum.trace  # the variances, gain and posterior scale follow (see models._state)
 
     # ------------------------------------------------------------------ latent variable

@@ -192,8 +192,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
             )
         self.feature_map_ = fmap
         self._stream_params = streaming_signature(self)
-        self._forget_state("_stream_stats")  # a new model: statistics start from this data
-        self._forget_state("_latent_extra")
+        self._forget_state("_stream_stats", "_latent_extra")  # a new model: statistics start from this data
         return fmap
 
     def _fit_spectrum(

@@ -82,9 +82,7 @@ class GenerationMixin(ABC, Generic[Points]):
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
         """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
-        self._forget_state("sample_classes_")
-        self._forget_state("_label_index")
-        self._forget_state("_unkept_labels")
+        self._forget_state("sample_classes_", "_label_index", "_unkept_labels")
         if y is None:
             return
         labels = np.asarray(y)
