@@ -52,7 +52,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     _fitted_marker = "sigma2_"  # set last in fit
     _accepts_sparse = True  # as scikit-learn's KernelPCA and PCA
 
-    # ------------------------------------------------------------------ parameters
     def _check_fit_params(self) -> None:
         """The rules that involve both ``n_components`` and ``sigma2``."""
         if self.sigma2 is None:
@@ -81,7 +80,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
             )
         return T
 
-    # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
         """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
         q = self.n_components
@@ -110,7 +108,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self.eigenvalues_ = spectrum.values[:q].clone()
         self.trace_ = spectrum.trace  # the variances, gain and posterior scale follow (see models._state)
 
-    # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Posterior mean (= MAP) of the latent codes ``h``.
 
@@ -147,7 +144,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._check_fitted("latent_covariance_")
         return torch.diag(self._posterior_std**2)
 
-    # ------------------------------------------------------------------ likelihood, novelty
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Log-likelihood of each point under the marginal model on ``H_E`` (dimension ``r``).
 

@@ -35,7 +35,6 @@ class GenerationMixin(ABC, Generic[Points]):
     primal model (feature vectors) and :class:`~kppca.preimage.FeaturePoints` for the dual one.
     """
 
-    # ------------------------------------------------------------------ hooks a model implements
     @abstractmethod
     def _training_context(self) -> TrainingContext:
         """The training set (or landmarks) that pre-images are built from."""
@@ -66,7 +65,6 @@ class GenerationMixin(ABC, Generic[Points]):
     ) -> torch.Tensor:
         """Inputs (M, D) for ``points`` by ``strategy``; ``candidates`` (M, N) restricts the training points."""
 
-    # ------------------------------------------------------------------ caches and labels
     def _gen_cache(self) -> LazyCache:
         """The model's cache, which also keeps what generation derives from the fit (context, mixtures, maps)."""
         return self._cache
@@ -102,7 +100,6 @@ class GenerationMixin(ABC, Generic[Points]):
         """Whether the model keeps points for latent mixtures and pre-images (the primal model adds landmarks)."""
         return self._has_state("X_fit_")
 
-    # ------------------------------------------------------------------ public API
     def sample(
         self,
         n: int,
@@ -260,7 +257,6 @@ class GenerationMixin(ABC, Generic[Points]):
             return self._to_output(X), self._to_output(codes)
         return self._to_output(X)
 
-    # ------------------------------------------------------------------ latent mixtures
     def _latent_mixture(self, label_index: int | None) -> LatentMixture:
         """The mixture on all training codes (None) or on those of one class (cached)."""
         if not self._has_training_codes():
@@ -309,7 +305,6 @@ class GenerationMixin(ABC, Generic[Points]):
             h[rows] = self._latent_mixture(int(c)).sample(int(rows.sum()), gen)
         return h, wanted
 
-    # ------------------------------------------------------------------ helpers
     def _traversal_codes(self, components: Any, n_steps: Any, extent: Any) -> torch.Tensor:
         q = self.n_components_
         comps = [int(c) for c in check_sequence(components, "components", [Interval(Integral, 0, None, closed="left")],

@@ -45,7 +45,6 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
-    # ------------------------------------------------------------------ landmarks (no training inputs)
     def _uses_landmarks(self) -> bool:
         """True for a fitted model without training inputs whose feature map has landmarks."""
         if self._has_state("X_fit_") or not self._has_state("feature_map_"):
@@ -126,7 +125,6 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
 
         return self._cached("landmark-features", compute)
 
-    # ------------------------------------------------------------------ hooks (points are feature vectors)
     def _training_context(self) -> TrainingContext:
         """The context over the training points, or over the landmarks when no inputs are kept."""
         if self._uses_landmarks():
@@ -256,7 +254,6 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
 
         return self._cache.get("gram-factor", factor)
 
-    # ------------------------------------------------------------------ hooks
     def _training_context(self) -> TrainingContext:
         c = self.centerer_
         diag = self.kernel_.diag(self.X_fit_)
