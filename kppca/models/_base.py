@@ -174,10 +174,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         return -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
-        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).
-
-        Not comparable across kernels or feature maps (with RBF it rises with the bandwidth): to
-        search those pass ``scoring=kppca.metrics.reconstruction_scorer``.
+        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`, also for comparing kernels).
 
         Parameters
         ----------
