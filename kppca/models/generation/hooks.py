@@ -32,7 +32,7 @@ from .base import GenerationMixin
 __all__ = ["PrimalGenerationMixin", "DualGenerationMixin"]
 
 
-class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
+class PrimalGenerationMixin(GenerationMixin):
     """Generation for :class:`~kppca.PrimalPPCA` (see :mod:`kppca.models.generation`)."""
 
     def reconstruct_features(self, X: Any) -> Any:
@@ -201,7 +201,7 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
 
 
-class DualGenerationMixin(GenerationMixin[FeaturePoints]):
+class DualGenerationMixin(GenerationMixin):
     """Generation for :class:`~kppca.DualPPCA` (see :mod:`kppca.models.generation`)."""
 
     def kernel_preimage(
