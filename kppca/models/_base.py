@@ -1,8 +1,4 @@
-"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty.
-
-Both models reduce to a PSD matrix with the same non-zero eigenvalues; the choice of ``q`` and ``sigma2``
-(:func:`select_components`) needs only its trace, the top ``q`` eigenpairs and the rank ``r``.
-"""
+"""What the primal and dual PPCA estimators share: parameters, ML fit, latent posterior, likelihood, novelty."""
 
 from __future__ import annotations
 
@@ -56,7 +52,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
     _fitted_marker = "sigma2_"  # set last in fit
     _accepts_sparse = True  # as scikit-learn's KernelPCA and PCA
 
-    # ------------------------------------------------------------------ parameters
     def _check_fit_params(self) -> None:
         """The rules that involve both ``n_components`` and ``sigma2``."""
         if self.sigma2 is None:
@@ -85,7 +80,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
             )
         return T
 
-    # ------------------------------------------------------------------ fitting
     def _resolve_solver(self, size: int) -> str:
         """Choose and record (``eigen_solver_``) ``"dense"`` or ``"partial"`` for a matrix of order ``size``."""
         q = self.n_components
@@ -107,16 +101,13 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
                 "non-linear kernel or feature map, or give sigma2 (then q = 1 of rank 1 is allowed)."
             )
         q, sigma2 = select_components(spectrum, n_samples, self.n_components, self.sigma2)
-        lam = spectrum.values[:q].clone()
-        N = n_samples
-        self.n_samples_ = N
+        self.n_samples_ = n_samples
         self.n_components_ = q
         self.rank_ = spectrum.rank
         self.sigma2_ = sigma2
-        self.eigenvalues_ = lam
+        self.eigenvalues_ = spectrum.values[:q].clone()
         self.trace_ = spectrum.trace  # the variances, gain and posterior scale follow (see models._state)
 
-    # ------------------------------------------------------------------ latent variable
     def transform(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Posterior mean (= MAP) of the latent codes ``h``.
 
@@ -153,7 +144,6 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         self._check_fitted("latent_covariance_")
         return torch.diag(self._posterior_std**2)
 
-    # ------------------------------------------------------------------ likelihood, novelty
     def score_samples(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Log-likelihood of each point under the marginal model on ``H_E`` (dimension ``r``).
 
@@ -184,10 +174,7 @@ class BasePPCA(ClassNamePrefixFeaturesOutMixin, KernelTransformerMixin, KernelEs
         return -0.5 * (r * math.log(2 * math.pi) + log_det + (y**2 / variances).sum(1))
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
-        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`).
-
-        Not comparable across kernels or feature maps (with RBF it rises with the bandwidth): to
-        search those pass ``scoring=kppca.metrics.reconstruction_scorer``.
+        """Average log-likelihood of ``X`` on ``H_E`` (see :meth:`score_samples`, also for comparing kernels).
 
         Parameters
         ----------

@@ -1,9 +1,4 @@
-"""The fitted state of the PPCA models, one record each: what ``fit`` stores, and what follows from it.
-
-Stored: the ML estimates (``q``, ``sigma2``, the top eigenvalues and their directions), the trace and the
-inputs or statistics the model keeps. Derived on first use (:func:`~kppca.io.record.derived`): the variances,
-the posterior gain and scale, the shrinkage of reconstructions and the dual coefficients ``A``.
-"""
+"""The fitted state of the PPCA models, one record each: what ``fit`` stores, and what follows from it."""
 
 from __future__ import annotations
 

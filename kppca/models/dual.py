@@ -99,7 +99,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
     ):
         self._store_params(locals())
 
-    # ------------------------------------------------------------------ fit
     _parameter_constraints = {**BasePPCA._parameter_constraints, "kernel": [Kernel, str, callable, None]}
     #: The fitted state (a custom kernel is supplied at load).
     _state_type = DualState
@@ -134,7 +133,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         self._cache.set("gram", gram)
         return self
 
-    # ------------------------------------------------------------------ kernel-space helpers
     def centered_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Centered kernel vectors ``k_c(x) = Phi_c^T (phi(x) - m)`` of new points.
 
@@ -241,7 +239,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         floor = rounding_tolerance(K_x.dtype, N, scale + float(values[0]))
         return total - inside, total, floor
 
-    # ------------------------------------------------------------------ distributions of k_c
     def kernel_conditional(self, h: ArrayLike) -> DegenerateMultivariateNormal:
         """The distribution of ``k_c | h``: ``N(K_c A h, sigma2 K_c)`` on ``range(K_c)``.
 
@@ -379,7 +376,6 @@ class DualPPCA(DualGenerationMixin, BasePPCA):
         a = torch.randn((int(n), F.shape[1]), generator=generator, dtype=self._dtype, device=self._device)
         return a @ F.T
 
-    # ------------------------------------------------------------------ reconstruction, covariance
     def reconstruct_kernel(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """MAP reconstruction in kernel space: ``K_c A h_MAP = E_q diag(1 - N sigma2/lam) E_q^T k_c``.
 

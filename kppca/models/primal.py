@@ -180,7 +180,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         self._fit_stats(batch if stats is None else stats.merge(batch), labels)
         return self
 
-    # ------------------------------------------------------------------ fitting helpers
     def _fitted_feature_map(self, X: torch.Tensor) -> FeatureMap:
         """A copy of ``feature_map`` (identity by default), fitted on ``X`` unless it is; sets ``feature_map_``."""
         fmap = copy.deepcopy(self.feature_map) if self.feature_map is not None else Identity()
@@ -192,8 +191,7 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
             )
         self.feature_map_ = fmap
         self._stream_params = streaming_signature(self)
-        self._forget_state("_stream_stats")  # a new model: statistics start from this data
-        self._forget_state("_latent_extra")
+        self._forget_state("_stream_stats", "_latent_extra")  # a new model: statistics start from this data
         return fmap
 
     def _fit_spectrum(
@@ -278,7 +276,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
             return ScatterStats.from_batch(self.feature_map_.map(self.X_fit_), bool(self.center))
         return None
 
-    # ------------------------------------------------------------------ coordinates
     def features(self, X: ArrayLike) -> Any:
         """``phi(X)`` (M, d) with the fitted feature map."""
         Xt = self._validate_new_input(X, method="features")  # first: the fitted check
@@ -320,7 +317,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         floor = C.shape[1] * eps**2 * 2 * ((C + self.mean_) ** 2).sum(1).add_((self.mean_**2).sum())
         return (residual**2).sum(1), total, floor
 
-    # ------------------------------------------------------------------ distributions of phi
     def _subspace_distribution(self, loc: torch.Tensor, scales: torch.Tensor) -> DegenerateMultivariateNormal:
         from ..distributions import DegenerateMultivariateNormal
 
@@ -356,7 +352,6 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
         a = torch.randn((int(n), std.shape[0]), generator=generator, dtype=self._dtype, device=self._device)
         return (a * std) @ V.T + self.mean_
 
-    # ------------------------------------------------------------------ reconstruction, covariance
     def get_covariance(self) -> torch.Tensor:
         """``W W^T + sigma2 I_d`` (d, d), the model covariance of ``phi`` (Tipping and Bishop)."""
         self._check_fitted("get_covariance")

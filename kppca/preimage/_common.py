@@ -20,8 +20,7 @@ def dtype_device(*arrays: Any) -> tuple[torch.dtype | None, torch.device | None]
 
 
 def as_batch(rows: Any, name: str, *others: Any) -> tuple[torch.Tensor, bool, bool]:
-    """``rows`` (M, N) or (N,) as an (M, N) tensor (dtype and device as :func:`dtype_device` over ``rows`` and
-    ``others``), whether it was 1-D, and whether the output is numpy."""
+    """``rows`` (M, N) or (N,) as an (M, N) tensor, whether it was 1-D, and whether the output is numpy."""
     numpy_out = is_numpy_like(rows)
     dtype, device = dtype_device(rows, *others)
     R = as_tensor(rows, name, ndim=(1, 2), dtype=dtype, device=device)
@@ -32,8 +31,7 @@ def as_batch(rows: Any, name: str, *others: Any) -> tuple[torch.Tensor, bool, bo
 def weights_and_targets(
     rows: Any, targets: Any, rows_name: str
 ) -> tuple[torch.Tensor, torch.Tensor, bool, bool, bool]:
-    """``rows`` (M, N), ``targets`` (N, D) checked against each other, and whether ``rows`` was 1-D,
-    ``targets`` 1-D, and the result should be numpy."""
+    """``rows`` (M, N), ``targets`` (N, D) checked against each other, their 1-D flags, and numpy output."""
     R, single, numpy_out = as_batch(rows, rows_name, targets)
     T = as_tensor(targets, "targets", ndim=(1, 2), dtype=R.dtype, device=R.device)
     vector_targets = T.ndim == 1

@@ -51,8 +51,7 @@ def gaussian_smoother_weights(D: torch.Tensor, bandwidth: float, X: torch.Tensor
 
 
 def median_nn_distance(D_loo: torch.Tensor) -> float:
-    """Median distance to the nearest other training point (1.0 if none is positive), from squared distances
-    with an infinite diagonal."""
+    """Median distance to the nearest other training point (1.0 if none is positive); ``D_loo`` as below."""
     d = D_loo.min(1).values.clamp(min=0).sqrt()
     d = d[torch.isfinite(d) & (d > 0)]
     return float(d.median()) if d.numel() else 1.0

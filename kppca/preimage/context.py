@@ -1,9 +1,4 @@
-"""What a pre-image strategy is called with: the points (:class:`FeaturePoints`) and the training set.
-
-A point known by its centered kernel vector ``k_c`` and dual coefficients ``alpha`` gives, with the
-training context, its raw kernel weights and feature-space distances exactly, whatever the model.
-A primal model that keeps no training inputs uses its landmarks instead (:class:`LandmarkContext`).
-"""
+"""What a pre-image strategy is called with: the points (:class:`FeaturePoints`) and the training set."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Pre-images as weighted means of training targets: the kernel smoother ``sum_i w_i t_i / sum_i w_i`` (the
-pre-image of eq. 19 of the dual PPCA paper with ``t_i = x_i``, the out-of-sample latent code of a Restricted Kernel
-Machine with ``t_i = h_i``), the way from centered kernel vectors (which sum to zero, so a smoother would divide by
-zero) back to raw weights, and the mean of the nearest neighbours in feature space, from kernel values only."""
+"""Pre-images as weighted means of training targets (the kernel smoother, eq. 19 of the dual PPCA paper), the way
+from centered kernel vectors (which sum to zero) back to raw weights, and the nearest neighbours in feature space."""
 
 from __future__ import annotations
 

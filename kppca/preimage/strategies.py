@@ -1,8 +1,7 @@
 """Pre-image strategies: objects that map a batch of feature-space points back to inputs (M, D).
 
 Strategies store options only (like scikit-learn estimators); what they fit once per training set
-(the learned map, hub scores) lives in the ``cache`` their caller owns: a :class:`~kppca._cache.LazyCache`
-(a model's, computed once under its lock) or a plain dict.
+(the learned map, hub scores) lives in the ``cache`` their caller owns (a model's LazyCache, or a dict).
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ docs/architecture.md draws the whole path of ``sample``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,49 +23,16 @@ from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, Laten
 
 __all__ = ["GenerationMixin"]
 
-#: How a model represents feature-space points: feature vectors (primal) or :class:`FeaturePoints` (dual).
-Points = TypeVar("Points")
 
-
-class GenerationMixin(ABC, Generic[Points]):
+class GenerationMixin:
     """``sample``, ``inverse_transform``, ``reconstruct`` and ``latent_traversal`` (see the module docstring).
 
-    A model declares the hooks below, each with one return type: ``Points`` is ``torch.Tensor`` for the
-    primal model (feature vectors) and :class:`~kppca.preimage.FeaturePoints` for the dual one.
+    A model provides the hooks (``kppca.models.generation.hooks``): ``_training_context``,
+    ``_training_coordinates`` (N, q), and for codes, draws, noise and reconstructions the points in its
+    representation (feature vectors, or :class:`~kppca.preimage.FeaturePoints` for the dual model):
+    ``_latent_points``, ``_marginal_points``, ``_add_noise``, ``_reconstruction_points``, then ``_points_to_inputs``.
     """
 
-    # ------------------------------------------------------------------ hooks a model implements
-    @abstractmethod
-    def _training_context(self) -> TrainingContext:
-        """The training set (or landmarks) that pre-images are built from."""
-
-    @abstractmethod
-    def _training_coordinates(self) -> torch.Tensor:
-        """Principal coordinates of the training points, (N, q)."""
-
-    @abstractmethod
-    def _latent_points(self, h: torch.Tensor) -> Points:
-        """The conditional means ``W h + m`` for codes ``h`` (M, q)."""
-
-    @abstractmethod
-    def _marginal_points(self, n: int, generator: torch.Generator, factor: str) -> Points:
-        """``n`` draws of the model's marginal (the exact sample, noise included)."""
-
-    @abstractmethod
-    def _add_noise(self, points: Points, generator: torch.Generator) -> Points:
-        """``points`` plus the model noise ``N(0, sigma2 I)`` on the feature subspace."""
-
-    @abstractmethod
-    def _reconstruction_points(self, X: torch.Tensor) -> Points:
-        """The MAP reconstructions of validated inputs ``X`` (M, D)."""
-
-    @abstractmethod
-    def _points_to_inputs(
-        self, points: Points, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
-    ) -> torch.Tensor:
-        """Inputs (M, D) for ``points`` by ``strategy``; ``candidates`` (M, N) restricts the training points."""
-
-    # ------------------------------------------------------------------ caches and labels
     def _gen_cache(self) -> LazyCache:
         """The model's cache, which also keeps what generation derives from the fit (context, mixtures, maps)."""
         return self._cache
@@ -82,9 +48,7 @@ class GenerationMixin(ABC, Generic[Points]):
 
     def _remember_labels(self, y: Any, n_samples: int) -> None:
         """Keep class labels ``y`` for ``sample(n, y=...)``, forgetting old ones; other targets are ignored."""
-        self._forget_state("sample_classes_")
-        self._forget_state("_label_index")
-        self._forget_state("_unkept_labels")
+        self._forget_state("sample_classes_", "_label_index", "_unkept_labels")
         if y is None:
             return
         labels = np.asarray(y)
@@ -104,7 +68,6 @@ class GenerationMixin(ABC, Generic[Points]):
         """Whether the model keeps points for latent mixtures and pre-images (the primal model adds landmarks)."""
         return self._has_state("X_fit_")
 
-    # ------------------------------------------------------------------ public API
     def sample(
         self,
         n: int,
@@ -262,7 +225,6 @@ class GenerationMixin(ABC, Generic[Points]):
             return self._to_output(X), self._to_output(codes)
         return self._to_output(X)
 
-    # ------------------------------------------------------------------ latent mixtures
     def _latent_mixture(self, label_index: int | None) -> LatentMixture:
         """The mixture on all training codes (None) or on those of one class (cached)."""
         if not self._has_training_codes():
@@ -311,7 +273,6 @@ class GenerationMixin(ABC, Generic[Points]):
             h[rows] = self._latent_mixture(int(c)).sample(int(rows.sum()), gen)
         return h, wanted
 
-    # ------------------------------------------------------------------ helpers
     def _traversal_codes(self, components: Any, n_steps: Any, extent: Any) -> torch.Tensor:
         q = self.n_components_
         comps = [int(c) for c in check_sequence(components, "components", [Interval(Integral, 0, None, closed="left")],

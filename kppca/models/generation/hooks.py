@@ -2,9 +2,7 @@
 
 :class:`~kppca.PrimalPPCA` holds the feature vectors themselves. With the identity feature map the
 features are the inputs and no pre-image is needed; with another map the points go to the strategies
-through the map's induced kernel ``feature_map_.as_kernel()``. A model without training inputs
-(``partial_fit``, a Dask fit) whose map has landmarks (:meth:`~kppca.features.base.FeatureMap.reference_set`)
-builds its pre-images and latent mixture over them (and the rows kept with them, ``_latent_extra``) instead.
+through the map's induced kernel ``feature_map_.as_kernel()``, or over its landmarks (docs/architecture.md).
 
 :class:`~kppca.DualPPCA` holds its centered kernel vector and dual coefficients: ``k_c = Phi_c^T (psi - m)``
 and ``psi - m = Phi_c alpha``; uncentered models read ``K``, ``Phi``, ``0`` for ``K_c``, ``Phi_c``, ``m``.
@@ -34,7 +32,7 @@ from .base import GenerationMixin
 __all__ = ["PrimalGenerationMixin", "DualGenerationMixin"]
 
 
-class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
+class PrimalGenerationMixin(GenerationMixin):
     """Generation for :class:`~kppca.PrimalPPCA` (see :mod:`kppca.models.generation`)."""
 
     def reconstruct_features(self, X: Any) -> Any:
@@ -47,7 +45,6 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         Xt = self._validate_new_input(X, method="reconstruct_features")
         return self._to_output(self._reconstruction_points(Xt), X)
 
-    # ------------------------------------------------------------------ landmarks (no training inputs)
     def _uses_landmarks(self) -> bool:
         """True for a fitted model without training inputs whose feature map has landmarks."""
         if self._has_state("X_fit_") or not self._has_state("feature_map_"):
@@ -97,19 +94,12 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         return Phi_c @ self.components_.T
 
     def _landmark_stage(self, what: str, compute: Callable[[], Any]) -> Any:
-        """``compute()``, named on a tqdm line while it runs when ``progress`` is on.
-
-        A landmark model's first generation call maps thousands of rows and fits the latent mixture on their
-        codes (seconds on a busy machine, once per fit); the line says which step is running.
-        """
+        """``compute()``, named on a tqdm line while it runs when ``progress`` is on (see ``PrimalPPCA``)."""
         if not getattr(self, "progress", False):  # getattr: a model pickled before the parameter existed
             return compute()
-        bar = tqdm(total=1, desc=f"{type(self).__name__}: {what}", leave=False, bar_format="{desc} [{elapsed}]")
-        try:
+        with tqdm(total=1, desc=f"{type(self).__name__}: {what}", leave=False, bar_format="{desc} [{elapsed}]") as bar:
             out = compute()
             bar.update(1)
-        finally:
-            bar.close()
         return out
 
     def _latent_mixture(self, label_index: int | None) -> Any:
@@ -135,7 +125,6 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
 
         return self._cached("landmark-features", compute)
 
-    # ------------------------------------------------------------------ hooks (points are feature vectors)
     def _training_context(self) -> TrainingContext:
         """The context over the training points, or over the landmarks when no inputs are kept."""
         if self._uses_landmarks():
@@ -212,7 +201,7 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
 
 
-class DualGenerationMixin(GenerationMixin[FeaturePoints]):
+class DualGenerationMixin(GenerationMixin):
     """Generation for :class:`~kppca.DualPPCA` (see :mod:`kppca.models.generation`)."""
 
     def kernel_preimage(
@@ -253,10 +242,7 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
     def _gram_factor(self) -> GramFactor:
         """The square root of ``K_c`` that sampling and solves use: the eigenpairs after a dense fit, else Cholesky.
 
-        It depends on the fit alone, so every call gets the same factor. The one place that consumes the
-        ``N x N`` buffer, in one sequence under the model's cache lock: first the hub scores of the default
-        pre-image are read from ``K_c`` (cached, so ``sample`` never pays a kernel pass for them), then the
-        Cholesky factor takes its memory. Threads sharing the model wait for the whole sequence.
+        It depends on the fit alone; the one consumer of the ``N x N`` buffer (docs/architecture.md).
         """
         def factor() -> GramFactor:
             gram = self._gram()
@@ -268,7 +254,6 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
 
         return self._cache.get("gram-factor", factor)
 
-    # ------------------------------------------------------------------ hooks
     def _training_context(self) -> TrainingContext:
         c = self.centerer_
         diag = self.kernel_.diag(self.X_fit_)
