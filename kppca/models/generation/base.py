@@ -7,8 +7,9 @@ docs/architecture.md draws the whole path of ``sample``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import torch
@@ -23,15 +24,46 @@ from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, Laten
 
 __all__ = ["GenerationMixin"]
 
+#: How a model represents feature-space points: feature vectors (primal) or :class:`FeaturePoints` (dual).
+Points = TypeVar("Points")
 
-class GenerationMixin:
+
+class GenerationMixin(ABC, Generic[Points]):
     """``sample``, ``inverse_transform``, ``reconstruct`` and ``latent_traversal`` (see the module docstring).
 
-    A model provides the hooks (``kppca.models.generation.hooks``): ``_training_context``,
-    ``_training_coordinates`` (N, q), and for codes, draws, noise and reconstructions the points in its
-    representation (feature vectors, or :class:`~kppca.preimage.FeaturePoints` for the dual model):
-    ``_latent_points``, ``_marginal_points``, ``_add_noise``, ``_reconstruction_points``, then ``_points_to_inputs``.
+    A model declares the hooks below, each with one return type: ``Points`` is ``torch.Tensor`` for the
+    primal model (feature vectors) and :class:`~kppca.preimage.FeaturePoints` for the dual one.
     """
+
+    @abstractmethod
+    def _training_context(self) -> TrainingContext:
+        """The training set (or landmarks) that pre-images are built from."""
+
+    @abstractmethod
+    def _training_coordinates(self) -> torch.Tensor:
+        """Principal coordinates of the training points, (N, q)."""
+
+    @abstractmethod
+    def _latent_points(self, h: torch.Tensor) -> Points:
+        """The conditional means ``W h + m`` for codes ``h`` (M, q)."""
+
+    @abstractmethod
+    def _marginal_points(self, n: int, generator: torch.Generator, factor: str) -> Points:
+        """``n`` draws of the model's marginal (the exact sample, noise included)."""
+
+    @abstractmethod
+    def _add_noise(self, points: Points, generator: torch.Generator) -> Points:
+        """``points`` plus the model noise ``N(0, sigma2 I)`` on the feature subspace."""
+
+    @abstractmethod
+    def _reconstruction_points(self, X: torch.Tensor) -> Points:
+        """The MAP reconstructions of validated inputs ``X`` (M, D)."""
+
+    @abstractmethod
+    def _points_to_inputs(
+        self, points: Points, strategy: Preimage, candidates: torch.Tensor | None = None, sampled: bool = False
+    ) -> torch.Tensor:
+        """Inputs (M, D) for ``points`` by ``strategy``; ``candidates`` (M, N) restricts the training points."""
 
     def _gen_cache(self) -> LazyCache:
         """The model's cache, which also keeps what generation derives from the fit (context, mixtures, maps)."""

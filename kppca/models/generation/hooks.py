@@ -32,7 +32,7 @@ from .base import GenerationMixin
 __all__ = ["PrimalGenerationMixin", "DualGenerationMixin"]
 
 
-class PrimalGenerationMixin(GenerationMixin):
+class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
     """Generation for :class:`~kppca.PrimalPPCA` (see :mod:`kppca.models.generation`)."""
 
     def reconstruct_features(self, X: Any) -> Any:
@@ -201,7 +201,7 @@ class PrimalGenerationMixin(GenerationMixin):
         return strategy(points, self.preimage_context(), self._gen_cache(), block_rows=rows)
 
 
-class DualGenerationMixin(GenerationMixin):
+class DualGenerationMixin(GenerationMixin[FeaturePoints]):
     """Generation for :class:`~kppca.DualPPCA` (see :mod:`kppca.models.generation`)."""
 
     def kernel_preimage(
