@@ -6,13 +6,12 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from .tolerances import rank_tolerance, rounding_tolerance
+from .tolerances import rank_tolerance
 
-def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
+def pivoted_cholesky(A: torch.Tensor, atol: float, *, overwrite: bool = False) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD ``A`` (n, n) of numerical rank ``r`` (LAPACK ``?pstrf``, CPU).
 
-    ``atol``: the pivot threshold (default ``n eps max(diag(A))``); ``overwrite``: factor a contiguous CPU
-    ``A`` in its own memory (consumed), with no ``n x n`` copies.
+    ``atol``: the pivot threshold; ``overwrite``: factor a contiguous CPU ``A`` in its own memory (consumed).
     """
     n = A.shape[0]
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
@@ -23,9 +22,6 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
         arr = A.detach().numpy()
     else:  # one host copy: ``.cpu()`` of a device tensor is one already
         arr = A.detach().cpu().numpy().astype(np_dtype, copy=A.device.type == "cpu")
-    if atol is None:
-        atol = rounding_tolerance(torch.float64 if arr.dtype == np.float64 else torch.float32, n,
-                                  float(np.max(np.diag(arr), initial=0.0)))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))
     _, piv, rank, info = pstrf(arr.T, tol=atol, lower=0, overwrite_a=1)
     if info < 0:  # pragma: no cover - argument error inside LAPACK
