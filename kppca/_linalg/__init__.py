@@ -9,7 +9,7 @@ from .factorizations import (
     pivoted_cholesky,
     smallest_eigenvalue_bound,
 )
-from .spectra import Spectrum, full_spectrum, solve_spectrum
+from .spectra import Spectrum, solve_spectrum
 from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (
     CENTERING_ROUNDINGS,

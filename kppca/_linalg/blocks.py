@@ -1,7 +1,4 @@
-"""Row blocks: how many rows of an ``(M, N)`` computation are done at once, mapping over them, float64 statistics.
-
-The statistics of feature rows (mean, scatter, centered copy) are computed by blocks of bounded memory.
-"""
+"""Row blocks: how many rows of an ``(M, N)`` computation are done at once, mapping over them, float64 statistics."""
 
 from __future__ import annotations
 
@@ -37,8 +34,7 @@ def map_row_blocks(fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, 
 def centered_scatter(Phi: torch.Tensor, center: bool) -> tuple[torch.Tensor, torch.Tensor, float]:
     """``(mean (d,), scatter (d, d), max_sq_norm)`` of the rows of ``Phi`` (n >= 1, d) in float64, by row blocks.
 
-    ``scatter = sum_i (phi_i - mean)(phi_i - mean)^T``, centered before the product (``mean`` is zero
-    when not ``center``); ``max_sq_norm``: ``max_i |phi_i|^2`` uncentered. Blocks are converted one by one.
+    Rows are centered before the product (``mean`` is zero when not ``center``); ``max_sq_norm`` is uncentered.
     """
     f64 = torch.float64
     n, d = Phi.shape

@@ -1,9 +1,7 @@
 """Symmetric eigensolvers (dense ``eigh`` and Lanczos), the sign convention, and the policy choosing between them.
 
-On the CPU, Lanczos multiplies by BLAS ``symv``: it reads one triangle (half the memory traffic of ``gemv``,
-and Lanczos is bound by memory traffic), in scipy's BLAS, the one ARPACK runs on: alternating between
-thread pools leaves one pool's threads spinning. A small matrix runs on one thread, since OpenBLAS's
-workers keep spinning after the last call for longer than a second thread saves.
+On the CPU, Lanczos multiplies by BLAS ``symv`` (one triangle: half the memory traffic Lanczos is bound by)
+in scipy's BLAS, the one ARPACK runs on: alternating between thread pools leaves one pool's threads spinning.
 """
 
 from __future__ import annotations
@@ -71,10 +69,7 @@ def reads_one_triangle(A: torch.Tensor) -> bool:
 
 
 def symmetric_operator(A: torch.Tensor) -> LinearOperator:
-    """``x -> A x`` as a scipy ``LinearOperator`` for a contiguous CPU ``A`` (n, n), reading its lower triangle only.
-
-    ``A`` is shared, not copied.
-    """
+    """``x -> A x`` as a scipy ``LinearOperator`` for a contiguous CPU ``A`` (n, n), shared, lower triangle read."""
     if not reads_one_triangle(A):
         raise ValueError("symmetric_operator needs a contiguous float32/float64 CPU tensor.")
     symv = getattr(blas, _PREFIX[A.dtype] + "symv")
@@ -92,8 +87,7 @@ def eigh_top(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top ``k`` (``1 <= k < n``) eigenpairs of a symmetric PSD ``A`` (n, n) by Lanczos (ARPACK): (k,), (n, k).
 
-    Descending, with :func:`flip_signs`; ``random_state`` draws the start vector. On the CPU only the lower
-    triangle is read (:func:`symmetric_operator`).
+    Descending, with :func:`flip_signs`; ``random_state`` draws the start vector.
     """
     n = A.shape[0]
     rng = np.random.default_rng(0) if random_state is None else random_state
@@ -103,7 +97,8 @@ def eigh_top(
     if reads_one_triangle(A):
         op = symmetric_operator(A)  # half the memory traffic, and ARPACK's own BLAS
         if A.numel() * A.element_size() <= ONE_THREAD_BYTES:
-            blas = blas_threads(1)  # no OpenBLAS worker woken, so none left spinning after the fit
+            # OpenBLAS's workers spin after the last call for longer than a second thread saves on a small matrix.
+            blas = blas_threads(1)
     elif A.device.type == "cpu":
         op = A.numpy()  # shares memory; ARPACK only reads it
     else:

@@ -6,14 +6,12 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from .tolerances import rank_tolerance, rounding_tolerance
+from .tolerances import rank_tolerance
 
-def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: bool = False) -> torch.Tensor:
+def pivoted_cholesky(A: torch.Tensor, atol: float, *, overwrite: bool = False) -> torch.Tensor:
     """Factor ``L`` (n, r) with ``L L^T = A`` for a PSD ``A`` (n, n) of numerical rank ``r`` (LAPACK ``?pstrf``, CPU).
 
-    It stops at the numerical rank instead of failing, so it serves the always-singular centered
-    Gram matrix. ``atol``: the pivot threshold (default ``n eps max(diag(A))``); ``overwrite``:
-    factor a contiguous CPU ``A`` in its own memory (consumed), with no ``n x n`` copies.
+    ``atol``: the pivot threshold; ``overwrite``: factor a contiguous CPU ``A`` in its own memory (consumed).
     """
     n = A.shape[0]
     np_dtype = np.float64 if A.dtype == torch.float64 else np.float32
@@ -24,9 +22,6 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
         arr = A.detach().numpy()
     else:  # one host copy: ``.cpu()`` of a device tensor is one already
         arr = A.detach().cpu().numpy().astype(np_dtype, copy=A.device.type == "cpu")
-    if atol is None:
-        atol = rounding_tolerance(torch.float64 if arr.dtype == np.float64 else torch.float32, n,
-                                  float(np.max(np.diag(arr), initial=0.0)))
     pstrf = scipy.linalg.get_lapack_funcs("pstrf", (arr,))
     _, piv, rank, info = pstrf(arr.T, tol=atol, lower=0, overwrite_a=1)
     if info < 0:  # pragma: no cover - argument error inside LAPACK
@@ -42,11 +37,9 @@ def pivoted_cholesky(A: torch.Tensor, atol: float | None = None, *, overwrite: b
 def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
     """Lower Cholesky factor ``L`` (n, n) of a contiguous symmetric PD ``A``, written over ``A``; None when not PD.
 
-    A row-major symmetric ``A`` is its own column-major transpose, so factoring the view ``A.mT``
-    in place needs no second ``n x n`` matrix; only the lower triangle of ``A`` is read, and ``A`` is
-    consumed either way. Pivots are not checked: a factorisation that completes reproduces ``A``
-    to its backward error.
+    Only the lower triangle of ``A`` is read, and ``A`` is consumed either way. Pivots are not checked.
     """
+    # A row-major symmetric A is its own column-major transpose: factoring A.mT in place needs no second matrix.
     view = A.mT
     info = torch.empty((), dtype=torch.int32, device=A.device)
     U, info = torch.linalg.cholesky_ex(view, upper=True, out=(view, info))
@@ -56,18 +49,15 @@ def cholesky_in_place(A: torch.Tensor) -> torch.Tensor | None:
 
 
 def cholesky_solve(L: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A^{-1} B`` (n, k) from the lower Cholesky factor ``L`` of ``A`` (n, n).
-
-    Two triangular solves read ``L`` where it is (``torch.cholesky_solve`` copies it to LAPACK's layout).
-    """
+    """``A^{-1} B`` (n, k) from the lower Cholesky factor ``L`` of ``A`` (n, n)."""
+    # Two triangular solves read L where it is (torch.cholesky_solve copies it to LAPACK's layout).
     return torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, B, upper=False), upper=True)
 
 
 def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor | None:
-    """Lower Cholesky factor of ``A`` when it is numerically PD (every pivot ``L_ii^2`` above ``atol``), else None.
+    """Lower Cholesky factor of ``A`` when every pivot ``L_ii^2`` is above ``atol`` (``n eps max pivot``), else None.
 
-    A factorisation can succeed with pivots at rounding level, hiding a singular matrix;
-    ``atol`` defaults to ``n eps max pivot``.
+    A factorisation can succeed with pivots at rounding level, hiding a singular matrix.
     """
     L, info = torch.linalg.cholesky_ex(A)
     if int(info) != 0:
@@ -81,8 +71,7 @@ def cholesky_or_none(A: torch.Tensor, atol: float | None = None) -> torch.Tensor
 def smallest_eigenvalue_bound(L: torch.Tensor) -> float:
     """A lower estimate ``1 / ||A^{-1}||_1`` of ``lam_min(A)``, ``A = L L^T`` (``L`` (n, n) lower, CPU), in ``O(n^2)``.
 
-    LAPACK's ``?pocon`` estimates the norm, at worst a small factor low, so callers keep a safety factor;
-    0.0 when ``A`` is numerically singular.
+    ``?pocon`` may estimate a small factor low, so callers keep a safety factor; 0.0 when ``A`` is singular.
     """
     if L.shape[0] == 0:
         return float("inf")

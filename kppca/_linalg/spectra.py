@@ -36,47 +36,6 @@ class Spectrum:
     tolerance: float = 0.0
 
 
-def full_spectrum(
-    G: torch.Tensor,
-    *,
-    what: str,
-    max_rank: int | None = None,
-    scale: float = 0.0,
-    size: int | None = None,
-    rank: int | None = None,
-) -> Spectrum:
-    """Dense eigendecomposition, numerical rank and PSD check of a symmetric ``G`` (n, n).
-
-    ``what`` names ``G`` in messages; ``max_rank``: a structural bound (``N - 1`` centered); ``scale``
-    (the magnitude before centering) and ``size`` (terms per entry, default ``n``) set :func:`rank_tolerance`;
-    ``rank``: the structural rank, else the count above ``tol``. At most ``rank`` eigenvalues above ``tol``
-    are kept. ValueError when ``G`` is not PSD or LAPACK's ``eigh`` does not converge.
-    """
-    try:
-        values, vectors = eigh_descending(G)
-    except torch.linalg.LinAlgError as exc:  # LAPACK's iteration gave up: say what to change
-        raise ValueError(
-            f"the dense eigendecomposition of the {what} did not converge (LAPACK's iteration stopped): its "
-            "eigenvalues are too clustered at this precision; rescale X or choose kernel parameters suited to its "
-            "scale." + precision_advice(G.dtype, "rounded kernel values cluster the small eigenvalues")
-        ) from exc
-    tol = rank_tolerance(float(values[0]), size or G.shape[0], G.dtype, scale)
-    if float(values[-1]) < -tol:
-        raise ValueError(
-            f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
-            f"largest {float(values[0]):.3g}, rounding level {tol:.3g})." + INDEFINITE_ADVICE
-            + precision_advice(G.dtype, "rounding can make a valid kernel's matrix indefinite")
-        )
-    resolved = int((values > tol).sum())
-    if max_rank is not None:
-        resolved = min(resolved, max_rank)
-    if rank is None:
-        rank = resolved
-    resolved = min(resolved, rank)
-    trace = float(G.diagonal().sum(dtype=torch.float64))
-    return Spectrum(values[:resolved], vectors[:, :resolved], trace, rank, True, tol)
-
-
 def solve_spectrum(
     G: torch.Tensor,
     solver: str,
@@ -89,17 +48,38 @@ def solve_spectrum(
     size: int | None = None,
     random_state: np.random.Generator | None = None,
 ) -> Spectrum:
-    """The one entry into the spectrum of a PSD ``G`` (n, n): :func:`full_spectrum` or, for "partial", the top ``k``.
+    """The one entry into the spectrum of a PSD ``G`` (n, n): dense ``eigh`` or, for "partial", the top ``k``.
 
-    ``rank``: structural (an int), a callable ``rank(tol)``, or None (counted from the eigenvalues when
-    dense, by Cholesky pivots when partial); ``random_state`` draws the Lanczos start (seed 0 when None).
-    ValueError when ``G`` is not PSD or (partial) numerically zero.
+    ``what`` names ``G`` in messages; ``max_rank``: a structural bound (``N - 1`` centered); ``scale``
+    (the magnitude before centering) and ``size`` (terms per entry, default ``n``) set :func:`rank_tolerance`;
+    ``rank``: structural (an int), a callable ``rank(tol)`` (partial only), or None (counted above ``tol``
+    when dense, by Cholesky pivots when partial); ``random_state`` draws the Lanczos start (seed 0 when None).
+    ValueError when ``G`` is not PSD, (dense) LAPACK's ``eigh`` does not converge or (partial) ``G`` is zero.
     """
-    if solver == "dense":
-        fixed = None if rank is None or callable(rank) else int(rank)
-        return full_spectrum(G, what=what, max_rank=max_rank, scale=scale, size=size, rank=fixed)
     trace = float(G.diagonal().sum(dtype=torch.float64))
     n_terms = size or G.shape[0]
+    if solver == "dense":
+        try:
+            values, vectors = eigh_descending(G)
+        except torch.linalg.LinAlgError as exc:  # LAPACK's iteration gave up: say what to change
+            raise ValueError(
+                f"the dense eigendecomposition of the {what} did not converge (LAPACK's iteration stopped): its "
+                "eigenvalues are too clustered at this precision; rescale X or choose kernel parameters suited to "
+                "its scale." + precision_advice(G.dtype, "rounded kernel values cluster the small eigenvalues")
+            ) from exc
+        tol = rank_tolerance(float(values[0]), n_terms, G.dtype, scale)
+        if float(values[-1]) < -tol:
+            raise ValueError(
+                f"the {what} is not positive semi-definite (smallest eigenvalue {float(values[-1]):.3g}, "
+                f"largest {float(values[0]):.3g}, rounding level {tol:.3g})." + INDEFINITE_ADVICE
+                + precision_advice(G.dtype, "rounding can make a valid kernel's matrix indefinite")
+            )
+        resolved = int((values > tol).sum())
+        if max_rank is not None:
+            resolved = min(resolved, max_rank)
+        rank = resolved if rank is None or callable(rank) else int(rank)
+        resolved = min(resolved, rank)
+        return Spectrum(values[:resolved], vectors[:, :resolved], trace, rank, True, tol)
     # trace(G) bounds every eigenvalue of a PSD G: checked before Lanczos, which fails obscurely on zero.
     zero_tol = rank_tolerance(0.0, n_terms, G.dtype, scale)
     if trace < -zero_tol:

@@ -1,12 +1,6 @@
 """How many threads kppca's own parallel sections use: the limits the caller set, never the momentary load.
 
-A :func:`compute_threads` section runs torch and the BLAS with ``min(torch's threads, the BLAS limits,
-this process's cores)`` threads, restored after. The count comes only from settings the user (or
-joblib, or threadpoolctl) made, so the same call with the same settings gives the same bits on an idle
-and on a busy machine: the rounding of some results depends on the thread count, and a count taken from
-the cores free at the instant a call starts (as earlier versions did) made results depend on what else
-the machine was doing. Beside busy processes, limit the threads yourself (``torch.set_num_threads``,
-``threadpoolctl.threadpool_limits`` or joblib's ``inner_max_num_threads``).
+Rounding depends on the thread count, so the count comes from settings only (docs/architecture.md).
 """
 
 from __future__ import annotations

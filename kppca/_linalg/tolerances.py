@@ -12,10 +12,7 @@ CENTERING_ROUNDINGS = 4.0
 
 
 def rounding_tolerance(dtype: torch.dtype, n: int, scale: float | torch.Tensor) -> float | torch.Tensor:
-    """The rounding level ``n * eps(dtype) * scale`` of a quantity built from ``n`` terms of magnitude ``scale``.
-
-    The error bound of a sum, inner product or eigenvalue (Weyl); a tensor ``scale`` gives one level per entry.
-    """
+    """The rounding level ``n * eps(dtype) * scale`` of ``n`` terms of magnitude ``scale`` (a tensor: per entry)."""
     return float(n) * torch.finfo(dtype).eps * (scale if isinstance(scale, torch.Tensor) else float(scale))
 
 
@@ -36,8 +33,7 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
     """``size * eps * max(eigen_max, CENTERING_ROUNDINGS * scale)``: below it an eigenvalue of a PSD ``G`` is zero.
 
     ``size``: terms summed into each entry of ``G`` (``N``); ``scale``: its magnitude *before centering*
-    (``max |K_ij|`` or ``max_i |phi_i|^2``): centering leaves an absolute error set by ``scale`` (data far
-    from the origin), unlike the eigensolver's, relative to ``eigen_max``; derived in docs/numerics.
+    (``max |K_ij|`` or ``max_i |phi_i|^2``); derived in docs/numerics.
     """
     return rounding_tolerance(dtype, size, max(eigen_max, CENTERING_ROUNDINGS * scale, 0.0))
 
@@ -45,17 +41,15 @@ def rank_tolerance(eigen_max: float, size: int, dtype: torch.dtype, scale: float
 def scatter_rounding_scale(raw_scale: float, trace: float, size: int) -> float:
     """The ``scale`` of :func:`rank_tolerance` for a scatter ``Phi_c^T Phi_c`` centered *before* the product.
 
-    ``raw_scale``: ``max_i |phi_i|^2``; ``trace``: ``sum_i |phi_i - m|^2``; ``size``: ``N``. The scatter's
-    error is then at most ``4 N eps sqrt(trace raw_scale / N)`` (derived in docs/numerics), far
-    below a centered Gram matrix's ``N eps max|phi|^2`` for data far from the origin.
+    ``raw_scale``: ``max_i |phi_i|^2``; ``trace``: ``sum_i |phi_i - m|^2``; ``size``: ``N`` (docs/numerics).
     """
     return math.sqrt(max(trace, 0.0) * raw_scale / max(size, 1)) * (4.0 / CENTERING_ROUNDINGS)
 
 
 def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float, max_rank: int) -> int:
-    """Rank of a scatter (or centered feature Gram) matrix from its float64 eigenvalues ``values`` (k,), descending.
+    """Rank (at most ``max_rank``) of a scatter matrix from its float64 eigenvalues (k,), descending.
 
-    ``size``, ``raw_scale``, ``trace`` as in :func:`scatter_rounding_scale`; at most ``max_rank``.
+    ``size``, ``raw_scale``, ``trace`` as in :func:`scatter_rounding_scale`.
     """
     if values.numel() == 0:
         return 0
@@ -64,13 +58,11 @@ def feature_rank(values: torch.Tensor, size: int, raw_scale: float, trace: float
 
 
 def matrix_scale(A: torch.Tensor) -> float:
-    """``max |A_ij|`` without allocating ``|A|``; NaN (or inf) when ``A`` has a non-finite entry.
-
-    Read detached: a float of a tensor with a graph makes torch warn during differentiated fits.
-    """
+    """``max |A_ij|`` without allocating ``|A|``; NaN (or inf) when ``A`` has a non-finite entry."""
     if A.numel() == 0:
         return 0.0
-    # aminmax propagates NaN, so one pass proves every entry finite (or not).
+    # aminmax propagates NaN, so one pass proves every entry finite (or not). Detached: a float of a
+    # tensor with a graph makes torch warn during differentiated fits.
     low, high = torch.aminmax(A.detach())
     return max(float(high), -float(low))
 
@@ -79,8 +71,7 @@ def check_gram_scale(scale: float, size: int, dtype: torch.dtype, *, what: str, 
     """``scale`` (the pre-centering magnitude of a Gram/scatter matrix) unchanged, or ValueError.
 
     Refused when not finite or when ``(size * scale)^2`` overflows ``dtype``: that bounds every squared
-    quantity the models form later (``lam_p^2 / N``, squared norms of kernel vectors), so a fit never
-    yields ``inf``/NaN samples. ``what`` names the matrix in the message; ``advice`` is appended.
+    quantity the models form later, so a fit never yields ``inf``/NaN samples.
     """
     finfo = torch.finfo(dtype)
     name = str(dtype).replace("torch.", "")

@@ -32,9 +32,7 @@ class FeatureMapState(FittedState):
 class FeatureMap(HasFittedState, BaseEstimator):
     """Base class: ``fit(X)`` draws or learns what the map needs, ``transform(X)`` applies it.
 
-    :meth:`as_kernel` gives the induced kernel ``<phi(x), phi(y)>``, so the dual model can run on the
-    same feature space. Feature maps are scikit-learn estimators (``get_params``/``set_params``/``clone``);
-    ``fit`` validates the hyper-parameters, and what it learns ends with ``_``.
+    Feature maps are scikit-learn estimators; ``fit`` validates the hyper-parameters, and what it learns ends with ``_``.
     """
 
     _state_type = FeatureMapState

@@ -1,11 +1,9 @@
 """Landmark selection over the whole data set, in memory or blockwise on a Dask array, and the Nyström
 feature map built on the landmarks.
 
-``"uniform"`` is a *reservoir by random keys*: every row gets a ``U(0, 1)`` key and the ``m`` smallest keys
-are kept, blockwise then merged pairwise: exactly uniform whatever the blocks and merge order, only ``m`` rows
-travel between tasks, and keys seeded by ``(seed, block)`` give the same landmarks on any scheduler.
-``"kmeans++"`` seeds in the kernel's feature space (Arthur and Vassilvitskii, 2007) over a uniform pool of
-``POOL_FACTOR * m`` rows, which spreads the landmarks over the data.
+``"uniform"`` keeps the ``m`` rows of smallest ``U(0, 1)`` key, blockwise then merged pairwise (exactly uniform,
+see docs/distributed.md); keys seeded by ``(seed, block)`` give the same landmarks on any scheduler.
+``"kmeans++"`` seeds in the kernel's feature space (Arthur and Vassilvitskii, 2007) over a uniform pool.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ from ..kernels.standard import as_kernel
 from .base import FeatureMap, FeatureMapState
 
 __all__ = [
-    "LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "pool_size",
-    "Nystroem",
+    "LANDMARK_SELECTIONS", "POOL_FACTOR", "Reservoir", "block_reservoir", "reservoir", "kmeanspp", "Nystroem",
 ]
 
 #: The landmark selection rules of :class:`~kppca.features.Nystroem`.
@@ -36,12 +33,6 @@ LANDMARK_SELECTIONS: tuple[str, ...] = ("uniform", "kmeans++")
 
 #: Size of the uniform pool that k-means++ chooses from, in landmarks.
 POOL_FACTOR = 4
-
-
-def pool_size(n_landmarks: int, selection: str, n_rows: int | None = None) -> int:
-    """Rows of the uniform sample a selection rule needs (``m`` for uniform, ``POOL_FACTOR m`` for k-means++)."""
-    size = n_landmarks if selection == "uniform" else POOL_FACTOR * n_landmarks
-    return size if n_rows is None else min(size, n_rows)
 
 
 @dataclass(frozen=True)
@@ -96,7 +87,7 @@ def block_reservoir(rows: Any, labels: Any, size: int, seed: int, block: int, of
 
 
 def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """A uniformly random subset of ``min(size, N)`` rows of ``X``, drawn by random keys (see the module docstring).
+    """A uniformly random subset of ``min(size, N)`` rows of ``X``, drawn by random keys (module docstring).
 
     Parameters
     ----------
@@ -230,9 +221,10 @@ class Nystroem(FeatureMap):
         as_kernel(self.kernel)._check_params()
 
     def pool_size(self, n_rows: int | None = None) -> int:
-        """How many uniformly drawn rows ``fit`` needs to choose its landmarks (all of them are used)."""
+        """Uniformly drawn rows ``fit`` needs to choose its landmarks (``POOL_FACTOR`` times more for k-means++)."""
         self._check_params()
-        return pool_size(int(self.n_landmarks), self.landmark_selection, n_rows)
+        size = int(self.n_landmarks) * (1 if self.landmark_selection == "uniform" else POOL_FACTOR)
+        return size if n_rows is None else min(size, n_rows)
 
     def _fit(self, X: torch.Tensor) -> None:
         n = X.shape[0]
@@ -242,7 +234,7 @@ class Nystroem(FeatureMap):
         self.kernel_ = as_kernel(self.kernel).resolve(X)  # a data-derived width from the training set
         rng = numpy_rng(self.random_state)
         # A uniform draw of the pool; "uniform" keeps it whole (its pool is the n_landmarks rows).
-        pool = rng.choice(n, size=pool_size(n_landmarks, self.landmark_selection, n), replace=False)
+        pool = rng.choice(n, size=self.pool_size(n), replace=False)
         idx = torch.as_tensor(pool, device=X.device)
         if self.landmark_selection == "kmeans++":
             idx = idx[kmeanspp(X[idx], n_landmarks, self.kernel_, rng)]

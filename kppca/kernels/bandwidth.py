@@ -1,9 +1,6 @@
-"""Kernel widths: validation, and the widths ``bandwidth="median"`` / ``"scale"`` resolved from the data.
+"""Kernel widths: validation, and the widths ``bandwidth="median"`` / ``"scale"`` resolved from the data at fit.
 
-A fixed default width ignores the data's scale (``RBF(1.0)`` on pixels in ``[0, 255]`` gives a nearly
-diagonal Gram matrix), so, like scikit-learn's ``gamma="scale"``, a width may be a rule resolved at fit
-(:meth:`kppca.kernels.Kernel.resolve`). Both rules work on data scaled by a power of two, so data near
-the dtype's limits give the same width as moderate data.
+Both rules work on data scaled by a power of two, so data near the dtype's limits give the same width.
 """
 
 from __future__ import annotations
@@ -88,7 +85,7 @@ def scale_bandwidth(Z: torch.Tensor) -> float:
 def resolve_bandwidth(bandwidth: float | str, X: ArrayLike, metric: str = "l2") -> float:
     """The numeric width for ``bandwidth`` on the training data ``X`` (n, D): a number is returned as is.
 
-    Raises ``ValueError`` when the rule has no answer on ``X`` (constant data) or no positive finite width.
+    Raises ``ValueError`` when the rule has no positive finite answer on ``X`` (constant data).
     """
     rule = check_bandwidth(bandwidth, metric)
     if not isinstance(rule, str):

@@ -1,7 +1,6 @@
 """Kernel interface: a batched, torch-native ``k(X, Y)``; sums, products and column subsets of kernels.
 
-Kernels are scikit-learn estimators whose ``__init__`` only stores its arguments (so ``set_params``
-and grid searches over ``kernel__bandwidth`` work); hyper-parameters are therefore validated on use.
+Kernels are scikit-learn estimators whose ``__init__`` only stores its arguments: parameters are validated on use.
 The composite kernels live here with the operators that build them, so no import goes in a circle.
 """
 
@@ -38,10 +37,7 @@ class Kernel(BaseEstimator):
     strictly_positive_definite: bool = False
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
-        """The feature vectors ``phi(x)`` (n, d) when the kernel has a cheap explicit finite map, else None.
-
-        The rank of a Gram matrix is then decided accurately from their ``d x d`` scatter.
-        """
+        """The feature vectors ``phi(x)`` (n, d) when the kernel has a cheap explicit finite map (exact ranks), else None."""
         return None
 
     #: What each hyper-parameter may be (:mod:`kppca._param_validation`), with optional advice per parameter.
@@ -49,11 +45,7 @@ class Kernel(BaseEstimator):
     _parameter_hints: dict[str, str] = {}
 
     def _check_params(self) -> None:
-        """Validate the hyper-parameters against ``_parameter_constraints`` on every use; raise naming the bad one.
-
-        A rule still to be resolved from data is valid here; subclasses extend the check only for what a
-        constraint cannot say (a relation between parameters, parts' own checks).
-        """
+        """Validate the hyper-parameters against ``_parameter_constraints`` on every use; raise naming the bad one."""
         if self._parameter_constraints:
             validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
                                            type(self).__name__, self._parameter_hints)
@@ -99,8 +91,7 @@ class Kernel(BaseEstimator):
     def against(self, Y: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
         """``X -> gram(X, Y)`` (bitwise) for a ``Y`` (m, D) that many calls share (a fitted model's training set).
 
-        A kernel computes its share that depends on ``Y`` alone once here (the RBF kernel's centered ``Y``
-        and norms), not per row block; valid while ``Y`` is unchanged.
+        A kernel computes its share that depends on ``Y`` alone once here, not per row block.
         """
         return lambda X: self.gram(X, Y)
 
@@ -184,7 +175,7 @@ class _Combination(NamedTuple):
 
 
 class _Composite(Kernel):
-    """A kernel built from a list of kernels; subclasses set ``_how`` and ``_join_features``."""
+    """A kernel built from a list of kernels; subclasses set ``_how`` and ``_join_features(parts, X)``."""
 
     _how: _Combination
 
@@ -212,10 +203,6 @@ class _Composite(Kernel):
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
         parts = [k.explicit_features(X) for k in self.kernels]
         return None if any(P is None for P in parts) else self._join_features(parts, X)
-
-    def _join_features(self, parts: list[torch.Tensor], X: torch.Tensor) -> torch.Tensor | None:
-        """The feature map of the composite from its parts' maps of ``X``, or None (rank counted numerically)."""
-        raise NotImplementedError
 
     def gram(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         self._check_params()

@@ -158,11 +158,7 @@ class CenteredGram:
     @property
     @_locked
     def matrix(self) -> torch.Tensor:
-        """``K_c`` (N, N), built on first use (and after :meth:`cholesky` or :meth:`release`).
-
-        The buffer itself: where other threads may call :meth:`cholesky` or :meth:`release`, read it
-        while holding :attr:`lock`.
-        """
+        """``K_c`` (N, N), built on first use: the buffer itself, to read under :attr:`lock` where threads share it."""
         K = self._lower()
         if self._lower_only:
             with compute_threads(self._threads):
@@ -354,10 +350,7 @@ class CenteredGram:
 
     @_locked
     def raw_rows(self, start: int, stop: int) -> torch.Tensor:
-        """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix (builds no ``N x N`` matrix).
-
-        Un-centered from ``K_c`` while the buffer holds it, else kernel evaluations (equal to rounding).
-        """
+        """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix: from the buffer or kernel values."""
         if self._matrix is None:
             return self.raw_vectors(self.X[start:stop])
         # K symmetric: the row means of training rows are the column means.

@@ -41,8 +41,7 @@ def _needs_scaling(m: float, dtype: torch.dtype, n_terms: int, power: int) -> bo
 def scaled_squared_distances(X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, float]:
     """Squared Euclidean distances (n, m) of ``X`` (n, D), ``Y`` (m, D) in units of a power of two: ``(D / s^2, s)``.
 
-    ``s = 1`` unless the squares of the centered data would over- or underflow; exactly 0 for identical
-    rows. Pass ``Y is X`` for a self-distance matrix (the diagonal is set to 0 at once).
+    ``s = 1`` unless the squares of the centered data would over- or underflow; pass ``Y is X`` for a zero diagonal.
     """
     same = Y is X
     raw = max(matrix_scale(X), matrix_scale(Y))
@@ -94,10 +93,7 @@ def _overflows_centering(raw: float, Y: torch.Tensor) -> bool:
 def _expanded(
     Xc: torch.Tensor, Yc: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, yy: torch.Tensor | None, same: bool
 ) -> torch.Tensor:
-    """``|xc|^2 + |yc|^2 - 2 xc.yc`` (n, m), cancelled entries recomputed from ``X``, ``Y``, clipped at 0.
-
-    ``Xc``, ``Yc``: the centered (and scaled) rows; ``yy``: squared norms of ``Yc`` (None when ``same``).
-    """
+    """``|xc|^2 + |yc|^2 - 2 xc.yc`` (n, m) of the centered rows, cancelled entries recomputed, clipped at 0."""
     xx = (Xc * Xc).sum(1)
     yy = xx if same else yy
     # addmm broadcasts the (n, 1) column, so only the (n, m) result is allocated.
@@ -110,11 +106,7 @@ def _expanded(
 def _recompute_cancelled(
     D: torch.Tensor, X: torch.Tensor, Y: torch.Tensor, xx: torch.Tensor, yy: torch.Tensor, same: bool
 ) -> None:
-    """Replace, in place, the entries of ``D`` where the expansion cancelled by direct differences.
-
-    Differences of the rows as given, not centered (whose rounding ``eps |x - c|`` may be most of a small
-    ``|x - y|``): identical rows give 0.
-    """
+    """Replace, in place, the entries of ``D`` where the expansion cancelled by direct differences."""
     if same:
         D.diagonal().zero_()
     # Below sqrt(eps) (|x|^2 + max |y|^2) the expansion may have lost half the digits. The row-wise
@@ -133,6 +125,7 @@ def _recompute_cancelled(
     step = max(1, (1 << 22) // max(X.shape[1], 1))
     for k in range(0, idx.shape[0], step):
         i, j = idx[k : k + step].unbind(1)
+        # The rows as given, not centered (whose rounding may be most of a small |x - y|): identical rows give 0.
         diff = X[i] - Y[j]
         D[i, j] = (diff * diff).sum(1)
 
@@ -183,9 +176,8 @@ def exp_neg_scaled(d: torch.Tensor, s: float, bandwidth: float, power: int) -> t
     """The kernel ``exp(-(dist / bandwidth)^power / power)``, in place when possible, for ``power`` 1 or 2.
 
     RBF: ``d`` squared distances in units of ``s^2``, ``power = 2``; Laplacian: L1 distances in units of
-    ``s``, ``power = 1``. With ``bandwidth = m 2^e`` the factor has the textbook rounding up to an exact power
-    of two (scaling data and width alike changes nothing); when it is not a normal number the argument is
-    formed in float64, one factor ``s / bandwidth`` at a time, so extreme widths give the kernel's limits.
+    ``s``, ``power = 1``. When the factor is not a normal number the argument is formed in float64, one
+    factor ``s / bandwidth`` at a time, so extreme widths give the kernel's limits.
     """
     info = torch.finfo(d.dtype)
     m, e = math.frexp(bandwidth)

@@ -28,10 +28,8 @@ def lower_gram_matrix(kernel: Kernel, X: torch.Tensor, *, batch_size: int | None
     """The lower triangle of ``K = [k(x_i, x_j)]`` (N, N) and ``max |K_ij|``, with no ``N x N`` temporary.
 
     Each row block is evaluated against the points up to its end only (about ``N^2 / 2`` pairs), since
-    the Lanczos iteration and the centering read one triangle; the diagonal is ``kernel.diag(X)``. The
-    RBF kernel's blocks are written in place, in a few large operations. A
-    :class:`~kppca.kernels.CallableKernel` (a user's function, which may be wrong) is evaluated on full
-    row blocks instead and checked for symmetry.
+    the Lanczos iteration and the centering read one triangle. A :class:`~kppca.kernels.CallableKernel`
+    (a user's function, which may be wrong) is evaluated on full row blocks instead and checked for symmetry.
 
     Parameters
     ----------
@@ -228,10 +226,7 @@ class KernelCenterer(HasFittedState):
         return K_c
 
     def _correct_(self, K: torch.Tensor, apply_: Callable, lower: bool) -> None:
-        """``apply_(K_ij, (m_i + m_j) - g)`` in place, by tiles of rows (columns up to the tile's end when ``lower``).
-
-        Tiles fit the CPU cache (one sweep over K); the correction is symmetric bitwise, so K stays symmetric.
-        """
+        """``apply_(K_ij, (m_i + m_j) - g)`` in place, by cache-sized tiles of rows (symmetric bitwise)."""
         cm, g, N = self.column_means_, self.grand_mean_, K.shape[0]
         tile = (1 << 17) // max(1, K.shape[1]) + 1  # 1 MiB float64 corrections
         for i in range(0, N, tile):
@@ -293,8 +288,7 @@ def _column_sums(K: torch.Tensor) -> torch.Tensor:
 def _lower_row_sums(K: torch.Tensor) -> torch.Tensor:
     """Row sums (N,) in float64 of the symmetric matrix whose lower triangle (diagonal included) ``K`` holds.
 
-    Each tile of rows adds its row sums and its column sums. Not BLAS ``symv``: its sequential sums err
-    by up to ``N eps``, which made the centered matrix of nearly constant data indefinite.
+    Not BLAS ``symv``: its sequential sums err by up to ``N eps``, which made nearly constant data indefinite.
     """
     N = K.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=K.device)

@@ -1,9 +1,6 @@
-"""Square roots ``F F^T = K_c`` of the centered Gram matrix, one type per way of computing them.
+"""Square roots ``F F^T = K_c`` of the centered Gram matrix, one immutable type per way of computing them.
 
-A :class:`~kppca.kernels.CenteredGram` hands out one of these instead of a ``(kind, L)`` pair plus a route
-string that every consumer re-checks: the type says what the factor is, and its methods (the draws
-``a F^T``, the solves ``K_c alpha = k_c``) are written once for it. Each is immutable once built, so threads
-that share a fitted model may use it freely.
+Each type writes its draws ``a F^T`` and solves ``K_c alpha = k_c`` once, so no consumer re-checks a route.
 """
 
 from __future__ import annotations

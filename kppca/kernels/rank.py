@@ -1,10 +1,7 @@
 """The rank ``r`` of a centered Gram matrix, decided by the kernel's structure where possible.
 
-``sigma2_ML`` needs ``r``; counting eigenvalues above a rounding threshold would make it depend on the
-dtype and the eigensolver (in float32 at large ``N`` the threshold swallows most of a smooth kernel's
-spectrum). So a strictly positive definite kernel gives ``r`` from the distinct rows, an explicit finite
-feature map from its centered features in float64, and anything else None (a numerical count in the
-model's dtype); see docs/theory, "The rank r".
+A strictly positive definite kernel gives ``r`` from the distinct rows, an explicit finite feature map from its
+centered features in float64, and anything else None (a numerical count); see docs/theory, "The rank r".
 """
 
 from __future__ import annotations
@@ -42,8 +39,7 @@ def count_distinct_rows(X: torch.Tensor) -> int:
 def centered_feature_rank(Phi: torch.Tensor, center: bool) -> int:
     """Numerical rank of the (centered) rows of ``Phi`` (n, d), counted in float64.
 
-    From the eigenvalues of the float64 scatter of the centered rows (or their ``n x n`` Gram matrix
-    for ``d > n``), so float32 and float64 features of the same data give the same count.
+    From the float64 scatter (or ``n x n`` Gram matrix for ``d > n``): float32 and float64 features agree.
 
     Parameters
     ----------

@@ -1,9 +1,6 @@
 """The built-in kernels (linear, polynomial, RBF, Laplacian) and :data:`KERNELS`, their names.
 
-The polynomial kernel's exact finite map (the monomials) serves both :class:`kppca.features.PolynomialFeatures`
-and the exact rank of a polynomial Gram matrix, so it lives here, next to the check of ``degree``/``coef0``.
-A model file names its kernel class by a key of :data:`KERNELS` (never by an import path), so loading
-can only build these classes.
+The polynomial kernel's exact map lives here: it serves :class:`kppca.features.PolynomialFeatures` and exact ranks.
 """
 
 from __future__ import annotations
@@ -53,10 +50,7 @@ class Linear(Kernel):
 
 
 def check_polynomial_params(degree: object, coef0: object) -> tuple[int, float]:
-    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0); return them as ``(int, float)``.
-
-    ``coef0^degree`` (the kernel at ``x . y = 0``) must be a finite float64, or every value would overflow.
-    """
+    """Validate ``degree`` (positive integer) and ``coef0`` (real, >= 0, ``coef0^degree`` finite): ``(int, float)``."""
     degree = int(check_scalar(degree, "degree", [Interval(Integral, 0, None, closed="neither")]))
     coef0 = float(check_scalar(coef0, "coef0 (>= 0: a positive semi-definite kernel)", [Interval(Real, 0, None)]))
     if coef0 > 0 and degree * math.log(coef0) >= _LOG_FLOAT64_MAX:
@@ -113,10 +107,7 @@ class Polynomial(Kernel):
         check_polynomial_params(self.degree, self.coef0)
 
     def explicit_features(self, X: torch.Tensor) -> torch.Tensor | None:
-        """The exact map (:func:`monomial_map`) while it has at most ``MAX_EXPLICIT_FEATURES`` features, else None.
-
-        Its dimension only bounds the rank; the features give it exactly.
-        """
+        """The exact map (:func:`monomial_map`) while it has at most ``MAX_EXPLICIT_FEATURES`` features, else None."""
         degree, coef0 = check_polynomial_params(self.degree, self.coef0)
         D = X.shape[1]
         n_out = math.comb(D + degree, degree) if coef0 > 0 else math.comb(D + degree - 1, degree)  # no constant at 0
@@ -155,7 +146,6 @@ class _Stationary(Kernel):
         return type(self)(resolve_bandwidth(self.bandwidth, X, self._metric))
 
     def _width(self) -> float:
-        """The numeric bandwidth; a clear error while it is still a rule."""
         value = check_bandwidth(self.bandwidth, self._metric)
         if isinstance(value, str):
             name = type(self).__name__

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from kppca._linalg import eigen, full_spectrum
+from kppca._linalg import eigen, solve_spectrum
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -16,5 +16,5 @@ def test_dense_spectrum_that_does_not_converge_is_a_clear_error(monkeypatch, dty
 
     monkeypatch.setattr(eigen.torch.linalg, "eigh", fails)
     with pytest.raises(ValueError, match="eigendecomposition of the centered test matrix did not converge") as info:
-        full_spectrum(torch.eye(4, dtype=dtype), what="centered test matrix")
+        solve_spectrum(torch.eye(4, dtype=dtype), "dense", what="centered test matrix")
     assert ("float64" in str(info.value)) == (dtype == torch.float32)
