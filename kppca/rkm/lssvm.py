@@ -28,8 +28,7 @@ __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_du
 
 class LSSVMSolution:
     """Result of one LS-SVM solve: ``coef`` (dual: ``H`` (N, p); primal: ``W`` (d_f, p)), ``intercept`` (p,)
-    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004).
-    """
+    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004)."""
 
     def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
         self.coef, self.intercept, self.loo_residuals = coef, intercept, loo_residuals
