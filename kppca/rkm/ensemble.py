@@ -309,7 +309,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""
         Xn = self._validate_new_input(X, method="decision_function").cpu().numpy()
-        # Batches of rows: the (rows, n_submodels x n_classes) features never exist for all of X at once.
         coef = self.coef_.detach().cpu().numpy().astype(np.float64)
         F = torch.as_tensor(self._evaluate(Xn, coef, "submodel outputs"), dtype=self._dtype,
                             device=self._device) + self.intercept_
