@@ -1,8 +1,7 @@
 """The fitted state of the shallow RKMs, one record each: the LS-SVMs, the kernel pmf and kernel PCA.
 
 Shape symbols: ``"n"`` training points, ``"p"`` outputs, ``"f"`` explicit features, ``"c"`` classes, ``"s"``
-hidden features. (:class:`~kppca.rkm.NARForecaster`'s record is in its own module: it holds a
-:class:`~kppca.rkm.MultiViewKPCA`, whose module imports the shallow RKMs.)
+hidden features. :class:`~kppca.rkm.NARForecaster`'s record is in its module (its MultiViewKPCA imports these).
 """
 
 from __future__ import annotations
@@ -56,18 +55,8 @@ class LSSVMState(EstimatorState):
         return None
 
     def outputs(self, X: torch.Tensor, eta: float) -> torch.Tensor:
-        """Outputs ``f(x)`` of the fitted linear system.
-
-        Parameters
-        ----------
-        X : Tensor of shape (M, D), in the fit's dtype and device
-        eta : float
-            The estimator's ``eta`` (a parameter, not fitted state: it scales ``K`` in the dual).
-
-        Returns
-        -------
-        Tensor of shape (M, p)
-        """
+        """Outputs ``f(x)`` (M, p) of the fitted linear system on ``X`` (M, D) in the fit's dtype and device;
+        ``eta`` is the estimator's parameter (not fitted state: it scales ``K`` in the dual)."""
         if self.solver_ == "primal":
             return map_features(self.feature_map_, X) @ self.coef_ + self.intercept_
         return self.kernel_.gram(X, self.X_fit_) @ self.hidden_features_ / eta + self.intercept_

@@ -110,8 +110,7 @@ def _errors(F: np.ndarray, codes: np.ndarray) -> int:
 def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
                svd: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[float, int]:
     """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error), and
-    those errors, from one SVD of the centred features ``Zc`` (m, q) (Allen's PRESS residuals); ``svd``: that
-    thin SVD when the caller has it."""
+    those errors, from the thin SVD (``svd``, or computed) of the centred features ``Zc`` (Allen's PRESS)."""
     m = Zc.shape[0]
     Tc = T - T.mean(0)
     U, sv, _ = np.linalg.svd(Zc, full_matrices=False) if svd is None else svd
@@ -232,12 +231,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         return np.sort(np.concatenate(hold)), np.sort(np.concatenate(train))
 
     def _evaluate(self, X: np.ndarray, coef: np.ndarray | None, desc: str) -> np.ndarray:
-        """The submodel features (coef None; (m, q)) or the combined outputs without intercept ((m, o)) on ``X``.
-
-        The submodels are split into chunks evaluated on the joblib backend (each chunk shipped once, ``X``
-        memory-mapped by loky); within a chunk ``batch_size`` rows at a time, so memory holds at most
-        ``batch_size x chunk`` features per worker (all ``q`` columns only when the features are asked for).
-        """
+        """The submodel features (coef None; (m, q)) or the combined outputs without intercept ((m, o)) on ``X``,
+        by chunks of submodels on the joblib backend (each chunk shipped once, ``X`` memory-mapped by loky)."""
         M, C = len(self.estimators_), len(self.classes_)
         width = 1 if C == 2 else C
         n_chunks = min(M, 1 if self.n_jobs in (None, 1) else 8 * max(1, abs(int(self.n_jobs))))
@@ -314,7 +309,6 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""
         Xn = self._validate_new_input(X, method="decision_function").cpu().numpy()
-        # Batches of rows: the (rows, n_submodels x n_classes) features never exist for all of X at once.
         coef = self.coef_.detach().cpu().numpy().astype(np.float64)
         F = torch.as_tensor(self._evaluate(Xn, coef, "submodel outputs"), dtype=self._dtype,
                             device=self._device) + self.intercept_

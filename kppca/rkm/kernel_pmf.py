@@ -28,11 +28,8 @@ __all__ = ["KernelPMF", "log_kernel"]
 
 
 def log_kernel(kernel: Kernel, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values (``ValueError`` on a negative one).
-
-    RBF and Laplacian in closed form (no underflow; at least the dtype's most negative number);
-    any other kernel: ``log`` of its values, ``-inf`` where a value is 0.
-    """
+    """``log k(x_i, y_j)`` (n, m) for a kernel with non-negative values (``ValueError`` on a negative one): RBF
+    and Laplacian in closed form (no underflow), any other kernel ``log`` of its values (``-inf`` where 0)."""
     lowest = torch.finfo(X.dtype).min  # finite even where the true value is below the dtype's range
     if type(kernel) is RBF:
         D, s = scaled_squared_distances(X, Y)  # D s^2 may overflow where D does not

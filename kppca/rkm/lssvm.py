@@ -28,8 +28,7 @@ __all__ = ["LSSVMClassifier", "LSSVMRegressor", "LSSVMSolution", "solve_lssvm_du
 
 class LSSVMSolution:
     """Result of one LS-SVM solve: ``coef`` (dual: ``H`` (N, p); primal: ``W`` (d_f, p)), ``intercept`` (p,)
-    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004).
-    """
+    and ``loo_residuals`` (N, p), the exact ``y_i - f^{(-i)}(x_i)`` (Cawley & Talbot, 2004)."""
 
     def __init__(self, coef: torch.Tensor, intercept: torch.Tensor, loo_residuals: torch.Tensor):
         self.coef, self.intercept, self.loo_residuals = coef, intercept, loo_residuals
@@ -190,9 +189,10 @@ class _LSSVMBase(KernelEstimator):
         self.intercept_ = sol.intercept
         self.loo_residuals_ = sol.loo_residuals
 
-    def _raw_decision(self, X: torch.Tensor) -> torch.Tensor:
-        """Outputs ``f(x)`` (M, p) of the fitted linear system."""
-        return self.state_.outputs(X, float(self.eta))
+    def _raw_decision(self, X: ArrayLike, method: str) -> torch.Tensor:
+        """Outputs ``f(x)`` (M, p) of the fitted linear system on new inputs (validated for ``method``)."""
+        Xt = self._validate_new_input(X, method=method)  # first: it raises NotFittedError before state_ is read
+        return self.state_.outputs(Xt, float(self.eta))
 
 
 @register(name="kppca.LSSVMRegressor")
@@ -255,7 +255,7 @@ class LSSVMRegressor(MultiOutputMixin, RegressorMixin, _LSSVMBase):
 
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Predictions ``(M,)`` (single output) or ``(M, p)``."""
-        out = self._raw_decision(self._validate_new_input(X, method="predict"))
+        out = self._raw_decision(X, "predict")
         if self._single_output:
             out = out[:, 0]
         return self._to_output(out, X)
@@ -341,14 +341,14 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Scores: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes): the outputs
         (one-vs-all) or their correlations with the codewords (output codes)."""
-        S = self._class_scores(self._raw_decision(self._validate_new_input(X, method="decision_function")))
+        S = self._class_scores(self._raw_decision(X, "decision_function"))
         if len(self.classes_) == 2:
             S = S[:, 0]
         return self._to_output(S, X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Class labels (M,) (a numpy array, as scikit-learn)."""
-        S = self._class_scores(self._raw_decision(self._validate_new_input(X, method="predict")))
+        S = self._class_scores(self._raw_decision(X, "predict"))
         idx = (S[:, 0] > 0).long() if len(self.classes_) == 2 else S.argmax(1)
         return self.classes_[idx.cpu().numpy()]
 
@@ -358,8 +358,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         The temperature minimises the log-loss of the exact leave-one-out scores of the training points, so the
         probabilities are calibrated as on unseen points; their argmax is :meth:`predict`'s class.
         """
-        F = self._raw_decision(self._validate_new_input(X, method="predict_proba"))
-        S = self._class_scores(F).detach().cpu().numpy()
+        S = self._class_scores(self._raw_decision(X, "predict_proba")).detach().cpu().numpy()
         return softmax(self._logits(S) / self.temperature_, axis=1)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:

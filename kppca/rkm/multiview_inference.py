@@ -17,9 +17,8 @@ __all__ = ["MultiViewInference"]
 
 
 def _smoother_weights(weights: torch.Tensor) -> torch.Tensor:
-    """Raw kernel weights (m, n), rows with no positive mass (no smoother mean) replaced by the one-hot of their
-    largest entry, the nearest training point in the kernel's sense (as the PPCA pre-images do).
-    """
+    """Raw kernel weights (m, n), rows with no positive mass replaced by the one-hot of their largest entry (the
+    nearest training point in the kernel's sense, as the PPCA pre-images do)."""
     clipped = weights.clamp_min(0)
     # A total below the rounding level of the sum (N eps sum|w|) is numerically zero.
     tiny = rounding_tolerance(weights.dtype, weights.shape[1], weights.abs().sum(1))
@@ -123,9 +122,8 @@ class MultiViewInference:
         return self._to_output(out, like)
 
     def _decode(self, rhs: torch.Tensor, v: int, *, conditional: bool, n_neighbors: int | None) -> torch.Tensor:
-        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``, with ``h = rhs`` (generation) or, when
-        ``conditional``, ``h = (Gamma - U_v^T U_v)^{-1} rhs`` for the known-view sum ``rhs`` (m, s).
-        """
+        """Input-space view ``v`` (m, d_v) of ``phi_v = U_v h + m_v``, with ``h = rhs`` (m, s) (generation) or, when
+        ``conditional``, ``h = (Gamma - U_v^T U_v)^{-1} rhs`` for the known-view sum ``rhs``."""
         view = self.views_[v]
         if conditional:
             # A = sum over the other views of U_w^T U_w (PSD). Where it is singular they carry no information

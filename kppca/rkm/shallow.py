@@ -85,8 +85,7 @@ def top_spectrum(
 ) -> Spectrum:
     """The top ``s`` eigenpairs of a ``CenteredGram`` or a symmetric PSD matrix ``A`` (m, m), refusing ``s``
     above the numerical rank; for a matrix, ``what``, ``scale`` (magnitude before centering), ``size`` (terms
-    per entry) and ``max_rank`` set the messages and the rounding tolerance.
-    """
+    per entry) and ``max_rank`` set the messages and the rounding tolerance."""
     m = A.n_samples if isinstance(A, CenteredGram) else A.shape[0]
     solver = "partial" if prefer_partial(m, s) else "dense"
     if isinstance(A, CenteredGram):

@@ -21,7 +21,7 @@ from ..kernels import CenteredGram, Kernel, KernelCenterer, Linear, as_kernel
 __all__ = ["FittedView", "TrainingView", "split_views"]
 
 
-def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
+def split_views(views: Any) -> tuple[list[Any], bool]:
     """The per-view arrays of ``views`` (a list/tuple of arrays (n, d_v), ``None`` for a missing view where allowed,
     or one array) and whether it was a single 2-D array."""
     if isinstance(views, (list, tuple)):
@@ -31,11 +31,11 @@ def split_views(views: Any, name: str = "views") -> tuple[list[Any], bool]:
         if items and all(v is not None and np.ndim(v) in (0, 1) for v in items):
             return [views], True  # a nested list of numbers: one 2-D view
         raise ValueError(
-            f"{name} must be a list of 2-D arrays of shape (n, d_v), one per view; got a list with "
+            "views must be a list of 2-D arrays of shape (n, d_v), one per view; got a list with "
             f"dimensions {[None if v is None else np.ndim(v) for v in items]}."
         )
     if views is None:
-        raise ValueError(f"{name} is None; pass a list of arrays of shape (n, d_v), one per view.")
+        raise ValueError("views is None; pass a list of arrays of shape (n, d_v), one per view.")
     return [views], True
 
 

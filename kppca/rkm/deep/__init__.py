@@ -1,8 +1,4 @@
-"""Deep RKMs: the level objects and the estimators that compose them.
-
-A new level type subclasses :class:`Level` (the solvers call only its methods); a new solver module calls
-:func:`register_solver` on import and is reached by ``DeepRKM(solver=name)``.
-"""
+"""Deep RKMs: the level objects and the estimators that compose them (extending them: docs/architecture.md)."""
 
 from .classifier import DEFAULT_SMOOTHER_GRID, BinaryDeepModel, DeepRKMClassifier
 from .estimator import DeepRKM, working_dtype

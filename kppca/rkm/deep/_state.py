@@ -21,7 +21,7 @@ from .levels import Level, run_chain
 from .solvers import get_solver
 
 __all__ = ["BinaryDeepModel", "DeepLSSVMClassifierState", "DeepRKMClassifierState", "DeepRKMState",
-           "class_scores", "deep_outputs", "mlp_scores", "smoother_codes"]
+           "class_scores", "mlp_scores", "smoother_codes"]
 
 _REAL = Interval(Real, None, None)  # finite
 _COUNT = Interval(Integral, 1, None, closed="left")
@@ -33,17 +33,6 @@ _RESIDUALS = ListOf([ListOf([Real])])
 
 
 # ----------------------------------------------------------------------------- DeepRKM
-def deep_outputs(solver: str, levels: list[Level], solver_state: dict, prototypes: torch.Tensor,
-                 hidden: list[torch.Tensor], intercept: torch.Tensor, scales: list, X: torch.Tensor) -> torch.Tensor:
-    """Outputs (M, p) of a fitted :class:`~kppca.rkm.DeepRKM` on inputs ``X`` in its working dtype: the solver's
-    own model (feed-forward networks), else the chain of levels."""
-    own = get_solver(solver).predict
-    with torch.no_grad():
-        if own is not None:
-            return own(levels, solver_state, scales, intercept, X)
-        return run_chain(levels, X, prototypes, hidden, intercept, scales)[0]
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DeepRKMState(EstimatorState):
     """:class:`~kppca.rkm.DeepRKM`'s record ("m" prototypes), in float64; ``solver_state_`` is the solver's own
@@ -86,12 +75,20 @@ class DeepRKMState(EstimatorState):
             if lam is not None and lam.shape != H.shape[1:]:
                 return f"scales_[{i}] has shape {tuple(lam.shape)}, hidden_features_[{i}] {tuple(H.shape)}"
         X = torch.zeros(1, self.n_features_in_, dtype=self.intercept_.dtype, device=self.intercept_.device)
-        out = deep_outputs(self.solver_, self.levels_, self.solver_state_, self.prototypes_, self.hidden_features_,
-                           self.intercept_, self.scales_, X)
+        out = self.outputs(X)
         if tuple(out.shape) != (1, self.intercept_.shape[0]) or not bool(torch.isfinite(out).all()):
             return (f"its outputs for one point have shape {tuple(out.shape)} or are not finite (expected "
                     f"(1, {self.intercept_.shape[0]}), finite)")
         return None
+
+    def outputs(self, X: torch.Tensor) -> torch.Tensor:
+        """Outputs (M, p) on inputs ``X`` in the working dtype: the solver's own model (feed-forward networks), else
+        the chain of levels."""
+        own = get_solver(self.solver_).predict
+        with torch.no_grad():
+            if own is not None:
+                return own(self.levels_, self.solver_state_, self.scales_, self.intercept_, X)
+            return run_chain(self.levels_, X, self.prototypes_, self.hidden_features_, self.intercept_, self.scales_)[0]
 
 
 # ----------------------------------------------------------------------------- DeepRKMClassifier

@@ -61,11 +61,8 @@ ADAM_STEPS = 5
 
 def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Generator, *, n_classes: int,
                   hidden: int, ridge: float, max_iter: int, train_levels: bool):
-    """Train the levels and the MLP head; returns ``(BinaryDeepModel, mlp params, input scale)``.
-
-    One projected-gradient step on ``H`` (MLP frozen) alternates with :data:`ADAM_STEPS` Adam steps on the
-    MLP (He initialisation from ``gen``), Adam's moments carried over between rounds.
-    """
+    """Train the levels and the MLP head; returns ``(BinaryDeepModel, mlp params, input scale)``. One projected
+    gradient step on ``H`` (MLP frozen) alternates with :data:`ADAM_STEPS` Adam steps on the (He-initialised) MLP."""
     s_L = kpca.sizes[-1]
     kw = {"dtype": H0.dtype, "device": H0.device}
     params = [
@@ -96,10 +93,8 @@ def fit_mlp_model(kpca, codes: torch.Tensor, H0: torch.Tensor, gen: torch.Genera
 
 
 def _ridge_head(Z: torch.Tensor, y: torch.Tensor, ridge: float, eta: float):
-    """Exact LS-SVM head on codes Z (N, s) for ±1 targets y (N,): (value, w, b), differentiable in Z.
-
-    ``(1 - y f)^2 = (y - f)^2`` for ``y = ±1``, so it is the primal LS-SVM solve.
-    """
+    """Exact LS-SVM head on codes Z (N, s) for ±1 targets y (N,): (value, w, b), differentiable in Z
+    (``(1 - y f)^2 = (y - f)^2`` for ``y = ±1``: the primal LS-SVM solve)."""
     sol = solve_lssvm_primal(Z, y[:, None], ridge, eta)
     w, b = sol.coef[:, 0], sol.intercept[0]
     r = y - (Z @ w + b)
@@ -139,10 +134,9 @@ class DeepRKMClassifier(ClassifierMixin, KernelEstimator):
         Width of the MLP head's hidden layer.
     smoother_bandwidth : float, {"loo", "kernel"} or None, default None
         Width of the Gaussian smoother that gives new points their codes (the paper's ``sigma~``). None or
-        ``"loo"``: the width of ``smoother_grid`` with the best leave-one-out accuracy (within ~3 points of the
-        test accuracy at every width on MNIST); it is near the nearest-neighbour limit, as the fitted codes
-        encode the labels. ``"kernel"``: the RBF ``kernel_``'s own width, averaging many training codes
-        (less accurate on MNIST: docs/papers.md). A float fixes the width.
+        ``"loo"``: the width of ``smoother_grid`` with the best leave-one-out accuracy (near the nearest-neighbour
+        limit, as the fitted codes encode the labels). ``"kernel"``: the RBF ``kernel_``'s own width, averaging
+        many training codes (less accurate on MNIST: docs/papers.md). A float fixes the width.
     smoother_grid : sequence of float or None, default None
         Multiples of the median nearest-neighbour distance (default :data:`DEFAULT_SMOOTHER_GRID`).
     random_state : int, Generator or None

@@ -20,7 +20,7 @@ from ...kernels import Kernel
 from . import feedforward as _feedforward  # noqa: F401 - registers solver="feedforward"
 from . import levelwise as _levelwise  # noqa: F401 - registers solver="levelwise"
 from . import reduced_set as _reduced_set  # noqa: F401 - registers solver="primal"
-from ._state import DeepRKMState, deep_outputs
+from ._state import DeepRKMState
 from .levels import OBJECTIVES, Level, check_objective, default_levels
 from .solvers import get_solver
 
@@ -226,13 +226,8 @@ class DeepRKM(MultiOutputMixin, RegressorMixin, KernelEstimator):
                           stacklevel=4)  # the caller of fit (through fit_context and compute_section)
         return self
 
-    def _outputs(self, Xt: torch.Tensor) -> torch.Tensor:
-        """Outputs (M, p) of validated inputs in the working dtype, from the solver that fitted."""
-        return deep_outputs(self.solver_, self.levels_, self.solver_state_, self.prototypes_, self.hidden_features_,
-                            self.intercept_, self.scales_, Xt)
-
     def predict(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Predictions (M,) or (M, p): eq. 4.16 (LS-SVM first) or the chain of eqs. 4.9 / 5.4 (LS-SVM last)."""
         Xt = self._validate_new_input(X, method="predict").to(self.intercept_.dtype)
-        out = self._outputs(Xt).to(self._dtype)
+        out = self.state_.outputs(Xt).to(self._dtype)
         return self._to_output(out[:, 0] if self._single_output else out, like=X)

@@ -115,10 +115,7 @@ def feedforward_objective(levels: Sequence[Level], layout: list[dict], X: torch.
 
 def _initial(layout: list[dict], X: torch.Tensor, gen: torch.Generator, *, centred: bool = True) -> list:
     """Initial unknowns: ``U``, ``W`` entries N(0, 1/fan_in), ``Lam = I``, ``B = 0``, and ``beta_k = -U_k z_i``
-    at a random training point ``z_i`` (``centred=False``: ``beta = 0``, the same draws of ``U`` and ``W``).
-
-    A centred ``tanh`` bends where the data are; from ``beta = 0`` L-BFGS spends most iterations moving it there.
-    """
+    at a random training point ``z_i``, so that each ``tanh`` bends where the data are (``centred=False``: 0)."""
     dtype, device = X.dtype, X.device
 
     def randn(*shape: int) -> torch.Tensor:

@@ -1,9 +1,6 @@
 """Levels of a deep RKM as objects: each owns its kernel, objective terms, stationarity solve and chain step.
 
-A :class:`DeepRKM <kppca.rkm.DeepRKM>` composes levels without knowing their types: a new level type
-implements the methods of :class:`Level`, and the solvers call nothing else; :func:`run_chain` passes points
-through the levels' chain steps and the primal solvers add the levels' terms by :func:`combine_terms`. Notation
-(paper §4-5, rows are points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel matrix ``K_l``.
+Notation (paper §4-5, rows are points): level ``l`` has hidden features ``H_l``, weight ``eta_l`` and kernel ``K_l``.
 """
 
 from __future__ import annotations
@@ -89,11 +86,8 @@ def psd_solve(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 
 
 class Level:
-    """Interface of a deep RKM level (subclasses are frozen dataclasses: the specification).
-
-    Attributes expected of every level: ``kernel``, ``eta``, and ``is_output`` (True for
-    the level whose features give the prediction, the LS-SVM).
-    """
+    """Interface of a deep RKM level (subclasses are frozen dataclasses): ``kernel``, ``eta`` and ``is_output``
+    (True for the level whose features give the prediction, the LS-SVM); the solvers call only these methods."""
 
     is_output = False
     kernel: Any

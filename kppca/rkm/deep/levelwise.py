@@ -63,10 +63,8 @@ class _Passes:
 
 def fit_levelwise(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, params: dict,
                   generator: torch.Generator) -> DeepFit:
-    """Initialise the output level (uncoupled unless passes follow), then ``n_passes`` forward-backward passes.
-
-    The KPCA levels start at random Stiefel points; ``Lam_l`` of the chain are calibrated level by level after.
-    """
+    """Initialise the output level (uncoupled unless passes follow), then ``n_passes`` forward-backward passes;
+    the KPCA levels start at random Stiefel points, and ``Lam_l`` of the chain are calibrated level by level after."""
     N, L, p = X.shape[0], len(levels), Y.shape[1]
     n_passes = int(params["n_passes"])
     state = _Passes(levels, levels[0].gram(X), Y)

@@ -138,9 +138,7 @@ class DeepLSSVMClassifier(ClassifierMixin, KernelEstimator):
         return self.classes_[idx]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """``softmax(f(x) / temperature_)`` (M, n_classes); argmax agrees with :meth:`predict`.
-
-        The temperature minimises the log-loss of the level-1 leave-one-out outputs: a calibration, not a likelihood.
-        """
+        """``softmax(f(x) / temperature_)`` (M, n_classes), a calibration (not a likelihood) whose argmax is
+        :meth:`predict`'s class."""
         F = self._outputs(X, "predict_proba").detach().cpu().numpy()
         return softmax(F / self.temperature_, axis=1)

@@ -19,11 +19,8 @@ __all__ = ["fit_reduced_set", "standardize_targets"]
 
 
 def standardize_targets(Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(Y - mean) / scale`` per column without under- or overflow; returns ``(Ys, mean, scale)``.
-
-    The objective's squares of ``y`` would under- or overflow, and L-BFGS's tolerances assume a unit scale. The
-    statistics are taken on ``Y / max|Y|`` and scaled back; a constant column gets ``scale = 1``.
-    """
+    """``(Ys, mean, scale)``: ``Ys = (Y - mean) / scale`` per column (L-BFGS's tolerances assume a unit scale), the
+    statistics taken on ``Y / max|Y|`` so they neither under- nor overflow; a constant column gets ``scale = 1``."""
     c = Y.abs().amax(0)
     c = torch.where(c > 0, c, torch.ones_like(c))
     U = Y / c
@@ -59,11 +56,8 @@ def _objective(levels: list[Level], prototypes: torch.Tensor, Y: torch.Tensor, g
 
 def fit_reduced_set(levels: list[Level], X: torch.Tensor, Y: torch.Tensor, *, params: dict,
                     generator: torch.Generator) -> DeepFit:
-    """Draw the prototypes, initialise every level (:meth:`Level.primal_start`), minimise ``J`` by L-BFGS.
-
-    The targets are standardised and the output level mapped back to the units of ``y``. An iterate that does
-    not lower ``J`` ends the run, so ``objective_history`` is non-increasing.
-    """
+    """Draw the prototypes, initialise every level (:meth:`Level.primal_start`), minimise ``J`` by L-BFGS on the
+    standardised targets (an iterate that does not lower ``J`` ends the run: the history is non-increasing)."""
     N = X.shape[0]
     M = min(int(params["n_prototypes"]), N)
     idx = torch.randperm(N, generator=generator, device=generator.device)[:M].to(X.device)

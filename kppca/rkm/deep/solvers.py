@@ -1,9 +1,7 @@
 """The registry of deep RKM solvers: ``DeepRKM(solver=name)`` looks the name up here.
 
-A solver module registers itself on import with :func:`register_solver`. Its ``fit(levels, X, Y, *, params,
-generator)`` gets the resolved levels, ``X`` (N, D) and ``Y`` (N, p) in the working dtype, the estimator's
-``get_params`` and a seeded generator, and returns a :class:`DeepFit`; a plug-in solver binds settings of its
-own when it registers (``functools.partial``).
+A solver's ``fit(levels, X, Y, *, params, generator)`` gets the resolved levels, ``X`` (N, D) and ``Y`` (N, p) in
+the working dtype, the estimator's ``get_params`` and a seeded generator, and returns a :class:`DeepFit`.
 """
 
 from __future__ import annotations
