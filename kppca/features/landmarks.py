@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._dask import reduce_blocks
 from .._linalg import rank_tolerance
 from .._param_validation import Integral, Interval, StrOptions, check_scalar
 from .._validation import numpy_rng
@@ -129,14 +130,11 @@ def reservoir(X: Any, size: int, random_state: Any = None, y: Any = None) -> tup
         label_blocks = [y[bounds[i] : bounds[i + 1]] for i in range(len(blocks))]
     offsets = bounds[:-1] if known else [None] * len(blocks)
     take = dask.delayed(block_reservoir, pure=True)
-    merge = dask.delayed(Reservoir.merge, pure=True)
     parts = [
         take(b, lab, size, seed, i, None if off is None else int(off))
         for i, (b, lab, off) in enumerate(zip(blocks, label_blocks, offsets))
     ]
-    while len(parts) > 1:
-        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    (res,) = dask.compute(parts[0])
+    res = reduce_blocks(parts, Reservoir.merge)
     return res.rows, res.labels, res.ids
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from .._dask import reduce_blocks
 from .._linalg import centered_scatter
 from .._param_validation import device_from_spec, dtype_from_spec
 from .._validation import as_tensor
@@ -117,17 +118,12 @@ def _block_stats(block: Any, feature_map: Any, dtype: torch.dtype, device: torch
 def dask_stats(
     X: Any, feature_map: Any, *, dtype: torch.dtype, device: torch.device, center: bool
 ) -> ScatterStats:
-    """Statistics of ``phi(X)`` for a Dask array from :func:`dask_rows`: one task per block, merged in a tree."""
+    """Statistics of ``phi(X)`` for a Dask array from :func:`dask_rows`: one task per block, merged in waves."""
     import dask
 
-    blocks = X.to_delayed().ravel().tolist()
     block_stats = dask.delayed(_block_stats, pure=True)
-    merge = dask.delayed(ScatterStats.merge, pure=True)
-    parts = [block_stats(b, feature_map, dtype, device, center) for b in blocks]
-    while len(parts) > 1:
-        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    (stats,) = dask.compute(parts[0])
-    return stats.to(device)
+    parts = [block_stats(b, feature_map, dtype, device, center) for b in X.to_delayed().ravel().tolist()]
+    return reduce_blocks(parts, ScatterStats.merge).to(device)
 
 
 def dask_map_sample(
