@@ -17,6 +17,9 @@ Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
 A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
 ``mix`` (latent mixture components), ``ninit`` (EM starts), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes the library's default (its rule of N).
+``m`` makes it a landmark model instead: ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
+the N digits as a Dask array (blocks of ``block`` rows, default 10,000) on a ``dask.distributed``
+``LocalCluster`` of ``--threads`` single-threaded worker processes; the worker peak memory is reported.
 
 Run:  python benchmarks/mnist_data_size.py --mnist-dir DIR --candidates N=2000 N=20000 [--seeds 0 1]
 """
@@ -32,10 +35,11 @@ import warnings
 import numpy as np
 import torch
 
-from kppca import DualPPCA
+from kppca import DualPPCA, PrimalPPCA
 from kppca.cli.common import DEFAULTS
 from kppca.datasets import load_mnist
 from kppca.datasets._subsample import select_indices
+from kppca.features import Nystroem
 from kppca.kernels import RBF
 from kppca.metrics import digit_features, frechet_feature_distance, gaussian_statistics, sample_quality
 from kppca.metrics.sample_quality import _fit_default_classifier
@@ -75,7 +79,8 @@ _MODELS: dict = {}
 
 def fitted(spec: dict, seed: int, pool: tuple):
     """``(model, X_train, fit seconds)`` of a candidate's model part, fitted once per (N, dtype, bw, q, seed)."""
-    key = (spec.get("N", 2000), spec.get("dtype", "float64"), spec.get("bw"), spec.get("q"), seed, id(pool[0]))
+    key = (spec.get("N", 2000), spec.get("dtype", "float64"), spec.get("bw"), spec.get("q"), spec.get("m"), seed,
+           id(pool[0]))
     if key not in _MODELS:
         _MODELS.clear()  # one model at a time: at N = 60,000 one Gram matrix takes most of the memory
         X_pool, y_pool = pool
@@ -84,11 +89,34 @@ def fitted(spec: dict, seed: int, pool: tuple):
         Xt, yt = X_pool[idx], y_pool[idx]
         bw = spec.get("bw", DEFAULTS["bandwidth"])
         q = spec.get("q", DEFAULTS["n_components"])
-        model = DualPPCA(q, kernel=RBF(bw), dtype=key[1], random_state=seed)
         t0 = time.perf_counter()
-        model.fit(Xt, yt)
+        if "m" in spec:
+            model = landmark_fit(spec, q, bw, seed, Xt, yt)
+        else:
+            model = DualPPCA(q, kernel=RBF(bw), dtype=key[1], random_state=seed).fit(Xt, yt)
         _MODELS[key] = (model, Xt, time.perf_counter() - t0)
     return _MODELS[key]
+
+
+def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: np.ndarray) -> PrimalPPCA:
+    """A Nyström model fitted on a Dask array of ``Xt`` on a LocalCluster; prints the workers' peak memory."""
+    import dask.array as da
+    from bench_landmarks_distributed import peak_rss_mib, warm_up
+    from dask.distributed import Client, LocalCluster
+
+    block = spec.get("block", 10_000)
+    model = PrimalPPCA(q, feature_map=Nystroem(RBF(bw), n_landmarks=spec["m"], random_state=seed),
+                       dtype=spec.get("dtype", "float64"), random_state=seed)
+    threads = torch.get_num_threads()
+    with LocalCluster(n_workers=threads, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        client.run(os.environ.__setitem__, "OMP_NUM_THREADS", "1")
+        base = client.run(warm_up)
+        model.fit(da.from_array(Xt, chunks=(block, -1)), da.from_array(yt, chunks=block))
+        peaks = client.run(peak_rss_mib)
+    print(f"  (landmarks m = {spec['m']}: worker peak RSS {', '.join(f'{v:.0f}' for v in peaks.values())} MiB, "
+          f"baseline {', '.join(f'{v:.0f}' for v in base.values())} MiB)", flush=True)
+    return model
 
 
 def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tuple[float, object, float, float]:
