@@ -9,6 +9,7 @@ merged in a tree on the workers and its result merged here, bounds what a worker
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,14 +17,24 @@ from typing import Any
 BLOCKS_PER_THREAD = 2
 
 
+def dask_client() -> Any:
+    """The current ``dask.distributed`` Client, or None (distributed not imported, or no client running)."""
+    if "distributed" not in sys.modules:  # a Client can only exist once distributed was imported
+        return None
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:  # "No clients found"
+        return None
+
+
 def scheduler_threads() -> int:
     """Worker threads of the current ``dask.distributed`` client, else this machine's cores."""
-    try:
-        from distributed import get_client
-
-        return max(1, sum(get_client().nthreads().values()))
-    except (ImportError, ValueError):  # no distributed, or no client: Dask's local scheduler
+    client = dask_client()
+    if client is None:  # Dask's local scheduler
         return os.cpu_count() or 1
+    return max(1, sum(client.nthreads().values()))
 
 
 def reduce_blocks(tasks: Sequence[Any], merge: Callable[[Any, Any], Any]) -> Any:

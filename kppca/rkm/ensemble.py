@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import torch
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
+from .._dask import dask_client
 from .._linalg.threads import compute_section
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from .._progress import tqdm
@@ -78,21 +78,9 @@ def _chunk_outputs(estimators: list, classes: np.ndarray, X: np.ndarray, coef: n
     return np.concatenate(parts)
 
 
-def _dask_client() -> Any:
-    """The current ``dask.distributed`` Client, or None (distributed not imported, or no client running)."""
-    if "distributed" not in sys.modules:  # a Client can only exist once distributed was imported
-        return None
-    from distributed import get_client
-
-    try:
-        return get_client()
-    except ValueError:  # "No clients found"
-        return None
-
-
 def _backend(n_jobs: int | None) -> contextlib.AbstractContextManager:
     """joblib's dask backend when a Client exists (its workers, scattered data), else loky processes."""
-    if _dask_client() is not None:
+    if dask_client() is not None:
         return parallel_config(backend="dask")
     return parallel_config(backend="loky", n_jobs=n_jobs)
 

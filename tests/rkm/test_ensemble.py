@@ -129,7 +129,7 @@ def test_parallel_processes_fit_the_serial_ensemble():
 
 def test_dask_client_fits_the_serial_ensemble():
     distributed = pytest.importorskip("distributed")
-    from kppca.rkm.ensemble import _dask_client
+    from kppca._dask import dask_client as _dask_client
 
     X, y = _digits(200)
     make = lambda: SubsetEnsembleClassifier(LSSVMClassifier(RBF(2.0)), subset_size=40, random_state=1)  # noqa: E731
