@@ -53,8 +53,8 @@ def run(script: str, folder: Path, *args: str) -> dict:
 def test_ensemble_script(idx_files):
     out = run("deep_rkm_ensemble.py", idx_files, "--n-train", "300", "--test-images",
               str(idx_files / "test-images.idx"), "--test-labels", str(idx_files / "test-labels.idx"))
-    # 240 training digits + 240 noisy copies in subsets of 50; tested on the 200 given digits
-    assert out["experiment"] == "deep-rkm-ensemble" and out["n_submodels"] == 9 and out["n_test"] == 200
+    # 300 training digits + 300 noisy copies in subsets of 50, the combiner on the 300; tested on the 200 given
+    assert out["experiment"] == "deep-rkm-ensemble" and out["n_submodels"] == 12 and out["n_test"] == 200
     assert 0 <= out["test_error"] < 0.5  # ten classes: chance is 0.9
 
 

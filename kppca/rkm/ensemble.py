@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import torch
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
@@ -89,6 +90,12 @@ def _backend(n_jobs: int | None) -> contextlib.AbstractContextManager:
 _RIDGE_GRID = np.logspace(-6, 4, 41)
 
 
+def _targets(codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """The combiner's ±1 targets (m, o): one column per class, or one (+1 for class 1) for two classes."""
+    columns = np.arange(n_classes) if n_classes > 2 else np.array([1])
+    return np.where(codes[:, None] == columns[None, :], 1.0, -1.0)
+
+
 def _errors(F: np.ndarray, codes: np.ndarray) -> int:
     """Misclassified rows of the combined outputs ``F`` (m, 1 binary or m, C)."""
     pred = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else F.argmax(1)
@@ -113,6 +120,49 @@ def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
         if key < best_key:
             best, best_key = float(lam), key
     return best, int(best_key[0])
+
+
+#: The ridge grid of the normal-equation combiner (one Cholesky factor per value), relative to the trace of the
+#: centred Gram matrix (between its top eigenvalue and q times that): with many more rows than features the
+#: best ridge is small, hence the low end.
+_NORMAL_RIDGE_GRID = np.logspace(-11, 0, 12)
+
+
+class _Moments:
+    """Row sums of the features ``Z`` (m, q), their Gram matrix and their products with the targets ``T``, so
+    a ridge solve needs no row of ``Z`` after the blocks pass."""
+
+    def __init__(self, q: int, o: int):
+        self.n, self.z, self.t = 0, np.zeros(q), np.zeros(o)
+        self.G, self.ZT = np.zeros((q, q)), np.zeros((q, o))
+
+    def add(self, Z: np.ndarray, T: np.ndarray) -> None:
+        self.n += len(Z)
+        self.z += Z.sum(0)
+        self.t += T.sum(0)
+        self.G += Z.T @ Z
+        self.ZT += Z.T @ T
+
+    def without(self, Z: np.ndarray, T: np.ndarray) -> _Moments:
+        """The moments of the other rows, when ``Z``, ``T`` are some of the rows added."""
+        rest = _Moments(0, 0)
+        rest.n, rest.z, rest.t = self.n - len(Z), self.z - Z.sum(0), self.t - T.sum(0)
+        rest.G, rest.ZT = self.G - Z.T @ Z, self.ZT - Z.T @ T
+        return rest
+
+    def trace(self) -> float:
+        """The trace of the centred Gram matrix, the scale of the ridge grid (at least its top eigenvalue)."""
+        return float(np.trace(self.G) - self.n * (self.z / self.n) @ (self.z / self.n))
+
+    def solve(self, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(coef, intercept)`` of the ridge regression with an unpenalised intercept, by a Cholesky factor of
+        the centred Gram matrix plus ``ridge``; raises ``LinAlgError`` when that is not positive definite."""
+        zbar, tbar = self.z / self.n, self.t / self.n
+        A = self.G - self.n * np.outer(zbar, zbar)
+        A[np.diag_indices_from(A)] += ridge
+        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        coef = scipy.linalg.cho_solve(factor, self.ZT - self.n * np.outer(zbar, tbar), check_finite=False)
+        return coef, tbar - zbar @ coef
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -151,11 +201,17 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Template of the submodels, with ``decision_function`` (None: :class:`~kppca.rkm.DeepLSSVMClassifier`).
     subset_size : int >= 2, default 50
         Points per subset (the paper: 50, five per class).
-    validation_fraction : float in (0, 1), default 0.2
-        Class-stratified fraction of the training data held out to fit the combiner.
+    validation_fraction : float in (0, 1) or None, default 0.2
+        Class-stratified fraction of the training data held out from the submodels to fit the combiner.
+        None: the combiner is fitted on all training rows (noisy copies excepted), the submodels' own, as
+        the paper's "overdetermined linear system": each row is in one subset, so one submodel in
+        ``n_submodels`` has seen it. Its normal equations are accumulated over row blocks (memory
+        ``n_features^2``, not rows x features), which pays when the rows outnumber the features.
     ridge : float > 0 or "loo", default "loo"
-        Ridge of the combiner. ``"loo"``: the one of a log grid with the fewest leave-one-out errors on the
-        held-out part, or the members' mean output (a soft vote) when it errs no more often.
+        Ridge of the combiner. ``"loo"``: the one of a log grid with the fewest errors, or the members'
+        mean output (a soft vote) when it errs no more often; errors are exact leave-one-out errors on the
+        held-out part, or with ``validation_fraction=None`` errors on a class-stratified tenth of the
+        rows, left out of the combiner while it chooses (it is then refitted on all rows).
     noise : float > 0 or None, default None
         Standard deviation of noisy copies appended to the submodels' training part (the paper: 0.5).
     clip : (float, float) or None, default (0.0, 1.0)
@@ -178,7 +234,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     subsets_ : list of ndarray of int
         Each submodel's training rows in the training part, noisy copies appended (from ``N_train`` on).
     holdout_indices_ : ndarray of int
-        Rows of ``X`` used to fit the combiner.
+        Rows of ``X`` used to fit the combiner (all rows with ``validation_fraction=None``).
     coef_ : Tensor of shape (n_submodel_features, n_outputs)
         Combiner weights; ``n_outputs`` is 1 (binary) or ``n_classes``.
     intercept_ : Tensor of shape (n_outputs,)
@@ -192,7 +248,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
 
     _parameter_constraints = {
         "subset_size": [Interval(Integral, 2, None, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "ridge": [Interval(Real, 0, None, closed="neither"), StrOptions({"loo"})],
         "noise": [Interval(Real, 0, None, closed="neither"), None],
         "clip": [tuple, list, None],
@@ -208,12 +264,15 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
                  dtype: Any = None, device: Any = None):
         self._store_params(locals())
 
-    def _holdout(self, codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Stratified split: per class ``max(1, round(f n_c))`` held out when ``n_c >= 2``, none otherwise."""
+    def _holdout(self, codes: np.ndarray, rng: np.random.Generator,
+                 fraction: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Stratified split: per class ``max(1, round(f n_c))`` held out when ``n_c >= 2``, none otherwise
+        (``f``: ``fraction``, else ``validation_fraction``)."""
+        fraction = float(self.validation_fraction if fraction is None else fraction)
         hold, train = [], []
         for c in np.unique(codes):
             idx = rng.permutation(np.flatnonzero(codes == c))
-            m = 0 if len(idx) < 2 else max(1, int(round(float(self.validation_fraction) * len(idx))))
+            m = 0 if len(idx) < 2 else max(1, int(round(fraction * len(idx))))
             hold.append(idx[:m])
             train.append(idx[m:])
         return np.sort(np.concatenate(hold)), np.sort(np.concatenate(train))
@@ -238,7 +297,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     @fit_context
     @compute_section
     def fit(self, X: ArrayLike, y: ArrayLike) -> SubsetEnsembleClassifier:
-        """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part. Returns ``self``."""
+        """Fit the submodels on disjoint subsets and the ridge combiner on the held-out part (or all rows).
+        Returns ``self``."""
         Xt, codes_t = self._validate_fit_input(X, y, target="classes")
         template = DeepLSSVMClassifier() if self.estimator is None else self.estimator
         if not hasattr(template, "decision_function") or not hasattr(template, "fit"):
@@ -252,7 +312,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Xn = Xt.cpu().numpy()
         codes = codes_t.cpu().numpy()
         labels = self.classes_[codes]
-        hold, train = self._holdout(codes, rng)
+        if self.validation_fraction is None:  # the combiner fits the submodels' rows (the paper's way)
+            hold = train = np.arange(len(codes))
+        else:
+            hold, train = self._holdout(codes, rng)
         Xtr, ytr, ctr = Xn[train], labels[train], codes[train]
         if self.noise is not None:  # noisy copies of the submodels' training part (paper: N(0, 0.5^2) in [0, 1])
             noisy = Xtr + rng.normal(0.0, float(self.noise), size=Xtr.shape).astype(Xtr.dtype)
@@ -267,32 +330,81 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             self.estimators_ = list(tqdm(runner(jobs), total=len(subsets), disable=not self.progress,
                                          desc="submodels", leave=False))
         self.subsets_, self.holdout_indices_ = subsets, hold
-        # Combiner: ridge regression of the ±1 codes on the tanh features (intercept unpenalised: centre first).
-        Z = self._evaluate(Xn[hold], None, "combiner features")
-        C, hold_codes = len(self.classes_), codes[hold]  # two classes: one output, +1 for class 1
-        T = np.where(hold_codes[:, None] == (np.arange(C) if C > 2 else np.array([1]))[None, :], 1.0, -1.0)
+        if self.validation_fraction is None:
+            coef, intercept = self._combine_all_rows(Xn, codes, rng)
+        else:
+            coef, intercept = self._combine_held_out(Xn[hold], codes[hold])
+        self.coef_ = torch.as_tensor(coef, dtype=self._dtype, device=self._device)
+        self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
+        return self
+
+    def _vote(self, n_outputs: int) -> np.ndarray:
+        """The members' mean output (a soft vote) as combiner weights (q, o)."""
+        return np.kron(np.ones((len(self.estimators_), 1)), np.eye(n_outputs)) / len(self.estimators_)
+
+    def _combine_held_out(self, X: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ridge regression of the ±1 codes on the tanh features of held-out rows (intercept unpenalised: centre
+        first), its ridge by exact leave-one-out errors; sets ``ridge_`` and returns ``(coef, intercept)``."""
+        Z = self._evaluate(X, None, "combiner features")
+        T = _targets(codes, len(self.classes_))
         zbar, tbar = Z.mean(0), T.mean(0)
         Zc = Z - zbar
         # The members' mean output (a soft vote, nothing fitted on the held-out part) is the
         # candidate to beat: with few held-out points per weight the ridge combiner loses to it.
-        vote = np.kron(np.ones((len(self.estimators_), 1)), np.eye(T.shape[1])) / len(self.estimators_)
+        vote = self._vote(T.shape[1])
         # One thin SVD serves the ridge search and the solve: with 1,000+ submodels the features outnumber
         # the held-out rows, and the (q, q) normal equations would cost q^3.
         svd = np.linalg.svd(Zc, full_matrices=False)
         if self.ridge == "loo":
-            ridge, errors = _loo_ridge(Zc, T, hold_codes, svd)
-            self.ridge_ = None if _errors(Z @ vote, hold_codes) <= errors else ridge
+            ridge, errors = _loo_ridge(Zc, T, codes, svd)
+            self.ridge_ = None if _errors(Z @ vote, codes) <= errors else ridge
         else:
             self.ridge_ = float(self.ridge)
         if self.ridge_ is None:
-            coef, intercept = vote, np.zeros(T.shape[1])
-        else:
-            U, sv, Vt = svd  # (Zc^T Zc + r I)^-1 Zc^T = V diag(s / (s^2 + r)) U^T
-            coef = Vt.T @ ((sv / (sv**2 + self.ridge_))[:, None] * (U.T @ (T - tbar)))
-            intercept = tbar - zbar @ coef
-        self.coef_ = torch.as_tensor(coef, dtype=self._dtype, device=self._device)
-        self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
-        return self
+            return vote, np.zeros(T.shape[1])
+        U, sv, Vt = svd  # (Zc^T Zc + r I)^-1 Zc^T = V diag(s / (s^2 + r)) U^T
+        coef = Vt.T @ ((sv / (sv**2 + self.ridge_))[:, None] * (U.T @ (T - tbar)))
+        return coef, tbar - zbar @ coef
+
+    def _combine_all_rows(self, X: np.ndarray, codes: np.ndarray,
+                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Ridge regression on all training rows (the paper's overdetermined system) by normal equations
+        accumulated over row blocks, so no (m, q) feature matrix exists; ``ridge="loo"`` is chosen on a
+        class-stratified tenth of the rows that the combiner leaves out while choosing (the submodels see
+        every row, so exact leave-one-out would cost an eigendecomposition of order q). Sets ``ridge_``."""
+        C = len(self.classes_)
+        T = _targets(codes, C)
+        q = len(self.estimators_) * T.shape[1]
+        fold = np.zeros(len(X), dtype=bool)
+        if self.ridge == "loo":
+            fold[self._holdout(codes, rng, 0.1)[0]] = True
+        every, left_out = _Moments(q, T.shape[1]), []
+        rows = max(1, int(self.batch_size), 2**27 // q)  # about 1 GiB of float64 features per block
+        for a in range(0, len(X), rows):
+            Z = self._evaluate(X[a:a + rows], None, f"combiner features, rows {a}-{min(a + rows, len(X))}")
+            every.add(Z, T[a:a + rows])
+            left_out.append(Z[fold[a:a + rows]])
+        if self.ridge != "loo":
+            self.ridge_ = float(self.ridge)
+            return every.solve(self.ridge_)
+        Zf, Tf = np.concatenate(left_out), T[fold]
+        kept = every.without(Zf, Tf)
+        vote = self._vote(T.shape[1])
+        best, best_key = None, (_errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
+        for lam in max(kept.trace(), np.finfo(float).tiny) * _NORMAL_RIDGE_GRID:
+            try:
+                coef, intercept = kept.solve(lam)
+            except np.linalg.LinAlgError:  # too small a ridge for the rounding of G: not a candidate
+                continue
+            F = Zf @ coef + intercept
+            key = (_errors(F, codes[fold]), float(((F - Tf) ** 2).sum()))
+            if key < best_key:
+                best, best_key = float(lam), key
+        del kept  # frees one (q, q) matrix before the final factor
+        self.ridge_ = best
+        if best is None:
+            return vote, np.zeros(T.shape[1])
+        return every.solve(best)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""

@@ -23,6 +23,7 @@ def _digits(n=400, seed=0):
 @parametrize_with_checks([
     SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=20, random_state=0),
     SubsetEnsembleClassifier(subset_size=30, noise=0.1, clip=None, random_state=0),
+    SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=20, validation_fraction=None, random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

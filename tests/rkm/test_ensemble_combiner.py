@@ -72,3 +72,54 @@ def test_clip_that_is_not_two_numbers_is_a_clear_type_error(clip):
     X, y = load_mnist(n_samples=100, random_state=0)
     with pytest.raises(TypeError, match=r"clip.* a list of 2 items \(low, high\)"):
         SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=20, noise=0.1, clip=clip).fit(X, y)
+
+
+def test_moments_over_blocks_solve_the_ridge_regression(rng):
+    """The normal-equation combiner: moments added block by block, some rows taken out again, then solved."""
+    from kppca.rkm.ensemble import _Moments
+    Z = np.tanh(rng.normal(size=(90, 15)) + 0.5)
+    codes = rng.integers(0, 3, size=90)
+    T = np.where(codes[:, None] == np.arange(3)[None, :], 1.0, -1.0)
+    every = _Moments(15, 3)
+    for a in range(0, 90, 40):
+        every.add(Z[a:a + 40], T[a:a + 40])
+    rest = every.without(Z[:20], T[:20])
+    coef, intercept = rest.solve(0.7)
+    ref = Ridge(alpha=0.7, solver="cholesky").fit(Z[20:], T[20:])
+    # Both solve (Zc^T Zc + 0.7 I) w = Zc^T Tc, Zc centred rows with |entries| <= 2: condition at most
+    # (70 * 15 * 4 + 0.7) / 0.7, and the moments' subtraction adds rounding of the order of the full sums.
+    condition = (70 * 15 * 4 + 0.7) / 0.7
+    tol = 90 * 15 * np.finfo(float).eps * condition * np.abs(ref.coef_).max()
+    np.testing.assert_allclose(coef, ref.coef_.T, rtol=0, atol=tol)
+    np.testing.assert_allclose(intercept, ref.intercept_, rtol=0, atol=tol * 15)
+    centred = Z[20:] - Z[20:].mean(0)
+    assert rest.trace() == pytest.approx((centred**2).sum(), rel=1e-12)  # sums of 70 * 15 terms below 4
+
+
+def test_all_rows_combiner_is_the_ridge_solution_on_every_row():
+    """validation_fraction=None: the combiner fits all training rows, the submodels' own (the paper's way)."""
+    X, y = load_mnist(n_samples=700, random_state=2)
+    model = SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=50, validation_fraction=None, ridge=0.3,
+                                     batch_size=64, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.holdout_indices_, np.arange(700))
+    assert len(model.estimators_) == 14
+    Z = np.concatenate([np.tanh(e.decision_function(X)) for e in model.estimators_], axis=1)
+    T = np.where(y[:, None] == model.classes_[None, :], 1.0, -1.0)
+    ref = Ridge(alpha=0.3, solver="cholesky").fit(Z, T)
+    # tanh features in [-1, 1]: the centred Gram matrix's eigenvalues are at most 4 m q, so the system's
+    # condition is at most (4 m q + 0.3) / 0.3; both solves are backward stable.
+    m, q = Z.shape
+    tol = m * q * np.finfo(float).eps * (4 * m * q + 0.3) / 0.3 * np.abs(ref.coef_).max()
+    np.testing.assert_allclose(model.coef_.numpy(), ref.coef_.T, rtol=0, atol=tol)
+    assert model.ridge_ == 0.3
+
+
+def test_all_rows_combiner_chooses_its_ridge_on_left_out_rows():
+    X, y = load_mnist(n_samples=1300, random_state=3)
+    order = np.random.default_rng(0).permutation(len(y))  # the bundled digits are sorted by class
+    X, y = X[order], y[order]
+    model = SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=50, validation_fraction=None,
+                                     random_state=0).fit(X[:1000], y[:1000])
+    assert model.ridge_ is not None  # with 1,000 rows for 200 features the fitted combiner beats the vote
+    members = [1 - e.score(X[1000:], y[1000:]) for e in model.estimators_]
+    assert 1 - model.score(X[1000:], y[1000:]) < min(members)
