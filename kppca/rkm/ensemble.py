@@ -129,25 +129,30 @@ _NORMAL_RIDGE_GRID = np.logspace(-11, 0, 12)
 
 
 class _Moments:
-    """Row sums of the features ``Z`` (m, q), their Gram matrix and their products with the targets ``T``, so
-    a ridge solve needs no row of ``Z`` after the blocks pass."""
+    """Row sums of the features ``Z`` (m, q), the lower triangle of their Gram matrix ``G`` and their products
+    with the targets ``T``, so a ridge solve needs no row of ``Z`` after the blocks pass."""
 
     def __init__(self, q: int, o: int):
         self.n, self.z, self.t = 0, np.zeros(q), np.zeros(o)
         self.G, self.ZT = np.zeros((q, q)), np.zeros((q, o))
 
-    def add(self, Z: np.ndarray, T: np.ndarray) -> None:
-        self.n += len(Z)
-        self.z += Z.sum(0)
-        self.t += T.sum(0)
-        self.G += Z.T @ Z
-        self.ZT += Z.T @ T
+    def add(self, Z: np.ndarray, T: np.ndarray, sign: float = 1.0) -> None:
+        """Add the rows ``Z`` (m, q), ``T`` (m, o) (``sign=-1``: take them out again)."""
+        self.n += int(sign) * len(Z)
+        self.z += sign * Z.sum(0)
+        self.t += sign * T.sum(0)
+        # The lower triangle only (all the Cholesky factor reads), by column blocks added in place: numpy sends
+        # Z.T @ Z to BLAS syrk, which in the OpenBLAS that numpy bundles (0.3.31) crashed with two threads from
+        # q = 16,000 on; blocks are plain gemm, with no (q, q) temporary.
+        for j in range(0, Z.shape[1], 2048):
+            self.G[j:, j:j + 2048] += sign * (Z[:, j:].T @ Z[:, j:j + 2048])
+        self.ZT += sign * (Z.T @ T)
 
     def without(self, Z: np.ndarray, T: np.ndarray) -> _Moments:
         """The moments of the other rows, when ``Z``, ``T`` are some of the rows added."""
         rest = _Moments(0, 0)
-        rest.n, rest.z, rest.t = self.n - len(Z), self.z - Z.sum(0), self.t - T.sum(0)
-        rest.G, rest.ZT = self.G - Z.T @ Z, self.ZT - Z.T @ T
+        rest.n, rest.z, rest.t, rest.G, rest.ZT = self.n, self.z.copy(), self.t.copy(), self.G.copy(), self.ZT.copy()
+        rest.add(Z, T, sign=-1.0)
         return rest
 
     def trace(self) -> float:
