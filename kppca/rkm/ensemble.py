@@ -7,12 +7,12 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import torch
 from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
 from .._dask import dask_client
+from .._linalg import cholesky_in_place, cholesky_solve
 from .._linalg.threads import compute_section
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from .._progress import tqdm
@@ -130,44 +130,60 @@ _NORMAL_RIDGE_GRID = np.logspace(-11, 0, 12)
 
 class _Moments:
     """Row sums of the features ``Z`` (m, q), the lower triangle of their Gram matrix ``G`` and their products
-    with the targets ``T``, so a ridge solve needs no row of ``Z`` after the blocks pass."""
+    with the targets ``T``, so a ridge solve needs no row of ``Z`` after the blocks pass.
+
+    In torch (its BLAS and LAPACK): numpy's and scipy's bundled OpenBLAS 0.3.31 crashed in their threaded
+    ``syrk`` (numpy's ``Z.T @ Z``, and inside scipy's Cholesky factor) from q = 16,000 on, with two threads.
+    """
 
     def __init__(self, q: int, o: int):
-        self.n, self.z, self.t = 0, np.zeros(q), np.zeros(o)
-        self.G, self.ZT = np.zeros((q, q)), np.zeros((q, o))
+        self.n, self.z, self.t = 0, torch.zeros(q, dtype=torch.float64), torch.zeros(o, dtype=torch.float64)
+        self.G, self.ZT = torch.zeros((q, q), dtype=torch.float64), torch.zeros((q, o), dtype=torch.float64)
 
     def add(self, Z: np.ndarray, T: np.ndarray, sign: float = 1.0) -> None:
         """Add the rows ``Z`` (m, q), ``T`` (m, o) (``sign=-1``: take them out again)."""
+        Z, T = torch.as_tensor(Z, dtype=torch.float64), torch.as_tensor(T, dtype=torch.float64)
         self.n += int(sign) * len(Z)
         self.z += sign * Z.sum(0)
         self.t += sign * T.sum(0)
-        # The lower triangle only (all the Cholesky factor reads), by column blocks added in place: numpy sends
-        # Z.T @ Z to BLAS syrk, which in the OpenBLAS that numpy bundles (0.3.31) crashed with two threads from
-        # q = 16,000 on; blocks are plain gemm, with no (q, q) temporary.
+        # The lower triangle only (all the Cholesky factor reads), by column blocks added in place: half the
+        # flops of Z.T @ Z and no (q, q) temporary.
         for j in range(0, Z.shape[1], 2048):
-            self.G[j:, j:j + 2048] += sign * (Z[:, j:].T @ Z[:, j:j + 2048])
+            self.G[j:, j:j + 2048].add_(Z[:, j:].T @ Z[:, j:j + 2048], alpha=sign)
         self.ZT += sign * (Z.T @ T)
 
     def without(self, Z: np.ndarray, T: np.ndarray) -> _Moments:
         """The moments of the other rows, when ``Z``, ``T`` are some of the rows added."""
         rest = _Moments(0, 0)
-        rest.n, rest.z, rest.t, rest.G, rest.ZT = self.n, self.z.copy(), self.t.copy(), self.G.copy(), self.ZT.copy()
+        rest.n, rest.z, rest.t, rest.G, rest.ZT = self.n, self.z.clone(), self.t.clone(), self.G.clone(), self.ZT.clone()
         rest.add(Z, T, sign=-1.0)
         return rest
 
     def trace(self) -> float:
         """The trace of the centred Gram matrix, the scale of the ridge grid (at least its top eigenvalue)."""
-        return float(np.trace(self.G) - self.n * (self.z / self.n) @ (self.z / self.n))
+        zbar = self.z / self.n
+        return float(self.G.diagonal().sum() - self.n * (zbar @ zbar))
 
-    def solve(self, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    def solve(self, ridge: float) -> tuple[np.ndarray, np.ndarray] | None:
         """``(coef, intercept)`` of the ridge regression with an unpenalised intercept, by a Cholesky factor of
-        the centred Gram matrix plus ``ridge``; raises ``LinAlgError`` when that is not positive definite."""
+        the centred Gram matrix plus ``ridge``; None when that is not positive definite."""
         zbar, tbar = self.z / self.n, self.t / self.n
-        A = self.G - self.n * np.outer(zbar, zbar)
-        A[np.diag_indices_from(A)] += ridge
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-        coef = scipy.linalg.cho_solve(factor, self.ZT - self.n * np.outer(zbar, tbar), check_finite=False)
-        return coef, tbar - zbar @ coef
+        A = self.G - self.n * torch.outer(zbar, zbar)
+        A.diagonal().add_(ridge)
+        L = cholesky_in_place(A)
+        if L is None:
+            return None
+        coef = cholesky_solve(L, self.ZT - self.n * torch.outer(zbar, tbar))
+        return coef.numpy(), (tbar - zbar @ coef).numpy()
+
+
+def _solved(moments: _Moments, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`_Moments.solve`, or a ValueError naming the fix."""
+    solution = moments.solve(ridge)
+    if solution is None:
+        raise ValueError(f"the combiner's normal equations are not positive definite with ridge={ridge!r}: the "
+                         "submodels' features are (nearly) linearly dependent; pass a larger ridge, or ridge='loo'.")
+    return solution
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -391,17 +407,16 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             left_out.append(Z[fold[a:a + rows]])
         if self.ridge != "loo":
             self.ridge_ = float(self.ridge)
-            return every.solve(self.ridge_)
+            return _solved(every, self.ridge_)
         Zf, Tf = np.concatenate(left_out), T[fold]
         kept = every.without(Zf, Tf)
         vote = self._vote(T.shape[1])
         best, best_key = None, (_errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
         for lam in max(kept.trace(), np.finfo(float).tiny) * _NORMAL_RIDGE_GRID:
-            try:
-                coef, intercept = kept.solve(lam)
-            except np.linalg.LinAlgError:  # too small a ridge for the rounding of G: not a candidate
+            solution = kept.solve(lam)
+            if solution is None:  # too small a ridge for the rounding of G: not a candidate
                 continue
-            F = Zf @ coef + intercept
+            F = Zf @ solution[0] + solution[1]
             key = (_errors(F, codes[fold]), float(((F - Tf) ** 2).sum()))
             if key < best_key:
                 best, best_key = float(lam), key
@@ -409,7 +424,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         self.ridge_ = best
         if best is None:
             return vote, np.zeros(T.shape[1])
-        return every.solve(best)
+        return _solved(every, best)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""
