@@ -204,9 +204,10 @@ def run_final(args, judge, X_pool, y_pool, finalists) -> None:
     pres["default"] = (None, {})
     rows = [("today: q = 10, RBF(5), N = 2000, mixture, smoother", 10, 5.0, 2000, "mixture",
              "smoother, 10 nb, hub 0.2 N (today)")]
+    n_shipped = len(X_pool)  # `--n-train auto` on the bundled digits: all of them (here: all but the held out)
     rows += [(f"shipped default: q = {DEFAULTS['n_components']}, RBF({DEFAULTS['bandwidth']}), "
-              f"N = {DEFAULTS['n_train']}, {DEFAULT_LATENT}, preimage default", DEFAULTS["n_components"],
-              DEFAULTS["bandwidth"], DEFAULTS["n_train"], DEFAULT_LATENT, "default")]
+              f"N = {n_shipped} (auto), {DEFAULT_LATENT}, preimage default", DEFAULTS["n_components"],
+              DEFAULTS["bandwidth"], n_shipped, DEFAULT_LATENT, "default")]
     rows += [(f"q = {q}, bw = {bw:.2f}, N = {N}, {lname}, {pname}", q, bw, N, lname, pname)
              for q, bw, N, lname, pname in finalists]
     results = []

@@ -164,8 +164,8 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
     g.add_argument(
         "--n-train", type=n_train, metavar="N",
         help=f"number of training digits, a stratified random subset, or 'auto': as many as fit in memory and "
-        f"about {AUTO_TIME_BUDGET_S:.0f} s (default: auto with --mnist-dir or $KPPCA_MNIST_DIR, else "
-        f"{DEFAULTS['n_train']}, or all selected digits when fewer are available)",
+        f"about {AUTO_TIME_BUDGET_S:.0f} s (default: {DEFAULTS['n_train']}, which takes all the bundled digits "
+        "of the selected classes, and from a folder of full MNIST as many as fit)",
     )
     g.add_argument(
         "--bandwidth", type=positive_float, metavar="BW",

@@ -1,4 +1,4 @@
-"""``--n-train auto`` (the default with a folder of MNIST files): the largest exact model within time and memory."""
+"""``--n-train auto`` (the default, with a folder of MNIST files or the bundled digits): the largest exact model within time and memory."""
 
 from __future__ import annotations
 
@@ -93,11 +93,15 @@ def test_explicit_n_train_and_dtype_are_not_overridden(mnist_dir, tmp_path, caps
     assert "--n-train auto: N = 80 of 80 digits in float32" in capsys.readouterr().out
 
 
-def test_bundled_digits_keep_the_measured_default(tmp_path, capsys, monkeypatch):
+def test_bundled_digits_are_all_used(tmp_path, capsys, monkeypatch):
+    """Without data the default is auto too: every bundled digit of the selected classes (issue 39)."""
     monkeypatch.delenv("KPPCA_MNIST_DIR", raising=False)
     assert main(["sample", "--digits", "0", "--out", str(tmp_path / "a.png"), *ARGS]) == 0
     out = capsys.readouterr().out
-    assert "--n-train auto" not in out and "N = 500," in out  # all 500 bundled zeros: fewer than the default 2,000
+    assert "--n-train auto: N = 500 of 500 digits in float64" in out and "N = 500," in out
+    assert main(["sample", "--digits", "0", "--n-train", "200", "--out", str(tmp_path / "b.png"), *ARGS]) == 0
+    out = capsys.readouterr().out
+    assert "--n-train auto" not in out and "N = 200," in out
 
 
 def test_auto_leaves_digits_for_the_report(mnist_dir, tmp_path, capsys):
