@@ -23,7 +23,8 @@ from ..._param_validation import Integral, Interval, Real, StrOptions, check_seq
 from ..._validation import ArrayLike, precision_advice, torch_generator
 from ...base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ...io import register
-from ...kernels import RBF, CenteredGram, Kernel, KernelCenterer, Linear, squared_distances
+from ...kernels import RBF, CenteredGram, Kernel, Linear, squared_distances
+from ...kernels.gram import center_gram
 from ...optim import minimize, project_stiefel, random_stiefel
 from ...preimage.bandwidth_search import loo_bandwidth_search
 from ..shallow import check_psd_kernel, resolve_kernel, top_spectrum
@@ -49,8 +50,7 @@ class StackedKPCA:
         parts = torch.split(H, self.sizes, dim=1)
         total = self.levels[0].kpca_term(parts[0], self.K0)
         for j in range(1, len(parts)):
-            # M K M on a copy: the centerer works in place, and the kernel's output may be in the graph.
-            Kj = KernelCenterer().fit_center_(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]).clone())
+            Kj = center_gram(self.levels[j].kernel.gram(parts[j - 1], parts[j - 1]))
             total = total + self.levels[j].kpca_term(parts[j], Kj)
         return total
 
