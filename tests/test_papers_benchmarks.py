@@ -77,6 +77,8 @@ def test_fig4_script(idx_files, tmp_path):
     out = run("dual_ppca_fig4.py", idx_files, "--n-samples", "8", "--out", str(tmp_path / "fig4.png"))
     assert (tmp_path / "fig4.png").stat().st_size > 0
     assert 0 < out["cells"][0]["explained_variance"] < 100
+    bw = out["cells"][2]["matching_bandwidth"]  # None when no width in [1, 50] gives the paper's 27.97 %
+    assert bw is None or 1 < bw < 50
 
 
 def test_missing_data_is_a_clear_error(tmp_path):
