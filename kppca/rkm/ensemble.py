@@ -168,7 +168,8 @@ class _Moments:
         """``(coef, intercept)`` of the ridge regression with an unpenalised intercept, by a Cholesky factor of
         the centred Gram matrix plus ``ridge``; None when that is not positive definite."""
         zbar, tbar = self.z / self.n, self.t / self.n
-        A = self.G - self.n * torch.outer(zbar, zbar)
+        # G - n zbar zbar^T in the outer product's buffer: bitwise the same, one (q, q) temporary instead of two
+        A = torch.outer(zbar, zbar).mul_(-self.n).add_(self.G)
         A.diagonal().add_(ridge)
         L = cholesky_in_place(A)
         if L is None:
