@@ -9,6 +9,7 @@ from .factorizations import (
     pivoted_cholesky,
     smallest_eigenvalue_bound,
 )
+from .row_selection import row_top_means
 from .spectra import Spectrum, solve_spectrum
 from .threads import available_threads, blas_threads, compute_threads, section_threads
 from .tolerances import (

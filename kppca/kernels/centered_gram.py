@@ -25,6 +25,7 @@ from .._linalg import (
     map_row_blocks,
     pivoted_cholesky,
     rank_tolerance,
+    row_top_means,
     solve_spectrum,
 )
 from .._cache import LazyCache
@@ -349,12 +350,18 @@ class CenteredGram:
             return (self.matrix @ alpha.T).T
 
     @_locked
-    def raw_rows(self, start: int, stop: int) -> torch.Tensor:
-        """Training rows ``K[start:stop]`` (stop - start, N) of the raw Gram matrix: from the buffer or kernel values."""
-        if self._matrix is None:
-            return self.raw_vectors(self.X[start:stop])
-        # K symmetric: the row means of training rows are the column means.
-        return self.centerer.uncenter(self.matrix[start:stop], self.centerer.column_means_[start:stop])
+    def raw_top_means(self, k: int) -> torch.Tensor:
+        """Each training point's mean raw kernel value ``K_ij`` over its ``k`` largest ``j != i``, (N,).
+
+        Read from the buffer's lower triangle (built if needed), without mirroring or un-centering it:
+        ``K_ij = (K_c)_ij + c_j + (c_i - g)``, whose last term shifts row i's mean, not its choice.
+        """
+        K_c = self._lower()
+        with compute_threads(self._threads):
+            if not self.center:
+                return row_top_means(K_c, K_c.new_zeros(self.n_samples), k).to(self.dtype)
+            c, g = self.centerer.column_means_, self.centerer.grand_mean_
+            return (row_top_means(K_c, c, k) + (c.double() - g)).to(self.dtype)
 
     @_locked
     def release(self) -> None:

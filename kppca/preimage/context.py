@@ -74,11 +74,11 @@ class TrainingContext:
         return cls(Xt, k, centerer, diag)
 
     def gram_rows(self, start: int, stop: int) -> torch.Tensor:
-        """Raw training Gram rows ``K[start:stop]`` (stop - start, N), from ``gram`` when given."""
+        """Raw training Gram rows ``K[start:stop]`` (stop - start, N): kernel values, never the ``K_c`` buffer."""
         if self.gram is None:
             # X's share (a feature map's phi(X), RBF norms) once, not per row block (Kernel.against: bitwise the same)
             return self._derived.get("against-X", lambda: self.kernel.against(self.X))(self.X[start:stop])
-        return self.gram.raw_rows(start, stop)
+        return self.gram.raw_vectors(self.X[start:stop])
 
     @property
     def n_samples(self) -> int:

@@ -172,7 +172,10 @@ class SmootherPreimage(Preimage):
         k = max(1, min(k, N - 1))
 
         def compute() -> torch.Tensor:
-            # One pass over the Gram matrix in row blocks (memory O(block_rows N)).
+            gram = context.gram
+            if gram is not None and gram.has_matrix:  # from the buffer's lower triangle, without a topk
+                return gram.raw_top_means(k)
+            # One pass over the kernel values in row blocks (memory O(block_rows N)).
             block_rows = default_block_rows(None, N, X.dtype)
             scores = X.new_empty(N)
             for i in range(0, N, block_rows):

@@ -1,0 +1,105 @@
+"""The sampling smoother's hub scores at large N: fit + 2,000 digits against the fit alone, and the two algorithms.
+
+Issue 39 asks that ``fit`` + 2,000 digits at N = 60,000 (float32) cost at most 1.2x the fit alone. Most of
+the sampling time there was the hub scores (each training digit's mean raw kernel value over its
+``0.1 N`` most similar ones). They are now read from the lower triangle of the fit's ``K_c`` buffer by
+element-wise passes (``kppca._linalg.row_selection``); before, the buffer was mirrored (the first touch of
+its upper half), every row un-centered and a ``topk`` taken per row. This script
+
+1. fits the CLI's default model (``kppca.cli.common.build_model``) on the first N training digits, times
+   ``sample(2000)`` and prints the ratio, the peak resident memory and where the sampling time went;
+2. with ``--compare``, times both algorithms on the same buffer, one after the other (the new one first:
+   the old one mirrors the buffer), and prints their largest difference against ``eps max|K|``.
+
+Run:  python benchmarks/bench_hub_scores.py --mnist-dir DIR --n-train 60000 [--compare]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+import warnings
+
+import numpy as np
+import torch
+
+
+def previous_algorithm(gram, k: int) -> torch.Tensor:
+    """The hub scores as computed before: mirror ``K_c``, un-center row blocks, ``topk`` of each row."""
+    from kppca._linalg import block_rows
+
+    K_c, centerer = gram.matrix, gram.centerer  # .matrix mirrors the lower triangle in place
+    N = K_c.shape[0]
+    rows = block_rows(None, N, K_c.dtype)
+    out = K_c.new_empty(N)
+    for i in range(0, N, rows):
+        G = centerer.uncenter(K_c[i : i + rows], centerer.column_means_[i : i + rows])
+        r = torch.arange(i, min(i + rows, N))
+        G[r - i, r] = -torch.inf
+        out[i : i + rows] = torch.topk(G, k, dim=1, sorted=False).values.mean(1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mnist-dir", default=os.environ.get("KPPCA_MNIST_DIR"))
+    parser.add_argument("--n-train", type=int, default=60_000)
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--compare", action="store_true")
+    args = parser.parse_args()
+    if not args.mnist_dir:
+        raise SystemExit("needs the full MNIST training set: --mnist-dir DIR or KPPCA_MNIST_DIR")
+    warnings.simplefilter("ignore")
+    from kppca._linalg import row_selection
+    from kppca.cli.common import DEFAULTS, build_model
+    from kppca.datasets import load_mnist
+    from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
+
+    X, _ = load_mnist(path=args.mnist_dir, subset="train")
+    X = np.asarray(X[: args.n_train], dtype=args.dtype)
+    options = argparse.Namespace(bandwidth=DEFAULTS["bandwidth"], n_components=None, sigma2=None,
+                                 dtype=args.dtype, seed=0)
+    model = build_model(options)
+    t = time.perf_counter()
+    model.fit(X)
+    fit = time.perf_counter() - t
+    timed = {}
+    original = row_selection.row_top_means
+
+    def timed_hubs(*a, **kw):
+        t0 = time.perf_counter()
+        out = original(*a, **kw)
+        timed["hub scores"] = time.perf_counter() - t0
+        return out
+
+    row_selection.row_top_means = timed_hubs
+    import kppca.kernels.centered_gram as centered_gram
+
+    centered_gram.row_top_means = timed_hubs
+    t = time.perf_counter()
+    model.sample(2000, random_state=0)
+    sample = time.perf_counter() - t
+    centered_gram.row_top_means = row_selection.row_top_means = original
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"N = {args.n_train} ({args.dtype}), load {os.getloadavg()[0]:.1f}: fit {fit:.1f} s, sample(2000) "
+          f"{sample:.1f} s (hub scores {timed.get('hub scores', 0.0):.1f} s), (fit + sample) / fit "
+          f"{(fit + sample) / fit:.2f}x, peak RSS {peak:.1f} GiB", flush=True)
+    if args.compare:
+        gram = model._gram()
+        k = int(round(SAMPLE_SMOOTHER_OPTIONS["hub_neighbors"] * args.n_train))
+        t = time.perf_counter()
+        new = gram.raw_top_means(k)
+        t_new = time.perf_counter() - t
+        t = time.perf_counter()
+        old = previous_algorithm(gram, k)
+        t_old = time.perf_counter() - t
+        diff = float((new.double() - old.double()).abs().max())
+        bound = torch.finfo(new.dtype).eps * gram.scale
+        print(f"hub scores, k = {k}: lower-triangle passes {t_new:.1f} s, mirror + topk {t_old:.1f} s "
+              f"({t_old / t_new:.1f}x); max |difference| {diff:.1e} (eps max|K| = {bound:.1e})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Each row's mean of its k largest entries, from the lower triangle, against numpy's sort of the whole rows."""
+
+import numpy as np
+import pytest
+import torch
+
+from kppca._linalg import CENTERING_ROUNDINGS, row_selection
+from kppca._linalg.row_selection import row_top_means
+from kppca.kernels import RBF
+from kppca.kernels.centered_gram import CenteredGram
+
+
+def reference(A: np.ndarray, shift: np.ndarray, k: int) -> np.ndarray:
+    """The definition, in float64: sort each row of ``A + shift`` without its diagonal, average the k largest."""
+    W = A.astype(np.float64) + shift.astype(np.float64)[None, :]
+    np.fill_diagonal(W, -np.inf)
+    return -np.sort(-W, axis=1)[:, :k].mean(1)
+
+
+def tolerance(W_max: float, N: int, k: int, dtype: torch.dtype) -> float:
+    """``(2 + N / k) eps max|w|``: each entry ``A_ij + shift_j`` is rounded once (a near-tie may swap which of two
+    entries within that rounding is taken), and a row's sums run over at most N entries of at most ``max|w|`` in
+    ``dtype`` before the division by k; one more rounding for the division."""
+    return (2 + N / k) * torch.finfo(dtype).eps * W_max
+
+
+def symmetric_lower(rng, N: int, dtype: torch.dtype, integer: bool = False):
+    """A symmetric matrix (numpy), its lower triangle as a tensor with NaN above (never read) and a shift."""
+    if integer:  # many ties
+        B = rng.integers(-2, 3, size=(N, N)).astype(np.float64)
+    else:  # an RBF Gram matrix moved to both signs
+        X = rng.normal(size=(N, 4))
+        B = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(2) / 4) - 0.3
+    A = np.tril(B) + np.tril(B, -1).T
+    L = torch.as_tensor(A, dtype=dtype).clone()
+    L[torch.ones(N, N, dtype=torch.bool).triu(1)] = float("nan")
+    shift = rng.uniform(0, 0.1, size=N) if not integer else rng.integers(0, 2, size=N).astype(np.float64)
+    return A, L, torch.as_tensor(shift, dtype=dtype)
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Tiles small enough that a few hundred rows cross many of them (the production tiles are 128 x 4096)."""
+    monkeypatch.setattr(row_selection, "TILE_ROWS", 16)
+    monkeypatch.setattr(row_selection, "TILE_COLUMNS", 48)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("integer", [False, True])
+@pytest.mark.parametrize("k_fraction", [0.0, 0.1, 0.5, 1.0])
+def test_the_sampled_passes_equal_the_sort(rng, small_tiles, dtype, integer, k_fraction):
+    N = 400
+    k = min(N - 1, max(1, round(k_fraction * (N - 1))))
+    A, L, shift = symmetric_lower(rng, N, dtype, integer)
+    expected = reference(A.astype(np.float32) if dtype == torch.float32 else A, shift.numpy(), k)
+    got = row_top_means(L, shift, k, n_sample=64, direct_max=0).numpy()
+    tol = tolerance(float(np.abs(A).max() + shift.abs().max()), N, k, dtype)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=tol)
+    direct = row_top_means(L, shift, k).numpy()  # N <= DIRECT_MAX: whole rows
+    np.testing.assert_allclose(direct, expected, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("margins", [True, False])
+def test_rows_whose_thresholds_miss_fall_back_to_whole_rows(rng, small_tiles, monkeypatch, margins):
+    """Without margins many rows' bands miss the k-th largest entry and are computed whole (exactly); with the
+    default margins few do (the passes' speed rests on it: a wrong sample or threshold shows here)."""
+    if not margins:
+        monkeypatch.setattr(row_selection, "MARGIN_SD", 0.0)
+        monkeypatch.setattr(row_selection, "CURVATURE", 0.0)
+    whole_rows, fallen_back = row_selection._whole_rows, []
+
+    def counting(L, shift, k, rows):
+        fallen_back.append(rows.numel())
+        return whole_rows(L, shift, k, rows)
+
+    monkeypatch.setattr(row_selection, "_whole_rows", counting)
+    N, k = 300, 40
+    A, L, shift = symmetric_lower(rng, N, torch.float64)
+    got = row_top_means(L, shift, k, n_sample=64, direct_max=0).numpy()
+    if margins:
+        assert sum(fallen_back) <= 0.05 * N
+    else:
+        assert 0.1 * N < sum(fallen_back) < N  # many rows, not all, took the other route
+    np.testing.assert_allclose(got, reference(A, shift.numpy(), k), rtol=0, atol=tolerance(1.1, N, k, torch.float64))
+
+
+def test_k_out_of_range_is_refused():
+    with pytest.raises(ValueError, match=r"k must be in \[1, N - 1\]"):
+        row_top_means(torch.zeros(5, 5), torch.zeros(5), 5)
+
+
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("direct_max", [0, row_selection.DIRECT_MAX])
+def test_the_gram_buffer_gives_the_raw_kernel_rows_means(rng, small_tiles, monkeypatch, center, direct_max):
+    """From ``K_c``'s lower triangle and the column means, the means of the raw ``K``'s rows, without a mirror."""
+    monkeypatch.setattr(row_selection, "DIRECT_MAX", direct_max)
+    monkeypatch.setattr(row_selection, "N_SAMPLE", 64)
+    N, k = 350, 35
+    X = rng.normal(size=(N, 3))
+    gram = CenteredGram(RBF(1.5), torch.as_tensor(X), center=center)
+    K = np.asarray(RBF(1.5)(X, X))  # the whole raw matrix, never centered
+    got = gram.raw_top_means(k).numpy()
+    # K_c's entries carry CENTERING_ROUNDINGS eps max|K| of rounding; un-centering adds two more roundings.
+    tol = tolerance(1.0, N, k, torch.float64) + (CENTERING_ROUNDINGS + 2) * torch.finfo(torch.float64).eps
+    np.testing.assert_allclose(got, reference(K, np.zeros(N), k), rtol=0, atol=tol)
