@@ -22,6 +22,7 @@ import resource
 import time
 import warnings
 
+import kppca  # noqa: F401  (before torch, as the kppca command: OpenMP's idle threads sleep, kppca/__init__.py)
 import numpy as np
 import torch
 
