@@ -136,10 +136,13 @@ def _rows(L: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 
 def _whole_rows(L: torch.Tensor, shift: torch.Tensor, k: int, rows: torch.Tensor) -> torch.Tensor:
-    """The exact means for ``rows`` from whole rows and a ``topk``, in blocks of about 64 MiB, (len(rows),)."""
+    """The exact means for ``rows`` from whole rows and a ``topk``, (len(rows),).
+
+    In blocks of at most ``N / 32`` rows and 4 Mi entries: each block and its three temporaries beside ``L``.
+    """
     N = L.shape[0]
     out = torch.empty(rows.numel(), dtype=torch.float64, device=L.device)
-    step = max(1, (1 << 24) // N)
+    step = max(1, min(N // 32, (1 << 22) // N))
     for b in range(0, rows.numel(), step):
         R = rows[b : b + step]
         W = _rows(L, R).add_(shift[None, :])
@@ -177,9 +180,10 @@ def _tiles(L: torch.Tensor, shift: torch.Tensor):
     (axis 1), by the same addition, so that every pass sees bitwise the same ``w``. ``W`` is a reused buffer.
     """
     N = L.shape[0]
-    buffer = L.new_empty(TILE_ROWS * TILE_COLUMNS)
-    for i0 in range(0, N, TILE_ROWS):
-        i1 = min(i0 + TILE_ROWS, N)
+    rows = _tile_rows(N)
+    buffer = L.new_empty(_tile_size(N))
+    for i0 in range(0, N, rows):
+        i1 = min(i0 + rows, N)
         D = L[i0:i1, i0:i1].tril()
         W = (D + D.tril(-1).T).add_(shift[None, i0:i1])
         W.diagonal().fill_(-torch.inf)  # not its own neighbour
@@ -189,6 +193,16 @@ def _tiles(L: torch.Tensor, shift: torch.Tensor):
             T, W = L[i0:i1, j0:j1], buffer[: (i1 - i0) * (j1 - j0)].view(i1 - i0, j1 - j0)
             yield slice(i0, i1), torch.add(T, shift[None, j0:j1], out=W), 0
             yield slice(j0, j1), torch.add(T, shift[i0:i1, None], out=W), 1
+
+
+def _tile_rows(N: int) -> int:
+    """Rows of a tile: :data:`TILE_ROWS`, at most ``N / 32`` (a few tiles' temporaries are small beside ``L``)."""
+    return max(1, min(TILE_ROWS, N // 32))
+
+
+def _tile_size(N: int) -> int:
+    """Entries of the largest tile (the diagonal ones are square)."""
+    return _tile_rows(N) * min(TILE_COLUMNS, N)
 
 
 def _along(t: torch.Tensor, rows: slice, axis: int) -> torch.Tensor:
@@ -212,7 +226,7 @@ def _count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor) -> torch.
     """
     N = L.shape[0]
     signs = torch.zeros(N, dtype=torch.float64, device=L.device)
-    scratch = L.new_empty(TILE_ROWS * max(TILE_COLUMNS, TILE_ROWS))
+    scratch = L.new_empty(_tile_size(N))
     for rows, W, axis in _tiles(L, shift):
         t_rows = _along(t, rows, axis)
         signs[rows] += torch.sub(W, t_rows, out=scratch[: W.numel()].view(W.shape)).sign_().sum(1 - axis)
@@ -228,8 +242,7 @@ def _band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor,
     N = L.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=L.device)
     counts = torch.zeros(N, dtype=L.dtype, device=L.device)
-    size = TILE_ROWS * max(TILE_COLUMNS, TILE_ROWS)
-    over_upper, over_lower = L.new_empty(size), L.new_empty(size)
+    over_upper, over_lower = L.new_empty(_tile_size(N)), L.new_empty(_tile_size(N))
     band_rows, band_values = [], []
     for rows, W, axis in _tiles(L, shift):
         up, lo = _along(upper, rows, axis), _along(lower, rows, axis)
