@@ -24,7 +24,7 @@ DEFAULTS = {"n_train": "auto", "bandwidth": 5.0, "n_components": 30, "seed": 0, 
 #: ``--n-train auto``: fit + 2,000 digits within this many seconds on 2 cores (a cost of N^2 measured at 60,000),
 #: the peak memory of the fit (bytes per N^2, README's scaling table) within this share of the available memory.
 AUTO_TIME_BUDGET_S = 300.0
-AUTO_SECONDS_PER_N2 = 4.5e-8  # fit + 2,000 samples at N = 60,000 float32: 135 s on 2 idle cores (issue 39), +20 %
+AUTO_SECONDS_PER_N2 = 2.4e-8  # fit + 2,000 samples at N = 60,000 float32: 71 s end to end on 2 idle cores, +20 %
 AUTO_BYTES_PER_N2 = {"float64": 8.32, "float32": 4.16}
 AUTO_MEMORY_SHARE = 0.85
 
