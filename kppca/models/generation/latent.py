@@ -122,9 +122,10 @@ def _m_step(H: torch.Tensor, resp: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     means = (resp.T @ H) / nk[:, None]
     K, q = means.shape
     cov = H.new_empty(K, q, q)
+    diff, weighted = torch.empty_like(H), torch.empty_like(H.T)  # reused: no allocation per component
     for j in range(K):  # centred codes (as scikit-learn): no cancellation for codes far from the origin
-        diff = H - means[j]
-        torch.mm(diff.T * resp[:, j], diff, out=cov[j])
+        torch.sub(H, means[j], out=diff)
+        torch.mm(torch.mul(diff.T, resp[:, j], out=weighted), diff, out=cov[j])
     cov /= nk[:, None, None]
     cov.diagonal(dim1=1, dim2=2).add_(REG_COVAR)
     return nk / nk.sum(), means, torch.linalg.cholesky(cov)
@@ -137,9 +138,10 @@ def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch
     eye = torch.eye(q, dtype=H.dtype, device=H.device).expand(K, q, q)
     P = torch.linalg.solve_triangular(trils, eye, upper=False)  # L_k^{-1}
     # y_ik = L_k^{-1} (h_i - mu_k) for all k by one (M, q) x (q, K q) product
-    y = (H @ P.mT.permute(1, 0, 2).reshape(q, K * q)).view(-1, K, q) - (P @ means[:, :, None])[None, :, :, 0]
+    # in place: each (M, K, q) temporary would be a fresh allocation (page faults) at every EM iteration
+    y = (H @ P.mT.permute(1, 0, 2).reshape(q, K * q)).view(-1, K, q).sub_((P @ means[:, :, None])[None, :, :, 0])
     log_det = torch.log(trils.diagonal(dim1=1, dim2=2)).sum(1)  # log sqrt(det)
-    return -0.5 * (q * math.log(2 * math.pi) + (y**2).sum(2)) - log_det + torch.log(weights)
+    return -0.5 * (q * math.log(2 * math.pi) + y.square_().sum(2)) - log_det + torch.log(weights)
 
 
 def _kmeans_start(H: torch.Tensor, k: int, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
