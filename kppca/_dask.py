@@ -13,8 +13,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-#: Blocks per worker thread in one wave: two keep every thread busy while a wave's last blocks finish.
-BLOCKS_PER_THREAD = 2
+#: Blocks per worker thread in one wave. One: with two, a worker sometimes held two blocks' work at once, and
+#: over the 50 waves of 10**6 rows that happened often enough to raise its peak by up to 14 % over 50,000 rows
+#: (945 -> 1,009-1,075 MiB); with one, 844-846 and 851-852 MiB, for a fit 3-8 % longer (threads wait for a
+#: wave's slowest block) (``benchmarks/README.md``, issue 39).
+BLOCKS_PER_THREAD = 1
 
 
 def dask_client() -> Any:

@@ -12,7 +12,8 @@ from kppca import _dask  # noqa: E402
 
 
 def test_waves_merge_every_block_once_in_block_order(monkeypatch):
-    monkeypatch.setattr(_dask, "scheduler_threads", lambda: 1)  # waves of BLOCKS_PER_THREAD = 2 blocks
+    monkeypatch.setattr(_dask, "scheduler_threads", lambda: 1)
+    monkeypatch.setattr(_dask, "BLOCKS_PER_THREAD", 2)  # waves of 2 blocks: merged on the workers, then here
     computed = []
     compute = dask.compute
 
@@ -26,6 +27,11 @@ def test_waves_merge_every_block_once_in_block_order(monkeypatch):
     assert _dask.reduce_blocks(tasks, lambda a, b: a + b) == list(range(7))
     assert len(computed) == 4  # ceil(7 / 2) waves, each computed on its own
     assert _dask.reduce_blocks(tasks[:1], lambda a, b: a + b) == [0]
+
+
+def test_a_wave_holds_one_block_per_worker_thread():
+    """Two blocks a thread raised a worker's peak with the number of waves (benchmarks/README.md)."""
+    assert _dask.BLOCKS_PER_THREAD == 1
 
 
 def test_a_wave_is_two_blocks_per_worker_thread_of_the_client():
