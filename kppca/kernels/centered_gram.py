@@ -350,13 +350,16 @@ class CenteredGram:
             return (self.matrix @ alpha.T).T
 
     @_locked
-    def raw_top_means(self, k: int) -> torch.Tensor:
+    def raw_top_means(self, k: int) -> torch.Tensor | None:
         """Each training point's mean raw kernel value ``K_ij`` over its ``k`` largest ``j != i``, (N,).
 
-        Read from the buffer's lower triangle (built if needed), without mirroring or un-centering it:
-        ``K_ij = (K_c)_ij + c_j + (c_i - g)``, whose last term shifts row i's mean, not its choice.
+        Read from the buffer's lower triangle, without mirroring or un-centering it: ``K_ij = (K_c)_ij + c_j +
+        (c_i - g)``, whose last term shifts row i's mean, not its choice. None when the buffer is not alive
+        (the Cholesky factor took it, or it was released): decided under the lock, never rebuilt for this.
         """
-        K_c = self._lower()
+        K_c = self._matrix
+        if K_c is None:
+            return None
         with compute_threads(self._threads):
             if not self.center:
                 return row_top_means(K_c, K_c.new_zeros(self.n_samples), k).to(self.dtype)

@@ -172,9 +172,10 @@ class SmootherPreimage(Preimage):
         k = max(1, min(k, N - 1))
 
         def compute() -> torch.Tensor:
-            gram = context.gram
-            if gram is not None and gram.has_matrix:  # from the buffer's lower triangle, without a topk
-                return gram.raw_top_means(k)
+            # From the fit's buffer while it is alive (its lower triangle, without a topk), else kernel values.
+            scores = context.gram.raw_top_means(k) if context.gram is not None else None
+            if scores is not None:
+                return scores
             # One pass over the kernel values in row blocks (memory O(block_rows N)).
             block_rows = default_block_rows(None, N, X.dtype)
             scores = X.new_empty(N)

@@ -99,7 +99,11 @@ def test_the_gram_buffer_gives_the_raw_kernel_rows_means(rng, small_tiles, monke
     X = rng.normal(size=(N, 3))
     gram = CenteredGram(RBF(1.5), torch.as_tensor(X), center=center)
     K = np.asarray(RBF(1.5)(X, X))  # the whole raw matrix, never centered
+    assert gram.raw_top_means(k) is None  # no buffer yet: the caller evaluates the kernel
+    gram.centerer  # builds the buffer (its lower triangle) and the statistics
     got = gram.raw_top_means(k).numpy()
     # K_c's entries carry CENTERING_ROUNDINGS eps max|K| of rounding; un-centering adds two more roundings.
     tol = tolerance(1.0, N, k, torch.float64) + (CENTERING_ROUNDINGS + 2) * torch.finfo(torch.float64).eps
     np.testing.assert_allclose(got, reference(K, np.zeros(N), k), rtol=0, atol=tol)
+    gram.release()
+    assert gram.raw_top_means(k) is None  # never rebuilt for this
