@@ -49,7 +49,8 @@ def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int
     Parameters
     ----------
     L : Tensor of shape (N, N)
-        Its lower triangle (diagonal included) is that of ``A``; the strict upper one is not read.
+        Its lower triangle (diagonal included) is that of ``A``; the strict upper one is never used (read at
+        most inside diagonal blocks, whose pages the lower triangle shares).
     shift : Tensor of shape (N,)
         Added to each column (the column means that un-center ``K_c``).
     k : int
@@ -129,46 +130,49 @@ def _by_row_largest_first(rows: torch.Tensor, values: torch.Tensor) -> torch.Ten
     return order[torch.sort(rows[order], stable=True).indices]
 
 
-def _rows(L: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Rows ``A[rows]`` (len(rows), N) of the symmetric matrix whose lower triangle is ``L``."""
-    j = torch.arange(L.shape[0], device=L.device)
-    return torch.where(j[None, :] <= rows[:, None], L.index_select(0, rows), L.index_select(1, rows).T)
+def _columns(L: torch.Tensor, cols: torch.Tensor, i0: int, i1: int) -> torch.Tensor:
+    """``A[i0:i1, cols]`` (i1 - i0, len(cols)) for ascending ``cols``, from the lower triangle of ``L``.
+
+    ``A_ij = L[i, j]`` for ``j <= i``, else ``L[j, i]``: rows of ``L`` left of the block's end and, transposed,
+    the columns' rows from the block's start; the strict upper triangle is read only inside the block.
+    """
+    a, c = (int(v) for v in torch.searchsorted(cols, torch.tensor([i0, i1], device=cols.device)))
+    W = L.new_empty(i1 - i0, cols.numel())
+    W[:, :c] = L[i0:i1].index_select(1, cols[:c])
+    upper = L[cols[a:], i0:i1].T
+    i = torch.arange(i0, i1, device=L.device)[:, None]
+    W[:, a:] = torch.where(cols[None, a:] <= i, W[:, a:], upper) if c > a else upper
+    return W
 
 
 def _whole_rows(L: torch.Tensor, shift: torch.Tensor, k: int, rows: torch.Tensor) -> torch.Tensor:
-    """The exact means for ``rows`` from whole rows and a ``topk``, (len(rows),).
+    """The exact means for ascending ``rows`` from whole rows and a ``topk``, (len(rows),).
 
-    In blocks of at most ``N / 32`` rows and 4 Mi entries: each block and its three temporaries beside ``L``.
+    In blocks of at most ``N / 32`` rows and 4 Mi entries: each block and its temporaries beside ``L``.
     """
     N = L.shape[0]
     out = torch.empty(rows.numel(), dtype=torch.float64, device=L.device)
     step = max(1, min(N // 32, (1 << 22) // N))
     for b in range(0, rows.numel(), step):
         R = rows[b : b + step]
-        W = _rows(L, R).add_(shift[None, :])
+        # A symmetric: its rows R are its columns R, assembled in blocks of TILE_COLUMNS rows (the strict upper
+        # triangle is read only inside those blocks: at N = 60,000 it is never touched outside them)
+        W = torch.cat([_columns(L, R, i0, min(i0 + TILE_COLUMNS, N)) for i0 in range(0, N, TILE_COLUMNS)])
+        W = W.T.add(shift[None, :])
         W[torch.arange(R.numel(), device=L.device), R] = -torch.inf  # not its own neighbour
         out[b : b + step] = torch.topk(W, k, dim=1, sorted=False).values.sum(1, dtype=torch.float64) / k
     return out
 
 
 def _sampled_top(L: torch.Tensor, shift: torch.Tensor, sample: torch.Tensor, r: int) -> torch.Tensor:
-    """The ``r`` largest ``w_ij`` over the sampled columns ``j != i`` (ascending ``sample``), descending, (N, r).
-
-    Read from the lower triangle only, in row blocks: ``A_ij = L[i, j]`` for ``j <= i``, else ``L[j, i]``.
-    """
+    """The ``r`` largest ``w_ij`` over the sampled columns ``j != i`` (ascending ``sample``), descending, (N, r)."""
     N, s = L.shape[0], sample.numel()
     out = L.new_empty(N, r)
     step = max(1, (1 << 22) // s)
     for i0 in range(0, N, step):
         i1 = min(i0 + step, N)
-        a, c = (int(v) for v in torch.searchsorted(sample, torch.tensor([i0, i1], device=sample.device)))
-        W = L.new_empty(i1 - i0, s)
-        W[:, :c] = L[i0:i1].index_select(1, sample[:c])  # columns before the block's end: row i's own part
-        upper = L[sample[a:], i0:i1].T  # columns from the block's start: A[i, j] = L[j, i]
-        i = torch.arange(i0, i1, device=L.device)[:, None]
-        W[:, a:] = torch.where(sample[None, a:] <= i, W[:, a:], upper) if c > a else upper
-        W.add_(shift[sample][None, :])
-        W[i == sample[None, :]] = -torch.inf  # not its own neighbour
+        W = _columns(L, sample, i0, i1).add_(shift[sample][None, :])
+        W[torch.arange(i0, i1, device=L.device)[:, None] == sample[None, :]] = -torch.inf  # not its own neighbour
         out[i0:i1] = torch.topk(W, r, dim=1).values
     return out
 
@@ -210,12 +214,17 @@ def _along(t: torch.Tensor, rows: slice, axis: int) -> torch.Tensor:
     return t[rows][:, None] if axis == 0 else t[rows][None, :]
 
 
-def _above(W: torch.Tensor, t: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """``(W - t)_+`` into ``out``: positive exactly where ``W > t`` (a difference of floats is 0 only if equal).
+def _difference(W: torch.Tensor, t: torch.Tensor, scratch: torch.Tensor) -> torch.Tensor:
+    """``W - t`` written into the start of the flat ``scratch`` (a buffer reused over the tiles), shaped as ``W``."""
+    return torch.sub(W, t, out=scratch[: W.numel()].view(W.shape))
+
+
+def _above(W: torch.Tensor, t: torch.Tensor, scratch: torch.Tensor) -> torch.Tensor:
+    """``(W - t)_+``: positive exactly where ``W > t`` (a difference of floats is 0 only if they are equal).
 
     Arithmetic, not comparisons: on CPU torch's float passes run several times faster than its boolean ones.
     """
-    return torch.sub(W, t, out=out[: W.numel()].view(W.shape)).clamp_min_(0)
+    return _difference(W, t, scratch).clamp_min_(0)
 
 
 def _count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
@@ -228,8 +237,7 @@ def _count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor) -> torch.
     signs = torch.zeros(N, dtype=torch.float64, device=L.device)
     scratch = L.new_empty(_tile_size(N))
     for rows, W, axis in _tiles(L, shift):
-        t_rows = _along(t, rows, axis)
-        signs[rows] += torch.sub(W, t_rows, out=scratch[: W.numel()].view(W.shape)).sign_().sum(1 - axis)
+        signs[rows] += _difference(W, _along(t, rows, axis), scratch).sign_().sum(1 - axis)
     return ((signs + N) / 2).round().long()  # N entries per row, its own (-inf) below
 
 
