@@ -56,7 +56,7 @@ def main() -> None:
     from kppca._linalg import row_selection
     from kppca.cli.common import DEFAULTS, build_model
     from kppca.datasets import load_mnist
-    from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
+    from kppca.preimage.strategies import hub_window
 
     X, _ = load_mnist(path=args.mnist_dir, subset="train")
     X = np.asarray(X[: args.n_train], dtype=args.dtype)
@@ -89,7 +89,7 @@ def main() -> None:
           f"{(fit + sample) / fit:.2f}x, peak RSS {peak:.1f} GiB", flush=True)
     if args.compare:
         gram = model._gram()
-        k = int(round(SAMPLE_SMOOTHER_OPTIONS["hub_neighbors"] * args.n_train))
+        k = hub_window(args.n_train)
         t = time.perf_counter()
         new = gram.raw_top_means(k)
         t_new = time.perf_counter() - t

@@ -28,7 +28,7 @@ import torch
 import mnist_data_size as mds
 from kppca.metrics import frechet_feature_distance
 from kppca.preimage import strategies
-from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS, SmootherPreimage
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS, SmootherPreimage, hub_window
 
 
 def column_scores(context, k: int, M: int, threshold: bool = False) -> torch.Tensor:
@@ -84,7 +84,7 @@ def main() -> None:
     net, _, stats, _, _, X_pool, y_pool = mds.load_judge(args.mnist_dir, args.judge_cache)
     model, _, t_fit = mds.fitted({"N": args.n_train, "dtype": "float32"}, 0, (X_pool, y_pool))
     context, N = model.preimage_context(), args.n_train
-    k = int(round(SAMPLE_SMOOTHER_OPTIONS["hub_neighbors"] * N))
+    k = hub_window(N)
     t0 = time.perf_counter()
     exact = SmootherPreimage(**SAMPLE_SMOOTHER_OPTIONS).hub_scores(context, {}, True)
     print(f"N = {N}: fit {t_fit:.1f} s, exact hub scores {time.perf_counter() - t0:.1f} s", flush=True)

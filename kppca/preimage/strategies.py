@@ -26,12 +26,29 @@ from .smoother import ESTIMATE_CONSTRAINTS, _smooth, knn_preimage, uncenter_kern
 __all__ = [
     "Preimage", "SmootherPreimage", "KNNPreimage", "FixedPointPreimage", "LearnedMapPreimage", "AutoPreimage",
     "make_preimage", "resolve_preimage", "PREIMAGE_METHODS", "PREIMAGE_OPTIONS", "DEFAULT_PREIMAGE",
-    "SAMPLE_SMOOTHER_OPTIONS", "SELECTIONS",
+    "SAMPLE_SMOOTHER_OPTIONS", "SELECTIONS", "hub_window",
 ]
 
 _COUNT = Interval(Integral, 1, None, closed="left")
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+#: The rule of :func:`hub_window`: a fraction of N up to ``HUB_WINDOW_KNEE`` training points, then growing as
+#: ``N ** HUB_WINDOW_POWER`` (``benchmarks/mnist_data_size.py``: on MNIST, 0.1 N was best up to 5,000 digits; at
+#: 20,000 and 50,000 windows of 0.05-0.07 N gave closer digits than 0.1 N, and below 0.03 N the correction fails).
+HUB_WINDOW_FRACTION, HUB_WINDOW_KNEE, HUB_WINDOW_POWER = 0.1, 5_000, 0.8
+
+
+def hub_window(n_samples: int) -> int:
+    """The default hub window of sampled points for ``n_samples`` training points (``hub_neighbors="auto"``).
+
+    ``0.1 N`` up to N = 5,000, then ``500 (N / 5000) ** 0.8`` (a slowly falling fraction: 0.061 N at 60,000).
+    """
+    N = int(n_samples)
+    if N <= HUB_WINDOW_KNEE:
+        return int(round(HUB_WINDOW_FRACTION * N))
+    return int(round(HUB_WINDOW_FRACTION * HUB_WINDOW_KNEE * (N / HUB_WINDOW_KNEE) ** HUB_WINDOW_POWER))
 
 
 def _at_most(n_neighbors: int | None, N: int) -> int | None:
@@ -129,7 +146,8 @@ class SmootherPreimage(Preimage):
     MNIST) that would dominate the pre-images: ``"raw"`` ranks by ``<phi_i, psi>``; ``"centered"`` by
     ``k_c``, which removes each point's mean similarity ``(K 1 / N)_i`` (a global correction, free);
     ``"local"`` subtracts each point's mean similarity to its ``hub_neighbors`` nearest training points
-    (an int, or a fraction of N; CSLS, Lample et al. 2018), one cached pass over the Gram matrix.
+    (an int, a fraction of N, or ``"auto"``: :func:`hub_window` of N; CSLS, Lample et al. 2018), one cached
+    pass over the Gram matrix.
     ``"auto"`` is ``"local"`` for sampled points (``FeaturePoints.sampled``) and ``"raw"`` for maps of
     given inputs or codes, whose small, shrunk similarities hub corrections would swamp.
     """
@@ -146,7 +164,7 @@ class SmootherPreimage(Preimage):
     _constraints = {
         "n_neighbors": [_COUNT, None],
         "selection": [StrOptions(SELECTIONS)],
-        "hub_neighbors": [_COUNT, Interval(Real, 0, 1, closed="neither")],
+        "hub_neighbors": [_COUNT, Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "estimate": ESTIMATE_CONSTRAINTS,
         "clip_negative": ["boolean"],
         "epsilon": [_NONNEGATIVE],
@@ -168,7 +186,7 @@ class SmootherPreimage(Preimage):
             # <phi_i, m> = (K 1/N)_i; subtracting it (and the row constant) ranks by k_c.
             return context.centerer.column_means_ if context.center else None
         X, N, h = context.X, context.n_samples, self.options["hub_neighbors"]
-        k = int(h) if isinstance(h, numbers.Integral) else int(round(h * N))
+        k = hub_window(N) if isinstance(h, str) else int(h) if isinstance(h, numbers.Integral) else int(round(h * N))
         k = max(1, min(k, N - 1))
 
         def compute() -> torch.Tensor:
@@ -301,7 +319,7 @@ class LearnedMapPreimage(Preimage):
 
 
 #: Smoother options of the default pre-image for sampled points (closer samples to real digits).
-SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": 0.1}
+SAMPLE_SMOOTHER_OPTIONS: dict[str, Any] = {"n_neighbors": 3, "hub_neighbors": "auto"}
 
 
 class AutoPreimage(Preimage):

@@ -13,7 +13,7 @@ from kppca.datasets import load_digits
 from kppca.features import RandomFourierFeatures
 from kppca.kernels.gram_factors import CholeskyFactor
 from kppca.kernels import RBF
-from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS
+from kppca.preimage.strategies import SAMPLE_SMOOTHER_OPTIONS, hub_window
 from kppca.models.generation import DEFAULT_PREIMAGE, PREIMAGE_METHODS, PREIMAGE_OPTIONS, resolve_preimage
 from kppca.preimage import kernel_smoother
 
@@ -327,8 +327,8 @@ def test_sample_does_not_depend_on_call_order(digits):
     gram = model._gram()
     assert gram.has_cholesky and not gram.has_matrix
     hub_keys = [k for k in model._gen_cache() if isinstance(k, tuple) and k[0] == "local-hub-scores"]
-    smoother = make_preimage(None).choose(sampled=True)
-    assert hub_keys == [("local-hub-scores", round(smoother.options["hub_neighbors"] * len(digits)))]
+    assert make_preimage(None).choose(sampled=True).options["hub_neighbors"] == "auto"
+    assert hub_keys == [("local-hub-scores", hub_window(len(digits)))]
     calls = []
     gram.kernel = _CountingKernel(gram.kernel, calls)  # any kernel evaluation of training rows is counted
     np.testing.assert_array_equal(model.sample(5, random_state=3), first)

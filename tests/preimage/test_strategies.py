@@ -108,6 +108,26 @@ def test_hub_neighbors_as_a_fraction(context):
         SmootherPreimage(hub_neighbors=1.5)
 
 
+def test_hub_neighbors_auto_is_the_rule_of_n(context):
+    a = SmootherPreimage(selection="local", hub_neighbors="auto").hub_scores(context, {})
+    b = SmootherPreimage(selection="local", hub_neighbors=10).hub_scores(context, {})  # 0.1 * 100 (N <= 5,000)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="hub_neighbors"):
+        SmootherPreimage(hub_neighbors="all")
+
+
+def test_hub_window_rule():
+    """0.1 N up to 5,000, then 500 (N / 5000)^0.8: continuous, increasing, a falling fraction of N."""
+    from kppca.preimage.strategies import hub_window
+
+    assert [hub_window(n) for n in (1, 20, 2000, 5000)] == [0, 2, 200, 500]
+    # computed apart: 500 * 4**0.8 = 500 * 2**1.6 = 1515.72; 500 * 12**0.8 = 3650.19
+    assert hub_window(20_000) == 1516 and hub_window(60_000) == 3650
+    n = np.arange(4_000, 70_000, 500)
+    k = np.array([hub_window(int(v)) for v in n])
+    assert np.all(np.diff(k) > 0) and np.all(np.diff(k / n) <= 1e-12)
+
+
 def test_strategies_without_a_model(context, digits):
     """An RKM-style user: context from inputs, points from its own expansion, no PPCA model."""
     pts = _training_points(context, [3, 4])
