@@ -16,7 +16,7 @@ Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
 
 A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
 ``mix`` (latent mixture components), ``ninit`` (EM starts), ``nb`` and ``hub`` (the sampling
-smoother's neighbours and hub window); a key left out takes the library's default (its rule of N).
+smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
 ``m`` makes it a landmark model instead: ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
 the N digits as a Dask array (blocks of ``block`` rows, default 10,000) on a ``dask.distributed``
 ``LocalCluster`` of ``--threads`` single-threaded worker processes; the worker peak memory is reported.
@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from kppca import DualPPCA, PrimalPPCA
-from kppca.cli.common import DEFAULTS
+from kppca.cli.common import DEFAULTS, auto_n_components
 from kppca.datasets import load_mnist
 from kppca.datasets._subsample import select_indices
 from kppca.features import Nystroem
@@ -88,7 +88,8 @@ def fitted(spec: dict, seed: int, pool: tuple):
         idx = select_indices(y_pool, n_samples=min(key[0], len(y_pool)), random_state=seed)
         Xt, yt = X_pool[idx], y_pool[idx]
         bw = spec.get("bw", DEFAULTS["bandwidth"])
-        q = spec.get("q", DEFAULTS["n_components"])
+        # the CLI's q: its rule of N for the exact model (kppca sample), the constant default for landmarks
+        q = spec.get("q", DEFAULTS["n_components"] if "m" in spec else auto_n_components(len(idx)))
         t0 = time.perf_counter()
         if "m" in spec:
             model = landmark_fit(spec, q, bw, seed, Xt, yt)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import re
 import sys
@@ -24,9 +25,26 @@ DEFAULTS = {"n_train": "auto", "bandwidth": 5.0, "n_components": 30, "seed": 0, 
 #: ``--n-train auto``: fit + 2,000 digits within this many seconds on 2 cores (a cost of N^2 measured at 60,000),
 #: the peak memory of the fit (bytes per N^2, README's scaling table) within this share of the available memory.
 AUTO_TIME_BUDGET_S = 300.0
-AUTO_SECONDS_PER_N2 = 2.4e-8  # fit + 2,000 samples at N = 60,000 float32: 71 s end to end on 2 idle cores, +20 %
+AUTO_SECONDS_PER_N2 = 3.2e-8  # the main job at N = 60,000 float32 (q = 50): 95 s end to end on 2 idle cores, +20 %
 AUTO_BYTES_PER_N2 = {"float64": 8.32, "float32": 4.16}
 AUTO_MEMORY_SHARE = 0.85
+
+
+#: The default q follows N (``benchmarks/mnist_data_size.py``, held-out digits): 30 up to ``AUTO_Q_KNEE`` training
+#: digits, rising log-linearly to ``AUTO_Q_MAX`` at twice that. With 10,000 samples per model on two selection
+#: splits of the full set, q = 50 gave closer digits than 30 at 10,000, 20,000 and 50,000 digits (by 0.8-1.5 FD)
+#: and q = 60 none closer than 50 at 50,000; at 5,000 the full set gained 0.5-1.1 but the bundled digits none
+#: (5.77 against 5.61 over eight draws), so the bundled default keeps q = 30.
+AUTO_Q_KNEE, AUTO_Q_MAX = 5_000, 50
+
+
+def auto_n_components(n_train: int) -> int:
+    """The default latent dimension for ``n_train`` training digits: 30 up to 5,000, 50 from 10,000 on,
+    ``30 + 20 log2(N / 5,000)`` in between."""
+    q0 = DEFAULTS["n_components"]
+    if n_train <= AUTO_Q_KNEE:
+        return q0
+    return int(min(AUTO_Q_MAX, round(q0 + (AUTO_Q_MAX - q0) * math.log2(n_train / AUTO_Q_KNEE))))
 
 
 def auto_n_train(n_available: int, dtype: str | None, available_bytes: float | None) -> tuple[int, str]:
@@ -238,6 +256,8 @@ def prepare(args: argparse.Namespace, stages: Stages) -> Any:
         unfitted = build_model(args)  # option errors before the data are read
         X, y, source = stages.run("load data", load_training_data, args)
         unfitted.set_params(dtype=args.dtype or DEFAULTS["dtype"])  # --n-train auto may choose float32
+        if args.n_components is None and args.sigma2 is None:  # the default q follows the training digits
+            unfitted.set_params(n_components=auto_n_components(len(y)))
         classes = sorted(set(int(v) for v in y))
         print(f"data: {len(y)} MNIST digits of classes {','.join(map(str, classes))} from {source}")
         model = stages.run("fit model", unfitted.fit, X, y)

@@ -175,7 +175,8 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
     g.add_argument(
         "--n-components", type=components, metavar="Q",
         help=f"latent dimension q (integer), or the fraction of explained variance to keep (in (0, 1)); "
-        f"default {DEFAULTS['n_components']} unless --sigma2 is given alone",
+        f"default {DEFAULTS['n_components']} up to 5,000 training digits, rising to 50 at 10,000 and beyond, unless "
+        "--sigma2 is given alone",
     )
     g.add_argument(
         "--sigma2", type=positive_float, metavar="S2",

@@ -109,3 +109,26 @@ def test_auto_leaves_digits_for_the_report(mnist_dir, tmp_path, capsys):
     argv = ["sample", "--mnist-dir", str(mnist_dir), "--report", "--out", str(tmp_path / "a.png"), *ARGS]
     main(argv)  # the report itself may refuse 13 digits; the choice is printed before
     assert "--n-train auto: N = 67 of 80 digits" in capsys.readouterr().out
+
+
+def test_default_q_follows_the_training_digits():
+    """30 up to 5,000 digits, 50 from 10,000, ``30 + 20 log2(N / 5,000)`` in between (computed apart)."""
+    from kppca.cli.common import auto_n_components
+
+    assert [auto_n_components(n) for n in (3, 40, 5_000)] == [30, 30, 30]  # the bundled default: unchanged
+    assert [auto_n_components(n) for n in (10_000, 20_000, 60_000)] == [50, 50, 50]
+    assert auto_n_components(7_071) == 40 and auto_n_components(6_000) == 35  # 20 log2(1.2) = 5.26
+    q = [auto_n_components(n) for n in range(100, 70_000, 50)]
+    assert all(b >= a for a, b in zip(q, q[1:]))
+
+
+def test_the_cli_fits_the_rule_of_q_unless_given(mnist_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(common, "auto_n_components", lambda n: 3 if n == 80 else 99)
+    args = ["sample", "--mnist-dir", str(mnist_dir), "--out", str(tmp_path / "a.png"), "--n-samples", "4",
+            "--no-progress", "--threads", "1"]
+    assert main(args) == 0
+    assert "N = 80, q = 3," in capsys.readouterr().out
+    assert main([*args, "--n-components", "2"]) == 0  # given: kept
+    assert "N = 80, q = 2," in capsys.readouterr().out
+    assert main([*args, "--sigma2", "0.01"]) == 0  # sigma2 alone chooses q itself
+    assert "q = 3," not in capsys.readouterr().out
