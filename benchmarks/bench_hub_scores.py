@@ -54,13 +54,14 @@ def main() -> None:
         raise SystemExit("needs the full MNIST training set: --mnist-dir DIR or KPPCA_MNIST_DIR")
     warnings.simplefilter("ignore")
     from kppca._linalg import row_selection
-    from kppca.cli.common import DEFAULTS, build_model
+    from kppca.cli.common import DEFAULTS, auto_n_components, build_model
     from kppca.datasets import load_mnist
     from kppca.preimage.strategies import hub_window
 
     X, _ = load_mnist(path=args.mnist_dir, subset="train")
     X = np.asarray(X[: args.n_train], dtype=args.dtype)
-    options = argparse.Namespace(bandwidth=DEFAULTS["bandwidth"], n_components=None, sigma2=None,
+    # the main job's model: its q follows N as in kppca sample
+    options = argparse.Namespace(bandwidth=DEFAULTS["bandwidth"], n_components=auto_n_components(len(X)), sigma2=None,
                                  dtype=args.dtype, seed=0)
     model = build_model(options)
     t = time.perf_counter()
