@@ -186,7 +186,12 @@ class SmootherPreimage(Preimage):
             # <phi_i, m> = (K 1/N)_i; subtracting it (and the row constant) ranks by k_c.
             return context.centerer.column_means_ if context.center else None
         X, N, h = context.X, context.n_samples, self.options["hub_neighbors"]
-        k = hub_window(N) if isinstance(h, str) else int(h) if isinstance(h, numbers.Integral) else int(round(h * N))
+        if isinstance(h, str):  # "auto": the rule of N
+            k = hub_window(N)
+        elif isinstance(h, numbers.Integral):
+            k = int(h)
+        else:  # a fraction of N
+            k = int(round(h * N))
         k = max(1, min(k, N - 1))
 
         def compute() -> torch.Tensor:
