@@ -34,7 +34,7 @@ def test_a_wave_holds_one_block_per_worker_thread():
     assert _dask.BLOCKS_PER_THREAD == 1
 
 
-def test_a_wave_is_two_blocks_per_worker_thread_of_the_client():
+def test_a_wave_spans_every_worker_thread_of_the_client():
     distributed = pytest.importorskip("dask.distributed")
     assert _dask.scheduler_threads() == (os.cpu_count() or 1)  # no client: the local scheduler's threads
     with distributed.LocalCluster(
