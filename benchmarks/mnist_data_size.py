@@ -15,11 +15,14 @@ Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
 * select on splits ``--seeds 10 11`` and report on others (``--seeds 0 1 ...``).
 
 A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
-``mix`` (latent mixture components), ``ninit`` (EM starts), ``nb`` and ``hub`` (the sampling
+``mix`` (latent mixture components), ``ninit`` (EM starts), ``qmc`` (1: quasi-random latent codes, 0:
+independent ones), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
 ``m`` makes it a landmark model instead: ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
 the N digits as a Dask array (blocks of ``block`` rows, default 10,000) on a ``dask.distributed``
 ``LocalCluster`` of ``--threads`` single-threaded worker processes; the worker peak memory is reported.
+
+``--draws K`` measures instead the FD's spread over K draws of samples from each candidate's one model.
 
 Run:  python benchmarks/mnist_data_size.py --mnist-dir DIR --candidates N=2000 N=20000 [--seeds 0 1]
 """
@@ -36,6 +39,7 @@ import numpy as np
 import torch
 
 from kppca import DualPPCA, PrimalPPCA
+from kppca.cli.commands.sample import DEFAULT_QMC
 from kppca.cli.common import DEFAULTS, auto_n_components
 from kppca.datasets import load_mnist
 from kppca.datasets._subsample import select_indices
@@ -120,8 +124,12 @@ def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: n
     return model
 
 
-def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tuple[float, object, float, float]:
-    """FD, quality, fit seconds and generation seconds (mixture, hub scores and pre-images) of one candidate."""
+def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int,
+        sample_seed: int | None = None) -> tuple[float, object, float, float]:
+    """FD, quality, fit seconds and generation seconds (mixture, hub scores and pre-images) of one candidate.
+
+    The samples are drawn with ``random_state = sample_seed``, by default the split's ``seed`` (as ``kppca sample``).
+    """
     net, clf, stats, X_ho, y_ho = judge
     model, Xt, t_fit = fitted(spec, seed, pool)
     model._gen_cache().discard(("latent-mixture", None))  # refitted with this candidate's mixture options
@@ -131,9 +139,11 @@ def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tup
     if "ninit" in spec:
         generation_latent.N_INIT = spec["ninit"]
     opts = {k: spec[s] for s, k in (("nb", "n_neighbors"), ("hub", "hub_neighbors")) if s in spec}
+    opts["qmc"] = bool(spec.get("qmc", DEFAULT_QMC))
     try:
         t0 = time.perf_counter()
-        S = np.asarray(model.sample(n_samples, random_state=seed, **opts), dtype=np.float64)
+        S = np.asarray(model.sample(n_samples, random_state=seed if sample_seed is None else sample_seed, **opts),
+                       dtype=np.float64)
         t_gen = time.perf_counter() - t0
     finally:
         generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT = saved
@@ -148,6 +158,9 @@ def main() -> None:
     parser.add_argument("--candidates", nargs="+", default=["N=2000", "N=5000", "N=10000", "N=20000"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-samples", type=int, default=2000)
+    parser.add_argument("--draws", type=int, default=0,
+                        help="instead: per candidate and split, this many draws of --n-samples from its one model "
+                        "(sample seeds 100, 101, ...), and the FD's mean, sd and range over them")
     parser.add_argument("--bundled", action="store_true", help="train on the bundled 5,000 digits")
     parser.add_argument("--judge-cache", default="/tmp/kppca_mnist_judge.pkl")
     parser.add_argument("--threads", type=int, default=1)
@@ -162,6 +175,8 @@ def main() -> None:
     judge = (net, clf, stats, X_ho, y_ho)
     print("| candidate | seed | FD | conf | eff | novelty | fit (s) | sample (s) |\n"
           "|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    if args.draws:
+        return draw_spread(args, judge, (X_pool, y_pool))
     for spec_text in args.candidates:  # keep candidates of one model together: it is fitted once
         fds = []
         for seed in args.seeds:
@@ -173,6 +188,18 @@ def main() -> None:
             m = np.mean(fds)
             print(f"| {spec_text} | mean | {m:.2f} | spread {100 * (min(fds) / m - 1):+.1f} / "
                   f"{100 * (max(fds) / m - 1):+.1f} % | | | | |", flush=True)
+
+
+def draw_spread(args: argparse.Namespace, judge: tuple, pool: tuple) -> None:
+    """The FD's spread over ``--draws`` draws from one model per candidate and split (the draw's own noise)."""
+    print("| candidate | split | draws | FD mean | sd | min - max |\n|---|---:|---:|---:|---:|---|", flush=True)
+    for spec_text in args.candidates:
+        for seed in args.seeds:
+            fds = np.array([run(parse(spec_text), seed, pool, judge, args.n_samples, 100 + j)[0]
+                            for j in range(args.draws)])
+            sd = fds.std(ddof=1) if len(fds) > 1 else float("nan")
+            print(f"| {spec_text} | {seed} | {len(fds)} | {fds.mean():.2f} | {sd:.2f} ({100 * sd / fds.mean():.1f} %) "
+                  f"| {fds.min():.2f} - {fds.max():.2f} |", flush=True)
 
 
 def _bundled():

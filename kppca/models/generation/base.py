@@ -20,7 +20,9 @@ from ..._param_validation import Integral, Interval, Real, StrOptions, check_sca
 from ..._validation import ArrayLike, check_sample_memory, torch_generator
 from ...preimage import TrainingContext
 from ...preimage.strategies import Preimage, make_preimage
-from .latent import CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture
+from .latent import (
+    CLASS_MIXTURE_COMPONENTS, LATENTS, MIXTURE_COMPONENTS, LatentMixture, fit_latent_mixture, standard_normal_codes,
+)
 
 __all__ = ["GenerationMixin"]
 
@@ -110,6 +112,7 @@ class GenerationMixin(ABC, Generic[Points]):
         y: Any = None,
         noise: bool | None = None,
         factor: str = "fast",
+        qmc: bool = False,
         **preimage_options: Any,
     ) -> Any:
         """Draw ``n`` new inputs: feature-space points from a latent distribution, then a pre-image.
@@ -134,6 +137,13 @@ class GenerationMixin(ABC, Generic[Points]):
             Add the model noise (``sigma2``) to the points. Default: True for ``latent="prior"``.
         factor : {"fast", "symmetric"}, default "fast"
             The dual exact sample's ``sampling_factor`` (same distribution); the primal model has one.
+        qmc : bool, default False
+            Draw the latent codes (not the noise, nor the exact sample of ``latent="prior"`` with ``noise``)
+            from a scrambled Sobol sequence (quasi-Monte Carlo) instead of independently. Each code is still a
+            draw from the latent distribution; together they cover it more evenly: the mixture's components
+            (the classes) appear in proportion to their weights up to a draw or two, and statistics of the
+            samples vary less between seeds (the Fréchet distance of 2,000 digits about 2.5x less, as
+            ``kppca sample`` draws them). False: independent draws, as every ``sample`` in Pyro and PyTorch.
         **preimage_options
             Options of the pre-image method (:data:`~kppca.preimage.PREIMAGE_OPTIONS`).
 
@@ -152,6 +162,7 @@ class GenerationMixin(ABC, Generic[Points]):
         if noise is None:
             noise = latent == "prior" and y is None
         noise = bool(check_scalar(noise, "noise", ["boolean"]))
+        qmc = bool(check_scalar(qmc, "qmc", ["boolean"]))
         n = int(check_scalar(n, "n", [Interval(Integral, 1, None, closed="left")]))
         check_sample_memory(self, n, f"sample(n={n})")
         gen = torch_generator(random_state, self._device)
@@ -160,11 +171,11 @@ class GenerationMixin(ABC, Generic[Points]):
             points = self._marginal_points(n, gen, factor)  # the exact model sample
         else:
             if latent == "prior":
-                h = torch.randn((n, self.n_components_), generator=gen, dtype=self._dtype, device=self._device)
+                h = standard_normal_codes(n, self.n_components_, gen, qmc, self._dtype, self._device)
             elif y is None:
-                h = self._latent_mixture(None).sample(n, gen)
+                h = self._latent_mixture(None).sample(n, gen, qmc)
             else:
-                h, wanted = self._class_codes(y, n, gen)
+                h, wanted = self._class_codes(y, n, gen, qmc)
                 candidates = self._label_index[None, :] == wanted[:, None]
             points = self._latent_points(h)
             if noise:
@@ -275,7 +286,7 @@ class GenerationMixin(ABC, Generic[Points]):
 
         return self._cached(("latent-mixture", label_index), fit)
 
-    def _class_codes(self, y: Any, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def _class_codes(self, y: Any, n: int, gen: torch.Generator, qmc: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes for the requested classes and their class indices, both (n, ...)."""
         if not self._has_state("sample_classes_"):
             unkept = getattr(self, "_unkept_labels", None)  # fit(X, y) with a y that is not 1-D class labels
@@ -302,7 +313,7 @@ class GenerationMixin(ABC, Generic[Points]):
         h = torch.empty((n, self.n_components_), dtype=self._dtype, device=self._device)
         for c in torch.unique(wanted).tolist():  # a loop over classes (<= number of labels), not samples
             rows = wanted == c
-            h[rows] = self._latent_mixture(int(c)).sample(int(rows.sum()), gen)
+            h[rows] = self._latent_mixture(int(c)).sample(int(rows.sum()), gen, qmc)
         return h, wanted
 
     def _traversal_codes(self, components: Any, n_steps: Any, extent: Any) -> torch.Tensor:

@@ -14,8 +14,8 @@ import torch
 
 from ..._param_validation import Integral, Interval, StrOptions, check_scalar
 
-__all__ = ["LatentMixture", "fit_latent_mixture", "mixture_components", "LATENTS", "MIXTURE_COMPONENTS",
-           "CLASS_MIXTURE_COMPONENTS", "N_INIT"]
+__all__ = ["LatentMixture", "fit_latent_mixture", "mixture_components", "standard_normal_codes", "LATENTS",
+           "MIXTURE_COMPONENTS", "CLASS_MIXTURE_COMPONENTS", "N_INIT"]
 
 #: Latent distributions accepted by ``sample(latent=...)`` (``"auto"``, the default, is explained there).
 LATENTS: tuple[str, ...] = ("prior", "mixture", "auto")
@@ -69,12 +69,47 @@ class LatentMixture:
     means: torch.Tensor
     scale_trils: torch.Tensor
 
-    def sample(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """``n`` codes, shape (n, q), drawn with ``generator``."""
-        comp = torch.multinomial(self.weights, int(n), replacement=True, generator=generator)
-        z = torch.randn((int(n), self.means.shape[1]), generator=generator, dtype=self.means.dtype,
-                        device=self.means.device)
+    def sample(self, n: int, generator: torch.Generator | None = None, qmc: bool = False) -> torch.Tensor:
+        """``n`` codes, shape (n, q), drawn with ``generator``; ``qmc``: from a scrambled Sobol sequence.
+
+        With ``qmc`` each code is still a draw from the mixture: the sequence's first coordinate picks the
+        component by inverting the weights' cumulative sum, so the components (the classes) appear in proportion
+        to their weights up to a draw or two each, and the others are normal quantiles within it.
+        """
+        n, q = int(n), self.means.shape[1]
+        if qmc:
+            u = _sobol_uniforms(n, q + 1, generator, self.means.device)
+            cdf = torch.cumsum(self.weights.double(), 0)
+            comp = torch.searchsorted(cdf / cdf[-1], u[:, 0].contiguous(), right=True).clamp_(max=cdf.numel() - 1)
+            z = torch.special.ndtri(u[:, 1:]).to(self.means.dtype)
+        else:
+            comp = torch.multinomial(self.weights, n, replacement=True, generator=generator)
+            z = torch.randn((n, q), generator=generator, dtype=self.means.dtype, device=self.means.device)
         return self.means[comp] + (self.scale_trils[comp] @ z[:, :, None])[:, :, 0]
+
+
+def standard_normal_codes(n: int, q: int, generator: torch.Generator | None, qmc: bool, dtype: torch.dtype,
+                          device: torch.device) -> torch.Tensor:
+    """``n`` draws of ``N(0, I_q)``, (n, q): independent, or the normal quantiles of a scrambled Sobol sequence."""
+    if qmc:
+        return torch.special.ndtri(_sobol_uniforms(n, q, generator, device)).to(dtype)
+    return torch.randn((n, q), generator=generator, dtype=dtype, device=device)
+
+
+def _sobol_uniforms(n: int, d: int, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """The first ``n`` points of a Sobol sequence in ``d`` dimensions, scrambled with a seed from ``generator``.
+
+    Scrambled (a random linear matrix scramble and digital shift), each point is uniform on the unit cube; together
+    they fill it more evenly than independent points (quasi-Monte Carlo). Float64, (n, d), on ``device``.
+    """
+    if d > torch.quasirandom.SobolEngine.MAXDIM:
+        raise ValueError(f"qmc=True draws at most {torch.quasirandom.SobolEngine.MAXDIM - 1} latent dimensions "
+                         f"(torch's Sobol sequences), this needs {d}; pass qmc=False for independent draws.")
+    seed_device = generator.device if generator is not None else "cpu"
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=seed_device))
+    u = torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(n, dtype=torch.float64)
+    # A scrambled point may be exactly 0 (probability 2^-53 a coordinate), whose normal quantile is -inf.
+    return u.clamp_(2.0**-53, 1.0 - 2.0**-53).to(device)
 
 
 def mixture_components(n_codes: int) -> int:
