@@ -18,7 +18,8 @@ A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RB
 ``mix`` (latent mixture components), ``ninit`` (EM starts), ``qmc`` (1: quasi-random latent codes, 0:
 independent ones), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
-``m`` makes it a landmark model instead: ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
+``m`` makes it a landmark model instead (``keep``: the rows it keeps, landmarks included, for its latent
+mixture and pre-images; default ``kppca.models._streaming.LATENT_SAMPLE``): ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
 the N digits as a Dask array (blocks of ``block`` rows, default 10,000) on a ``dask.distributed``
 ``LocalCluster`` of ``--threads`` single-threaded worker processes; the worker peak memory is reported.
 
@@ -84,7 +85,7 @@ _MODELS: dict = {}
 def fitted(spec: dict, seed: int, pool: tuple):
     """``(model, X_train, fit seconds)`` of a candidate's model part, fitted once per (N, dtype, bw, q, seed)."""
     key = (spec.get("N", 2000), spec.get("dtype", "float64"), spec.get("bw"), spec.get("q"), spec.get("m"), seed,
-           id(pool[0]))
+           spec.get("keep"), id(pool[0]))
     if key not in _MODELS:
         _MODELS.clear()  # one model at a time: at N = 60,000 one Gram matrix takes most of the memory
         X_pool, y_pool = pool
@@ -109,6 +110,8 @@ def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: n
     from bench_landmarks_distributed import peak_rss_mib, warm_up
     from dask.distributed import Client, LocalCluster
 
+    from kppca.models import _streaming
+
     block = spec.get("block", 10_000)
     model = PrimalPPCA(q, feature_map=Nystroem(RBF(bw), n_landmarks=spec["m"], random_state=seed),
                        dtype=spec.get("dtype", "float64"), random_state=seed)
@@ -117,7 +120,11 @@ def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: n
                       memory_limit=0) as cluster, Client(cluster) as client:
         client.run(os.environ.__setitem__, "OMP_NUM_THREADS", "1")
         base = client.run(warm_up)
-        model.fit(da.from_array(Xt, chunks=(block, -1)), da.from_array(yt, chunks=block))
+        saved, _streaming.LATENT_SAMPLE = _streaming.LATENT_SAMPLE, spec.get("keep", _streaming.LATENT_SAMPLE)
+        try:
+            model.fit(da.from_array(Xt, chunks=(block, -1)), da.from_array(yt, chunks=block))
+        finally:
+            _streaming.LATENT_SAMPLE = saved
         peaks = client.run(peak_rss_mib)
     print(f"  (landmarks m = {spec['m']}: worker peak RSS {', '.join(f'{v:.0f}' for v in peaks.values())} MiB, "
           f"baseline {', '.join(f'{v:.0f}' for v in base.values())} MiB)", flush=True)
@@ -173,10 +180,10 @@ def main() -> None:
     if args.bundled:
         X_pool, y_pool = _bundled()
     judge = (net, clf, stats, X_ho, y_ho)
-    print("| candidate | seed | FD | conf | eff | novelty | fit (s) | sample (s) |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     if args.draws:
         return draw_spread(args, judge, (X_pool, y_pool))
+    print("| candidate | seed | FD | conf | eff | novelty | fit (s) | sample (s) |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for spec_text in args.candidates:  # keep candidates of one model together: it is fitted once
         fds = []
         for seed in args.seeds:

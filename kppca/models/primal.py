@@ -59,8 +59,8 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     random_state, dtype, device, batch_size
         As in :class:`~kppca.DualPPCA` (``batch_size`` bounds the blocks of the pre-images).
     progress : bool, default False
-        Name on a tqdm line each slow first step of a landmark model's generation (mapping the landmarks,
-        the latent mixture, the landmarks' Gram matrix: seconds for thousands of landmarks, once per fit).
+        Name on a tqdm line each slow first step of a landmark model's generation (mapping the kept rows,
+        the latent mixture, their context: seconds for thousands of rows, once per fit).
 
     Attributes
     ----------
@@ -74,10 +74,11 @@ class PrimalPPCA(PrimalGenerationMixin, BasePPCA):
     feature_map_ : FeatureMap
     X_fit_ : Tensor of shape (N, D)
         The training inputs, after an in-memory ``fit`` only (:meth:`partial_fit` and a Dask fit keep
-        ``O(d^2)`` feature statistics instead, and generate from the feature map's landmarks, if any).
+        ``O(d^2)`` feature statistics instead and, with a landmark map, generate from its landmarks and a
+        uniform sample of further rows: ``kppca.models._streaming.LATENT_SAMPLE`` rows in all).
     sample_classes_ : ndarray of shape (n_classes,)
         The class labels for ``sample(n, y=...)``, when ``fit`` was given ``y`` (after
-        ``partial_fit`` or a Dask fit: the labels of the feature map's landmarks).
+        ``partial_fit`` or a Dask fit: the labels of the rows kept with the feature map's landmarks).
     """
 
     def __init__(

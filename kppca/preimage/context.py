@@ -111,40 +111,41 @@ class TrainingContext:
 
 @dataclass(frozen=True, eq=False)
 class LandmarkContext(TrainingContext):
-    """A :class:`~kppca.preimage.TrainingContext` over landmarks, for a primal model that keeps no training inputs.
+    """A :class:`~kppca.preimage.TrainingContext` over kept rows, for a primal model that keeps no training inputs.
 
-    The Nyström landmarks ``L`` span the feature space (:meth:`~kppca.features.base.FeatureMap.reference_set`),
-    so the strategies work over them as over training points. The model's mean need not lie in the affine hull
-    of ``phi(L)``, so ``alpha`` holds the uncentered expansion ``beta`` (``psi = phi(L)^T beta``, which always
-    exists) rather than centered dual coefficients (derivation in docs/numerics). Build it with
-    :meth:`from_features`; ``landmark_gram = phi(L) phi(L)^T`` (m, m) is small enough to keep.
+    The Nyström landmarks ``L`` span the feature space (:meth:`~kppca.features.base.FeatureMap.reference_set`);
+    the model keeps them and more rows of its data ``S = [L; extra]``, and the strategies work over those as over
+    training points. The model's mean need not lie in the affine hull of ``phi(L)``, so ``alpha`` holds the
+    uncentered expansion ``beta`` (``psi = phi(S)^T beta``, which always exists with ``beta`` 0 beyond the
+    landmarks) rather than centered dual coefficients (derivation in docs/numerics). Build it with
+    :meth:`from_features`; ``features = phi(S)`` (n, d) gives Gram rows on demand (no ``n x n`` matrix kept).
     """
 
-    landmark_gram: torch.Tensor | None = None
+    features: torch.Tensor | None = None
 
     @classmethod
-    def from_features(cls, landmarks: torch.Tensor, features: torch.Tensor, mean: torch.Tensor, kernel,
+    def from_features(cls, rows: torch.Tensor, features: torch.Tensor, mean: torch.Tensor, kernel,
                       center: bool = True) -> "LandmarkContext":
-        """The context of landmarks ``L`` (n, D) with features ``phi(L)`` (n, d) and the model's mean ``m`` (d,)."""
+        """The context of kept rows ``S`` (n, D) with features ``phi(S)`` (n, d) and the model's mean ``m`` (d,)."""
         m = mean if center else torch.zeros_like(mean)
         centerer = KernelCenterer(bool(center)).set_statistics_(features @ m, m @ m)
         centered = features - m
-        return cls(landmarks, kernel, centerer, (centered**2).sum(1), landmark_gram=features @ features.T)
+        return cls(rows, kernel, centerer, (centered**2).sum(1), features=features)
 
     def gram_rows(self, start: int, stop: int) -> torch.Tensor:
-        """Raw Gram rows ``phi(L)[start:stop] phi(L)^T`` of the landmarks (stop - start, m)."""
-        return self.landmark_gram[start:stop]
+        """Raw Gram rows ``phi(S)[start:stop] phi(S)^T`` of the kept rows (stop - start, n)."""
+        return self.features[start:stop] @ self.features.T
 
     def row_means(self, alpha: torch.Tensor) -> torch.Tensor:
-        """``<m, psi> = beta^T phi(L) m`` for ``psi = phi(L)^T beta`` (``alpha`` holds ``beta``), shape (M,)."""
+        """``<m, psi> = beta^T phi(S) m`` for ``psi = phi(S)^T beta`` (``alpha`` holds ``beta``), shape (M,)."""
         if not self.center:
             return alpha.new_zeros(alpha.shape[0])
         return alpha @ self.centerer.column_means_
 
     def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        """``|psi - phi(l_j)|^2`` (M, n) from ``k_c`` and the uncentered expansion ``beta`` (in ``alpha``), >= 0."""
+        """``|psi - phi(s_j)|^2`` (M, n) from ``k_c`` and the uncentered expansion ``beta`` (in ``alpha``), >= 0."""
         raw = self.raw_weights(k_c, alpha)  # <phi(l_j), psi>
-        sq_norms = (alpha * raw).sum(1)  # |psi|^2 = beta^T phi(L) psi
+        sq_norms = (alpha * raw).sum(1)  # |psi|^2 = beta^T phi(S) psi
         if self.center:
             sq_norms = sq_norms - 2 * self.row_means(alpha) + self.centerer.grand_mean_
         return (sq_norms.clamp(min=0.0)[:, None] - 2 * k_c + self.diag_centered).clamp(min=0.0)

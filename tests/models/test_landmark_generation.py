@@ -53,8 +53,10 @@ def test_landmark_context_distances_are_exact(data):
     model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=15, random_state=0)).partial_fit(data)
     psi = torch.as_tensor(np.asarray(model.sample_features(6, random_state=0)))
     context = model.preimage_context()
-    Phi_c, C = model._landmark_features()
-    k_c, beta = (psi - model.mean_) @ Phi_c.T, psi @ C.T
+    Phi_c, C = model._landmark_features()  # of the kept rows: the 15 landmarks, then the batch's other 45
+    assert Phi_c.shape[0] == 60
+    beta = psi @ C.T  # psi = phi(L)^T beta: coefficients of the landmarks, 0 for the other kept rows
+    k_c, beta = (psi - model.mean_) @ Phi_c.T, torch.cat([beta, beta.new_zeros(6, 45)], 1)
     phi_L = Phi_c + model.mean_
     scale = float((psi**2).sum(1).max() + (phi_L**2).sum(1).max())
     np.testing.assert_allclose(context.sq_distances(k_c, beta), torch.cdist(psi, phi_L) ** 2, atol=1e-10 * scale)
@@ -82,11 +84,12 @@ def test_landmark_model_generates_after_fits_without_inputs(how, data):
     assert not np.array_equal(S, model.sample(8, random_state=0, latent="prior"))
     assert model.inverse_transform(np.zeros((2, 3))).shape == (2, 4)
     assert model.latent_traversal(n_steps=3).shape == (3, 3, 4)
-    # class-conditional: built from the landmarks of that class only
+    # class-conditional: built from the kept rows (landmarks and extra rows) of that class only
     np.testing.assert_array_equal(model.sample_classes_, [0, 1, 2])
-    labels = y[np.argmin(((L[:, None] - data[None]) ** 2).sum(-1), 1)]
+    kept = np.concatenate([L, model._latent_extra.numpy()])
+    labels = y[np.argmin(((kept[:, None] - data[None]) ** 2).sum(-1), 1)]
     S1 = model.sample(5, random_state=1, y=1, preimage="knn", n_neighbors=1)
-    nearest = ((S1[:, None] - L[None]) ** 2).sum(-1).argmin(1)
+    nearest = ((S1[:, None] - kept[None]) ** 2).sum(-1).argmin(1)
     assert set(labels[nearest]) == {1}
 
 
@@ -173,13 +176,13 @@ def _count_maps(fmap):
 
 
 def test_landmarks_are_mapped_once_per_fit(data):
-    # The first sample maps the landmarks once (for the codes, the context and the pre-images) and the
-    # extra rows of the latent sample once; a second sample maps nothing.
+    # The first sample maps the kept rows (the landmarks, then the extra rows) once, for the codes, the context
+    # and the pre-images; a second sample maps nothing.
     model = PrimalPPCA(3, feature_map=Nystroem(RBF(2.0), n_landmarks=24, random_state=0)).partial_fit(data[:40])
     L, extra = model.feature_map_.landmarks_, model._latent_extra
     calls = _count_maps(model.feature_map_)
     model.sample(8, random_state=0)
-    assert sum(torch.equal(X, L) for X in calls) == 1
+    assert sum(torch.equal(X, torch.cat([L, extra])) for X in calls) == 1
     assert sum(len(X) for X in calls) == len(L) + len(extra)
     n_calls = len(calls)
     model.sample(8, random_state=1)
@@ -208,7 +211,7 @@ def test_progress_names_the_slow_first_steps_of_a_landmark_model(data, capsys):
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(shown.sample(8, random_state=0), S)  # the same steps, only named
     err = capsys.readouterr().err
-    for step in ("mapping 24 landmarks", "mapping 16 more rows", "latent mixture", "the landmarks' Gram matrix"):
+    for step in ("mapping 40 kept rows (landmarks first)", "latent mixture", "the kept rows' context"):
         assert f"PrimalPPCA: {step}" in err, step
     shown.sample(8, random_state=1)  # done once per fit
     assert capsys.readouterr().err == ""

@@ -26,7 +26,7 @@ from ...kernels.gram_factors import GramFactor
 from ...preimage import FeaturePoints, TrainingContext
 from ...preimage.context import LandmarkContext
 from ...preimage.strategies import Preimage, make_preimage
-from .._streaming import LATENT_SAMPLE
+from .. import _streaming
 from .base import GenerationMixin
 
 __all__ = ["PrimalGenerationMixin", "DualGenerationMixin"]
@@ -56,14 +56,15 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
 
     def _keep_latent_sample(self, fmap: Any, rows: torch.Tensor, y: Any) -> Any:
         """Keep ``_latent_extra``, up to ``LATENT_SAMPLE - m`` uniform rows besides the ``m`` landmarks ``fmap`` chose
-        from ``rows``, for the latent mixture; the labels of both (None unless ``y`` is one label per row)."""
+        from ``rows``, for the latent mixture and the pre-images; the labels of both (None unless ``y`` is one label
+        per row)."""
         idx = getattr(fmap, "landmark_indices_", None)
         if idx is None or fmap.reference_set() is None:
             return None
         seed = self.random_state if self.random_state is not None else getattr(fmap, "random_state", None)
         idx = idx.numpy()
         others = np.setdiff1d(np.arange(rows.shape[0]), idx)
-        others = others[numpy_rng(seed).permutation(len(others))][: max(0, LATENT_SAMPLE - len(idx))]
+        others = others[numpy_rng(seed).permutation(len(others))][: max(0, _streaming.LATENT_SAMPLE - len(idx))]
         extra = rows[torch.as_tensor(others, dtype=torch.int64, device=rows.device)].clone()
         if len(extra):
             self._latent_extra = extra
@@ -73,7 +74,7 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         return None if labels is None else np.concatenate([labels[idx], labels[others]])
 
     def _training_coordinates(self) -> torch.Tensor:
-        """Principal coordinates (n, q) of the training inputs, or of the landmarks and ``_latent_extra``."""
+        """Principal coordinates (n, q) of the training inputs, or of the kept rows (landmarks, ``_latent_extra``)."""
         if not self._uses_landmarks():
             from ...features.base import Identity
 
@@ -82,15 +83,8 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
             # The cached phi(X) - m of the pre-images and context: the same operations as
             # _principal_coordinates(X_fit_), without a second map of the training set.
             return self._centered_train_features() @ self.components_.T
-        # The landmarks' features are the cached ones the context and pre-images use (one map of L per fit);
-        # only the extra rows are mapped here. The map works row by row, so this is (map([L; extra]) - m) V_q.
+        # The kept rows' features are the cached ones the context and pre-images use (one map per fit).
         Phi_c, _ = self._landmark_features()
-        extra = getattr(self, "_latent_extra", None)
-        if extra is not None:
-            extra = extra.to(self._device, self._dtype)
-            Phi_extra = self._landmark_stage(f"mapping {len(extra)} more rows for the latent mixture",
-                                             lambda: self._centered_features(extra))
-            Phi_c = torch.cat([Phi_c, Phi_extra])
         return Phi_c @ self.components_.T
 
     def _landmark_stage(self, what: str, compute: Callable[[], Any]) -> Any:
@@ -109,27 +103,32 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
         return self._landmark_stage("latent mixture", lambda: fit(label_index))
 
     def _landmark_inputs(self) -> torch.Tensor:
+        """The rows a model without training inputs keeps, (n, D): its ``m`` landmarks, then ``_latent_extra``."""
         landmarks, _ = self.feature_map_.reference_set()
-        return landmarks.to(self._device, self._dtype)
+        extra = getattr(self, "_latent_extra", None)
+        rows = landmarks if extra is None else torch.cat([landmarks.to(extra.device, extra.dtype), extra])
+        return rows.to(self._device, self._dtype)
 
     def _landmark_features(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``phi(L) - m`` (n, d) and ``C`` (n, d) with ``psi = phi(L)^T C psi``, cached per fit.
+        """``phi(S) - m`` (n, d) of the kept rows ``S = [L; extra]``, and ``C`` (m, d) with ``psi = phi(L)^T C psi``.
 
-        The one map of the landmarks: the latent codes, the pre-image context and the pre-images all read it.
+        The one map of the kept rows, cached per fit: the latent codes, the pre-image context and the pre-images
+        all read it.
         """
         def compute() -> tuple[torch.Tensor, torch.Tensor]:
             _, C = self.feature_map_.reference_set()
-            L = self._landmark_inputs()
-            Phi_c = self._landmark_stage(f"mapping {len(L)} landmarks", lambda: self.feature_map_.map(L) - self.mean_)
+            S = self._landmark_inputs()
+            Phi_c = self._landmark_stage(f"mapping {len(S)} kept rows (landmarks first)",
+                                         lambda: self.feature_map_.map(S) - self.mean_)
             return Phi_c, C.to(self._device, self._dtype)
 
         return self._cached("landmark-features", compute)
 
     def _training_context(self) -> TrainingContext:
-        """The context over the training points, or over the landmarks when no inputs are kept."""
+        """The context over the training points, or over the kept rows (landmarks first) when no inputs are kept."""
         if self._uses_landmarks():
             Phi_c, _ = self._landmark_features()
-            return self._landmark_stage("the landmarks' Gram matrix", lambda: LandmarkContext.from_features(
+            return self._landmark_stage("the kept rows' context", lambda: LandmarkContext.from_features(
                 self._landmark_inputs(), Phi_c + self.mean_, self.mean_, self.feature_map_.as_kernel(),
                 bool(self.center),
             ))
@@ -180,9 +179,8 @@ class PrimalGenerationMixin(GenerationMixin[torch.Tensor]):
             return psi
         if self._uses_landmarks():
             Phi_c, C = self._landmark_features()
-            alpha = psi @ C.T  # psi = phi(L)^T alpha
-            if candidates is not None:  # over the latent sample [landmarks; _latent_extra]: the landmarks' columns
-                candidates = candidates[:, : Phi_c.shape[0]]
+            beta = psi @ C.T  # psi = phi(L)^T beta over the landmarks; the other kept rows' coefficients are 0
+            alpha = torch.cat([beta, beta.new_zeros(beta.shape[0], Phi_c.shape[0] - beta.shape[1])], 1)
             rows = block_rows(self.batch_size, Phi_c.shape[0], self._dtype)
         else:
             lam, V = self._full_eigen()
