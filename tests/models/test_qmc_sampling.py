@@ -68,6 +68,8 @@ def test_standard_normal_codes_are_normal_quantiles_of_a_scrambled_sobol_sequenc
     cells = torch.floor(torch.special.ndtr(h.double()) * 512).long()
     for j in range(4):
         assert torch.equal(torch.sort(cells[:, j]).values, torch.arange(512))
+    with pytest.raises(ValueError, match="Sobol sequence of 21202 dimensions.*qmc=False"):
+        standard_normal_codes(2, 21202, g, True, torch.float64, torch.device("cpu"))
     # independent draws are torch.randn's, bitwise
     g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
     assert torch.equal(standard_normal_codes(5, 4, g1, False, torch.float64, torch.device("cpu")),

@@ -103,8 +103,9 @@ def _sobol_uniforms(n: int, d: int, generator: torch.Generator | None, device: t
     they fill it more evenly than independent points (quasi-Monte Carlo). Float64, (n, d), on ``device``.
     """
     if d > torch.quasirandom.SobolEngine.MAXDIM:
-        raise ValueError(f"qmc=True draws at most {torch.quasirandom.SobolEngine.MAXDIM - 1} latent dimensions "
-                         f"(torch's Sobol sequences), this needs {d}; pass qmc=False for independent draws.")
+        raise ValueError(f"qmc=True needs a Sobol sequence of {d} dimensions (the latent ones, plus one for a "
+                         f"mixture's component); torch's have at most {torch.quasirandom.SobolEngine.MAXDIM}. "
+                         "Pass qmc=False for independent draws.")
     seed_device = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=seed_device))
     u = torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(n, dtype=torch.float64)
