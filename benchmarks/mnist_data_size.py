@@ -131,15 +131,16 @@ def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: n
     return model
 
 
-def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int,
-        sample_seed: int | None = None) -> tuple[float, object, float, float]:
-    """FD, quality, fit seconds and generation seconds (mixture, hub scores and pre-images) of one candidate.
+def draw(spec: dict, seed: int, pool: tuple, n_samples: int, sample_seed: int | None = None,
+         refit_mixture: bool = True) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``(samples, X_train, fit seconds, generation seconds)`` of one candidate (mixture, hub scores, pre-images).
 
     The samples are drawn with ``random_state = sample_seed``, by default the split's ``seed`` (as ``kppca sample``).
+    ``refit_mixture``: fit the latent mixture anew with this candidate's options (False: the previous draw's).
     """
-    net, clf, stats, X_ho, y_ho = judge
     model, Xt, t_fit = fitted(spec, seed, pool)
-    model._gen_cache().discard(("latent-mixture", None))  # refitted with this candidate's mixture options
+    if refit_mixture:
+        model._gen_cache().discard(("latent-mixture", None))
     saved = generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT
     if "mix" in spec:
         generation_base.MIXTURE_COMPONENTS = spec["mix"]
@@ -154,6 +155,13 @@ def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int,
         t_gen = time.perf_counter() - t0
     finally:
         generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT = saved
+    return S, Xt, t_fit, t_gen
+
+
+def run(spec: dict, seed: int, pool: tuple, judge: tuple, n_samples: int) -> tuple[float, object, float, float]:
+    """FD, quality, fit seconds and generation seconds of one candidate's draw of ``n_samples``."""
+    net, clf, stats, X_ho, y_ho = judge
+    S, Xt, t_fit, t_gen = draw(spec, seed, pool, n_samples)
     fd = frechet_feature_distance(S, None, net, reference_statistics=stats)
     qual = sample_quality(S, X_ho, y_ho, train=Xt, classifier=clf, mmd=False, frechet=False)
     return fd, qual, t_fit, t_gen
@@ -198,12 +206,17 @@ def main() -> None:
 
 
 def draw_spread(args: argparse.Namespace, judge: tuple, pool: tuple) -> None:
-    """The FD's spread over ``--draws`` draws from one model per candidate and split (the draw's own noise)."""
+    """The FD's spread over ``--draws`` draws from one model per candidate and split (the draw's own noise).
+
+    Only the FD is computed, and the latent mixture is fitted once per model (it does not depend on the draw).
+    """
+    net, _, stats, _, _ = judge
     print("| candidate | split | draws | FD mean | sd | min - max |\n|---|---:|---:|---:|---:|---|", flush=True)
     for spec_text in args.candidates:
         for seed in args.seeds:
-            fds = np.array([run(parse(spec_text), seed, pool, judge, args.n_samples, 100 + j)[0]
-                            for j in range(args.draws)])
+            samples = (draw(parse(spec_text), seed, pool, args.n_samples, 100 + j, refit_mixture=j == 0)[0]
+                       for j in range(args.draws))
+            fds = np.array([frechet_feature_distance(S, None, net, reference_statistics=stats) for S in samples])
             sd = fds.std(ddof=1) if len(fds) > 1 else float("nan")
             print(f"| {spec_text} | {seed} | {len(fds)} | {fds.mean():.2f} | {sd:.2f} ({100 * sd / fds.mean():.1f} %) "
                   f"| {fds.min():.2f} - {fds.max():.2f} |", flush=True)
