@@ -12,7 +12,6 @@ from joblib import Parallel, delayed, parallel_config
 from sklearn.base import ClassifierMixin, clone
 
 from .._dask import dask_client
-from .._linalg import cholesky_in_place, cholesky_solve
 from .._linalg.threads import compute_section
 from .._param_validation import Integral, Interval, Real, StrOptions, check_sequence, fit_context
 from .._progress import tqdm
@@ -21,6 +20,7 @@ from ..base import RUNTIME_CONSTRAINTS, KernelEstimator
 from ..io import ArraySpec, ListOf, TensorSpec, register
 from ..io.record import EstimatorState, fitted
 from .deep import DeepLSSVMClassifier
+from .ridge_combiner import NORMAL_RIDGE_GRID, Moments, errors, loo_ridge, solved, targets
 
 __all__ = ["SubsetEnsembleClassifier", "stratified_subsets"]
 
@@ -86,107 +86,6 @@ def _backend(n_jobs: int | None) -> contextlib.AbstractContextManager:
     return parallel_config(backend="loky", n_jobs=n_jobs)
 
 
-#: The ridge grid of ``ridge="loo"``, relative to the largest eigenvalue of the centred scatter.
-_RIDGE_GRID = np.logspace(-6, 4, 41)
-
-
-def _targets(codes: np.ndarray, n_classes: int) -> np.ndarray:
-    """The combiner's ±1 targets (m, o): one column per class, or one (+1 for class 1) for two classes."""
-    columns = np.arange(n_classes) if n_classes > 2 else np.array([1])
-    return np.where(codes[:, None] == columns[None, :], 1.0, -1.0)
-
-
-def _errors(F: np.ndarray, codes: np.ndarray) -> int:
-    """Misclassified rows of the combined outputs ``F`` (m, 1 binary or m, C)."""
-    pred = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else F.argmax(1)
-    return int((pred != codes).sum())
-
-
-def _loo_ridge(Zc: np.ndarray, T: np.ndarray, codes: np.ndarray,
-               svd: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[float, int]:
-    """The ridge of :data:`_RIDGE_GRID` with the fewest leave-one-out errors (then least squared error), and
-    those errors, from the thin SVD (``svd``, or computed) of the centred features ``Zc`` (Allen's PRESS)."""
-    m = Zc.shape[0]
-    Tc = T - T.mean(0)
-    U, sv, _ = np.linalg.svd(Zc, full_matrices=False) if svd is None else svd
-    s2 = sv**2
-    top = float(s2[0]) if s2.size and s2[0] > 0 else 1.0
-    UT = U.T @ Tc  # (r, o)
-    best, best_key, U2 = top, (np.inf, np.inf), U**2
-    for lam in top * _RIDGE_GRID:
-        shrink = s2 / (s2 + lam)
-        residual = (Tc - U @ (shrink[:, None] * UT)) / np.maximum(1.0 - (1.0 / m + U2 @ shrink), 1e-12)[:, None]
-        key = (_errors(T - residual, codes), float((residual**2).sum()))
-        if key < best_key:
-            best, best_key = float(lam), key
-    return best, int(best_key[0])
-
-
-#: The ridge grid of the normal-equation combiner (one Cholesky factor per value), relative to the trace of the
-#: centred Gram matrix (between its top eigenvalue and q times that): with many more rows than features the
-#: best ridge is small, hence the low end.
-_NORMAL_RIDGE_GRID = np.logspace(-11, 0, 12)
-
-
-class _Moments:
-    """Row sums of the features ``Z`` (m, q), the lower triangle of their Gram matrix ``G`` and their products
-    with the targets ``T``, so a ridge solve needs no row of ``Z`` after the blocks pass.
-
-    In torch (its BLAS and LAPACK): numpy's and scipy's bundled OpenBLAS 0.3.31 crashed in their threaded
-    ``syrk`` (numpy's ``Z.T @ Z``, and inside scipy's Cholesky factor) from q = 16,000 on, with two threads.
-    """
-
-    def __init__(self, q: int, o: int):
-        self.n, self.z, self.t = 0, torch.zeros(q, dtype=torch.float64), torch.zeros(o, dtype=torch.float64)
-        self.G, self.ZT = torch.zeros((q, q), dtype=torch.float64), torch.zeros((q, o), dtype=torch.float64)
-
-    def add(self, Z: np.ndarray, T: np.ndarray, sign: float = 1.0) -> None:
-        """Add the rows ``Z`` (m, q), ``T`` (m, o) (``sign=-1``: take them out again)."""
-        Z, T = torch.as_tensor(Z, dtype=torch.float64), torch.as_tensor(T, dtype=torch.float64)
-        self.n += int(sign) * len(Z)
-        self.z += sign * Z.sum(0)
-        self.t += sign * T.sum(0)
-        # The lower triangle only (all the Cholesky factor reads), by column blocks added in place: half the
-        # flops of Z.T @ Z and no (q, q) temporary.
-        for j in range(0, Z.shape[1], 2048):
-            self.G[j:, j:j + 2048].add_(Z[:, j:].T @ Z[:, j:j + 2048], alpha=sign)
-        self.ZT += sign * (Z.T @ T)
-
-    def without(self, Z: np.ndarray, T: np.ndarray) -> _Moments:
-        """The moments of the other rows, when ``Z``, ``T`` are some of the rows added."""
-        rest = _Moments(0, 0)
-        rest.n, rest.z, rest.t, rest.G, rest.ZT = self.n, self.z.clone(), self.t.clone(), self.G.clone(), self.ZT.clone()
-        rest.add(Z, T, sign=-1.0)
-        return rest
-
-    def trace(self) -> float:
-        """The trace of the centred Gram matrix, the scale of the ridge grid (at least its top eigenvalue)."""
-        zbar = self.z / self.n
-        return float(self.G.diagonal().sum() - self.n * (zbar @ zbar))
-
-    def solve(self, ridge: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(coef, intercept)`` of the ridge regression with an unpenalised intercept, by a Cholesky factor of
-        the centred Gram matrix plus ``ridge``; None when that is not positive definite."""
-        zbar, tbar = self.z / self.n, self.t / self.n
-        # G - n zbar zbar^T in the outer product's buffer: bitwise the same, one (q, q) temporary instead of two
-        A = torch.outer(zbar, zbar).mul_(-self.n).add_(self.G)
-        A.diagonal().add_(ridge)
-        L = cholesky_in_place(A)
-        if L is None:
-            return None
-        coef = cholesky_solve(L, self.ZT - self.n * torch.outer(zbar, tbar))
-        return coef.numpy(), (tbar - zbar @ coef).numpy()
-
-
-def _solved(moments: _Moments, ridge: float) -> tuple[np.ndarray, np.ndarray]:
-    """:meth:`_Moments.solve`, or a ValueError naming the fix."""
-    solution = moments.solve(ridge)
-    if solution is None:
-        raise ValueError(f"the combiner's normal equations are not positive definite with ridge={ridge!r}: the "
-                         "submodels' features are (nearly) linearly dependent; pass a larger ridge, or ridge='loo'.")
-    return solution
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SubsetEnsembleState(EstimatorState):
     """:class:`SubsetEnsembleClassifier`'s record: the fitted submodels (nested estimators) and the combiner."""
@@ -232,8 +131,9 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     ridge : float > 0 or "loo", default "loo"
         Ridge of the combiner. ``"loo"``: the one of a log grid with the fewest errors, or the members'
         mean output (a soft vote) when it errs no more often; errors are exact leave-one-out errors on the
-        held-out part, or with ``validation_fraction=None`` errors on a class-stratified tenth of the
-        rows, left out of the combiner while it chooses (it is then refitted on all rows).
+        held-out part, or with ``validation_fraction=None`` errors on the clean rows of a tenth of the
+        submodels, left out of the combiner with those submodels while it chooses (rows none of its
+        submodels trained on; it is then refitted on all rows and submodels).
     noise : float > 0 or None, default None
         Standard deviation of noisy copies appended to the submodels' training part (the paper: 0.5).
     clip : (float, float) or None, default (0.0, 1.0)
@@ -368,7 +268,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         """Ridge regression of the ±1 codes on the tanh features of held-out rows (intercept unpenalised: centre
         first), its ridge by exact leave-one-out errors; sets ``ridge_`` and returns ``(coef, intercept)``."""
         Z = self._evaluate(X, None, "combiner features")
-        T = _targets(codes, len(self.classes_))
+        T = targets(codes, len(self.classes_))
         zbar, tbar = Z.mean(0), T.mean(0)
         Zc = Z - zbar
         # The members' mean output (a soft vote, nothing fitted on the held-out part) is the
@@ -378,8 +278,8 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         # the held-out rows, and the (q, q) normal equations would cost q^3.
         svd = np.linalg.svd(Zc, full_matrices=False)
         if self.ridge == "loo":
-            ridge, errors = _loo_ridge(Zc, T, codes, svd)
-            self.ridge_ = None if _errors(Z @ vote, codes) <= errors else ridge
+            ridge, n_errors = loo_ridge(Zc, T, codes, svd)
+            self.ridge_ = None if errors(Z @ vote, codes) <= n_errors else ridge
         else:
             self.ridge_ = float(self.ridge)
         if self.ridge_ is None:
@@ -391,16 +291,14 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
     def _combine_all_rows(self, X: np.ndarray, codes: np.ndarray,
                           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Ridge regression on all training rows (the paper's overdetermined system) by normal equations
-        accumulated over row blocks, so no (m, q) feature matrix exists; ``ridge="loo"`` is chosen on a
-        class-stratified tenth of the rows that the combiner leaves out while choosing (the submodels see
-        every row, so exact leave-one-out would cost an eigendecomposition of order q). Sets ``ridge_``."""
+        accumulated over row blocks, so no (m, q) feature matrix exists; ``ridge="loo"`` is chosen on rows that
+        the combiner and their submodels leave out while choosing (:meth:`_ridge_fold`; exact leave-one-out
+        would cost an eigendecomposition of order q). Sets ``ridge_``."""
         C = len(self.classes_)
-        T = _targets(codes, C)
+        T = targets(codes, C)
         q = len(self.estimators_) * T.shape[1]
-        fold = np.zeros(len(X), dtype=bool)
-        if self.ridge == "loo":
-            fold[self._holdout(codes, rng, 0.1)[0]] = True
-        every, left_out = _Moments(q, T.shape[1]), []
+        fold, members = self._ridge_fold(codes, rng)
+        every, left_out = Moments(q, T.shape[1]), []
         rows = max(1, int(self.batch_size), 2**27 // q)  # about 1 GiB of float64 features per block
         for a in range(0, len(X), rows):
             Z = self._evaluate(X[a:a + rows], None, f"combiner features, rows {a}-{min(a + rows, len(X))}")
@@ -408,24 +306,48 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             left_out.append(Z[fold[a:a + rows]])
         if self.ridge != "loo":
             self.ridge_ = float(self.ridge)
-            return _solved(every, self.ridge_)
+            return solved(every, self.ridge_)
+        columns = np.flatnonzero(np.repeat(members, T.shape[1]))
         Zf, Tf = np.concatenate(left_out), T[fold]
-        kept = every.without(Zf, Tf)
-        vote = self._vote(T.shape[1])
-        best, best_key = None, (_errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
-        for lam in max(kept.trace(), np.finfo(float).tiny) * _NORMAL_RIDGE_GRID:
+        kept = every.without(Zf, Tf, columns)
+        Zf = Zf[:, columns]
+        vote = np.kron(np.ones((int(members.sum()), 1)), np.eye(T.shape[1])) / members.sum()
+        best, best_key = None, (errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
+        for lam in max(kept.trace(), np.finfo(float).tiny) * NORMAL_RIDGE_GRID:
             solution = kept.solve(lam)
             if solution is None:  # too small a ridge for the rounding of G: not a candidate
                 continue
             F = Zf @ solution[0] + solution[1]
-            key = (_errors(F, codes[fold]), float(((F - Tf) ** 2).sum()))
+            key = (errors(F, codes[fold]), float(((F - Tf) ** 2).sum()))
             if key < best_key:
                 best, best_key = float(lam), key
         del kept  # frees one (q, q) matrix before the final factor
         self.ridge_ = best
         if best is None:
-            return vote, np.zeros(T.shape[1])
-        return _solved(every, best)
+            return self._vote(T.shape[1]), np.zeros(T.shape[1])
+        return solved(every, best)
+
+    def _ridge_fold(self, codes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(fold, members)``, boolean over the rows and the submodels: the rows ``ridge="loo"`` is chosen on, by
+        a combiner of the ``members`` fitted on the other rows (all rows and members: no choice to make).
+
+        The fold holds the clean rows of a random tenth of the submodels, which are left out with them: rows no
+        member trained on (their noisy copies aside), as test rows (on rows their own submodel had seen, 50,000
+        MNIST digits chose a ridge ten times too large; docs/papers.md). With one submodel, or no clean row among
+        those, a stratified tenth of the rows.
+        """
+        fold, members = np.zeros(len(codes), dtype=bool), np.ones(len(self.estimators_), dtype=bool)
+        if self.ridge != "loo":
+            return fold, members
+        if len(members) >= 2:
+            left = rng.permutation(len(members))[:max(1, int(round(0.1 * len(members))))]
+            rows = np.concatenate([self.subsets_[k] for k in left])
+            fold[rows[rows < len(codes)]] = True  # subsets index [clean rows; noisy copies]
+            if fold.any():
+                members[left] = False
+                return fold, members
+        fold[self._holdout(codes, rng, 0.1)[0]] = True
+        return fold, members
 
     def decision_function(self, X: ArrayLike) -> np.ndarray | torch.Tensor:
         """Combined outputs: (M,) for binary problems (positive means ``classes_[1]``), else (M, n_classes)."""

@@ -8,7 +8,8 @@ from sklearn.linear_model import Ridge
 
 from kppca.datasets import load_mnist
 from kppca.rkm import LSSVMClassifier, SubsetEnsembleClassifier
-from kppca.rkm.ensemble import _RIDGE_GRID, _errors, _loo_ridge
+from kppca.rkm.ridge_combiner import RIDGE_GRID, loo_ridge
+from kppca.rkm.ridge_combiner import errors as count_errors
 
 
 def test_closed_form_leave_one_out_matches_refitting(rng):
@@ -17,20 +18,20 @@ def test_closed_form_leave_one_out_matches_refitting(rng):
     codes = rng.integers(0, 3, size=40)
     T = np.where(codes[:, None] == np.arange(3)[None, :], 1.0, -1.0)
     Zc = Z - Z.mean(0)
-    ridge, errors = _loo_ridge(Zc, T, codes)
+    ridge, errors = loo_ridge(Zc, T, codes)
     top = np.linalg.svd(Zc, compute_uv=False)[0] ** 2
     counts = []
-    for lam in top * _RIDGE_GRID[::8]:
+    for lam in top * RIDGE_GRID[::8]:
         wrong = 0
         for i in range(len(Z)):
             keep = np.arange(len(Z)) != i
             model = Ridge(alpha=lam, solver="svd").fit(Z[keep], T[keep])
-            wrong += _errors(model.predict(Z[i : i + 1]), codes[i : i + 1])
+            wrong += count_errors(model.predict(Z[i : i + 1]), codes[i : i + 1])
         counts.append(wrong)
     # the chosen ridge errs no more often than any grid value checked by refitting
     assert errors <= min(counts)
-    index = int(np.argmin(np.abs(np.log(top * _RIDGE_GRID / ridge))))
-    assert np.isclose(ridge, top * _RIDGE_GRID[index])
+    index = int(np.argmin(np.abs(np.log(top * RIDGE_GRID / ridge))))
+    assert np.isclose(ridge, top * RIDGE_GRID[index])
     if index % 8 == 0:
         assert errors == counts[index // 8]
 
@@ -39,9 +40,9 @@ def test_binary_leave_one_out_counts_signs(rng):
     Z = np.tanh(rng.normal(size=(30, 5)))
     codes = (Z[:, 0] + 0.3 * rng.normal(size=30) > 0).astype(int)
     T = np.where(codes[:, None] == 1, 1.0, -1.0)
-    ridge, errors = _loo_ridge(Z - Z.mean(0), T, codes)
+    ridge, errors = loo_ridge(Z - Z.mean(0), T, codes)
     model = Ridge(alpha=ridge, solver="svd")
-    wrong = sum(_errors(model.fit(np.delete(Z, i, 0), np.delete(T, i, 0)).predict(Z[i : i + 1]).reshape(1, 1),
+    wrong = sum(count_errors(model.fit(np.delete(Z, i, 0), np.delete(T, i, 0)).predict(Z[i : i + 1]).reshape(1, 1),
                         codes[i : i + 1])
                 for i in range(30))
     assert wrong == errors
@@ -76,11 +77,11 @@ def test_clip_that_is_not_two_numbers_is_a_clear_type_error(clip):
 
 def test_moments_over_blocks_solve_the_ridge_regression(rng):
     """The normal-equation combiner: moments added block by block, some rows taken out again, then solved."""
-    from kppca.rkm.ensemble import _Moments
+    from kppca.rkm.ridge_combiner import Moments
     Z = np.tanh(rng.normal(size=(90, 15)) + 0.5)
     codes = rng.integers(0, 3, size=90)
     T = np.where(codes[:, None] == np.arange(3)[None, :], 1.0, -1.0)
-    every = _Moments(15, 3)
+    every = Moments(15, 3)
     for a in range(0, 90, 40):
         every.add(Z[a:a + 40], T[a:a + 40])
     rest = every.without(Z[:20], T[:20])
@@ -94,6 +95,16 @@ def test_moments_over_blocks_solve_the_ridge_regression(rng):
     np.testing.assert_allclose(intercept, ref.intercept_, rtol=0, atol=tol * 15)
     centred = Z[20:] - Z[20:].mean(0)
     assert rest.trace() == pytest.approx((centred**2).sum(), rel=1e-12)  # sums of 70 * 15 terms below 4
+    # Some features only: the same as moments of those columns alone (copies and the same sums: bitwise).
+    columns = np.array([0, 2, 3, 7, 14])
+    part = Moments(5, 3)
+    for a in range(0, 90, 40):
+        part.add(Z[a:a + 40, columns], T[a:a + 40])
+    alone = part.without(Z[:20, columns], T[:20])
+    sub = every.without(Z[:20], T[:20], columns)
+    for name in ("z", "t", "ZT"):
+        np.testing.assert_array_equal(getattr(sub, name), getattr(alone, name))
+    np.testing.assert_array_equal(sub.G.tril(), alone.G.tril())  # the lower triangle: all a factor reads
 
 
 def test_all_rows_combiner_is_the_ridge_solution_on_every_row():
@@ -112,6 +123,24 @@ def test_all_rows_combiner_is_the_ridge_solution_on_every_row():
     tol = m * q * np.finfo(float).eps * (4 * m * q + 0.3) / 0.3 * np.abs(ref.coef_).max()
     np.testing.assert_allclose(model.coef_.numpy(), ref.coef_.T, rtol=0, atol=tol)
     assert model.ridge_ == 0.3
+
+
+def test_the_ridge_is_chosen_on_rows_no_member_saw():
+    """The fold: the clean rows of a tenth of the submodels, left out of the members with them; none falls back."""
+    X, y = load_mnist(n_samples=1000, random_state=3)
+    model = SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=50, validation_fraction=None, noise=0.2,
+                                     random_state=0).fit(X, y)
+    assert len(model.estimators_) == 40  # 1,000 digits and their noisy copies in subsets of 50
+    fold, members = model._ridge_fold(np.searchsorted(model.classes_, y), np.random.default_rng(5))
+    assert (~members).sum() == 4 and fold.sum() > 0
+    seen = np.concatenate([s for s, kept in zip(model.subsets_, members) if kept])
+    assert not np.isin(np.flatnonzero(fold), seen).any()  # no member trained on a fold row (copies: other rows)
+    left = np.concatenate([s for s, kept in zip(model.subsets_, members) if not kept])
+    np.testing.assert_array_equal(np.flatnonzero(fold), np.sort(left[left < 1000]))  # all their clean rows
+    one = SubsetEnsembleClassifier(LSSVMClassifier(), subset_size=600, validation_fraction=None,
+                                   random_state=0).fit(X[:600], y[:600])
+    fold, members = one._ridge_fold(np.searchsorted(one.classes_, y[:600]), np.random.default_rng(5))
+    assert len(one.estimators_) == 1 and members.all() and 0 < fold.sum() < 600  # a stratified tenth
 
 
 def test_all_rows_combiner_chooses_its_ridge_on_left_out_rows():
