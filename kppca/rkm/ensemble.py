@@ -260,9 +260,10 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         self.intercept_ = torch.as_tensor(intercept, dtype=self._dtype, device=self._device)
         return self
 
-    def _vote(self, n_outputs: int) -> np.ndarray:
-        """The members' mean output (a soft vote) as combiner weights (q, o)."""
-        return np.kron(np.ones((len(self.estimators_), 1)), np.eye(n_outputs)) / len(self.estimators_)
+    def _vote(self, n_outputs: int, n_members: int | None = None) -> np.ndarray:
+        """The members' mean output (a soft vote) as combiner weights (q, o), over all or ``n_members`` submodels."""
+        n = len(self.estimators_) if n_members is None else int(n_members)
+        return np.kron(np.ones((n, 1)), np.eye(n_outputs)) / n
 
     def _combine_held_out(self, X: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Ridge regression of the ±1 codes on the tanh features of held-out rows (intercept unpenalised: centre
@@ -311,7 +312,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         Zf, Tf = np.concatenate(left_out), T[fold]
         kept = every.without(Zf, Tf, columns)
         Zf = Zf[:, columns]
-        vote = np.kron(np.ones((int(members.sum()), 1)), np.eye(T.shape[1])) / members.sum()
+        vote = self._vote(T.shape[1], members.sum())
         best, best_key = None, (errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
         for lam in max(kept.trace(), np.finfo(float).tiny) * NORMAL_RIDGE_GRID:
             solution = kept.solve(lam)
@@ -321,7 +322,7 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
             key = (errors(F, codes[fold]), float(((F - Tf) ** 2).sum()))
             if key < best_key:
                 best, best_key = float(lam), key
-        del kept  # frees one (q, q) matrix before the final factor
+        del kept  # frees one (q', q') matrix before the final factor
         self.ridge_ = best
         if best is None:
             return self._vote(T.shape[1]), np.zeros(T.shape[1])
