@@ -299,19 +299,18 @@ class SubsetEnsembleClassifier(ClassifierMixin, KernelEstimator):
         T = targets(codes, C)
         q = len(self.estimators_) * T.shape[1]
         fold, members = self._ridge_fold(codes, rng)
+        columns = np.flatnonzero(np.repeat(members, T.shape[1]))  # the choosing combiner's features
         every, left_out = Moments(q, T.shape[1]), []
         rows = max(1, int(self.batch_size), 2**27 // q)  # about 1 GiB of float64 features per block
         for a in range(0, len(X), rows):
             Z = self._evaluate(X[a:a + rows], None, f"combiner features, rows {a}-{min(a + rows, len(X))}")
             every.add(Z, T[a:a + rows])
-            left_out.append(Z[fold[a:a + rows]])
+            left_out.append(Z[np.ix_(fold[a:a + rows], columns)])
         if self.ridge != "loo":
             self.ridge_ = float(self.ridge)
             return solved(every, self.ridge_)
-        columns = np.flatnonzero(np.repeat(members, T.shape[1]))
         Zf, Tf = np.concatenate(left_out), T[fold]
         kept = every.without(Zf, Tf, columns)
-        Zf = Zf[:, columns]
         vote = self._vote(T.shape[1], members.sum())
         best, best_key = None, (errors(Zf @ vote, codes[fold]), -np.inf)  # the vote wins ties
         for lam in max(kept.trace(), np.finfo(float).tiny) * NORMAL_RIDGE_GRID:

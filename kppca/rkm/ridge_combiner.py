@@ -83,13 +83,16 @@ class Moments:
 
     def without(self, Z: np.ndarray, T: np.ndarray, columns: np.ndarray | None = None) -> Moments:
         """The moments of the other rows, when ``Z``, ``T`` are some of the rows added; with ``columns`` (ascending
-        feature indices) those features only (``Z`` has them all)."""
-        cols = torch.arange(len(self.z)) if columns is None else torch.as_tensor(columns)
+        feature indices) those features only, and ``Z`` holds only those."""
         rest = Moments(0, 0)
-        rest.n, rest.z, rest.t, rest.ZT = self.n, self.z[cols], self.t.clone(), self.ZT[cols]
-        # ascending columns: the block's lower triangle is read from G's (one (q', q') copy, no intermediate)
-        rest.G = self.G.clone() if columns is None else self.G[cols[:, None], cols[None, :]]
-        rest.add(Z if columns is None else Z[:, columns], T, sign=-1.0)
+        rest.n, rest.t = self.n, self.t.clone()
+        if columns is None:
+            rest.z, rest.ZT, rest.G = self.z.clone(), self.ZT.clone(), self.G.clone()
+        else:
+            cols = torch.as_tensor(columns)
+            # ascending columns: the block's lower triangle is read from G's (one (q', q') copy, no intermediate)
+            rest.z, rest.ZT, rest.G = self.z[cols], self.ZT[cols], self.G[cols[:, None], cols[None, :]]
+        rest.add(Z, T, sign=-1.0)
         return rest
 
     def trace(self) -> float:

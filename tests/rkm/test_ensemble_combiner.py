@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from sklearn.linear_model import Ridge
 
 from kppca.datasets import load_mnist
@@ -77,6 +78,7 @@ def test_clip_that_is_not_two_numbers_is_a_clear_type_error(clip):
 
 def test_moments_over_blocks_solve_the_ridge_regression(rng):
     """The normal-equation combiner: moments added block by block, some rows taken out again, then solved."""
+    from kppca._linalg import rounding_tolerance
     from kppca.rkm.ridge_combiner import Moments
     Z = np.tanh(rng.normal(size=(90, 15)) + 0.5)
     codes = rng.integers(0, 3, size=90)
@@ -103,8 +105,8 @@ def test_moments_over_blocks_solve_the_ridge_regression(rng):
     for a in range(0, 90, 40):
         part.add(Z[a:a + 40, columns], T[a:a + 40])
     alone = part.without(Z[:20, columns], T[:20])
-    sub = every.without(Z[:20], T[:20], columns)
-    sums = 2 * 110 * np.finfo(float).eps * 110  # both sides' rounding
+    sub = every.without(Z[:20, columns], T[:20], columns)
+    sums = 2 * rounding_tolerance(torch.float64, 110, 110.0)  # both sides' rounding
     for name in ("z", "t", "ZT"):
         np.testing.assert_allclose(getattr(sub, name), getattr(alone, name), rtol=0, atol=sums)
     # the lower triangle: all a factor reads
