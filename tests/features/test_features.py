@@ -182,6 +182,7 @@ def test_random_fourier_features_resolve_a_width_rule(rng):
 def test_feature_map_kernel_against_maps_the_fixed_side_once(rng):
     # against(Y) is gram(X, Y) bit for bit, with phi(Y) mapped once for all row blocks of X; a training
     # context reading its Gram rows in blocks (the default pre-image's hub scores) maps X once, not per block.
+    from kppca._linalg import rounding_tolerance
     from kppca.preimage import TrainingContext
 
     X = torch.as_tensor(rng.normal(size=(50, 3)))
@@ -199,4 +200,5 @@ def test_feature_map_kernel_against_maps_the_fixed_side_once(rng):
     assert calls == [50] + [10] * 5  # X once, then each block
     # X[:] is not X: the unsymmetrised product. Blocks of 10 rows may take other BLAS kernels than all 50 (on
     # some CPUs): each entry sums 40 products |phi_k(x) phi_k(y)| <= 2 / 40, each side within 40 eps of their sum, 2.
-    np.testing.assert_allclose(torch.cat(blocks), kernel.gram(X, X[:]), rtol=0, atol=2 * 40 * 2 * np.finfo(float).eps)
+    both = 2 * rounding_tolerance(torch.float64, 40, 2.0)
+    np.testing.assert_allclose(torch.cat(blocks), kernel.gram(X, X[:]), rtol=0, atol=both)

@@ -8,6 +8,7 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kppca._linalg.threads import compute_threads
 from kppca.kernels import RBF
 from kppca.rkm import DeepLSSVMClassifier, LSSVMClassifier, SubsetEnsembleClassifier
 from kppca.rkm import ensemble
@@ -120,7 +121,11 @@ def test_parallel_processes_fit_the_serial_ensemble():
     X, y = _digits(300)
     make = lambda jobs: SubsetEnsembleClassifier(DeepLSSVMClassifier(RBF(2.0), n_components=(1, 1)),  # noqa: E731
                                                  subset_size=40, noise=0.2, n_jobs=jobs, random_state=3)
-    serial, parallel = make(None).fit(X, y), make(2).fit(X, y)
+    # Each worker process fits on one thread; the serial fit does too, since on some CPUs the BLAS rounds by its
+    # thread count (an idle AVX-512 machine gave the serial fit two threads and submodels 1e-14 apart).
+    with compute_threads(1):
+        serial = make(None).fit(X, y)
+    parallel = make(2).fit(X, y)
     _assert_same_fit(serial, parallel, X[:50])
     # evaluated by chunks of submodels in two processes: the same features, outputs summed in another order
     coef = serial.coef_.numpy()
