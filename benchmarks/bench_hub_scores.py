@@ -8,10 +8,12 @@ its upper half), every row un-centered and a ``topk`` taken per row. This script
 
 1. fits the CLI's default model (``kppca.cli.common.build_model``) on the first N training digits, times
    ``sample(2000)`` and prints the ratio, the peak resident memory and where the sampling time went;
-2. with ``--compare``, times both algorithms on the same buffer, one after the other (the new one first:
-   the old one mirrors the buffer), and prints their largest difference against ``eps max|K|``.
+2. with ``--compare``, times the algorithms on the same buffer, one after the other: the lower-triangle passes
+   compiled (numba, the ``fast`` extra; what ``sample`` used when numba is installed), the same passes in torch,
+   and last the old mirror + ``topk`` (it mirrors the buffer); it prints their largest differences against
+   ``eps max|K|``.
 
-Run:  python benchmarks/bench_hub_scores.py --mnist-dir DIR --n-train 60000 [--compare]
+Run:  python benchmarks/bench_hub_scores.py --mnist-dir DIR --n-train 60000 [--compare] [--torch-passes]
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def main() -> None:
     parser.add_argument("--n-train", type=int, default=60_000)
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--torch-passes", action="store_true", help="sample with the torch passes even with numba")
     args = parser.parse_args()
     if not args.mnist_dir:
         raise SystemExit("needs the full MNIST training set: --mnist-dir DIR or KPPCA_MNIST_DIR")
@@ -64,6 +67,10 @@ def main() -> None:
     options = argparse.Namespace(bandwidth=DEFAULTS["bandwidth"], n_components=auto_n_components(len(X)), sigma2=None,
                                  dtype=args.dtype, seed=0)
     model = build_model(options)
+    if args.torch_passes:
+        from kppca._linalg import fused_passes
+
+        fused_passes.available = lambda L, shift: False
     t = time.perf_counter()
     model.fit(X)
     fit = time.perf_counter() - t
@@ -89,18 +96,28 @@ def main() -> None:
           f"{sample:.1f} s (hub scores {timed.get('hub scores', 0.0):.1f} s), (fit + sample) / fit "
           f"{(fit + sample) / fit:.2f}x, peak RSS {peak:.1f} GiB", flush=True)
     if args.compare:
+        from kppca._linalg import fused_passes
+
         gram = model._gram()
         k = hub_window(args.n_train)
-        t = time.perf_counter()
-        new = gram.raw_top_means(k)
-        t_new = time.perf_counter() - t
+        timings, scores = {}, {}
+        compiled = fused_passes.available
+        variants = [("compiled passes", compiled), ("torch passes", lambda L, shift: False)]
+        for name, available in variants if compiled(torch.zeros(1, 1), torch.zeros(1)) else variants[1:]:
+            fused_passes.available = available
+            t = time.perf_counter()
+            scores[name] = gram.raw_top_means(k)
+            timings[name] = time.perf_counter() - t
+        fused_passes.available = compiled
         t = time.perf_counter()
         old = previous_algorithm(gram, k)
-        t_old = time.perf_counter() - t
-        diff = float((new.double() - old.double()).abs().max())
-        bound = torch.finfo(new.dtype).eps * gram.scale
-        print(f"hub scores, k = {k}: lower-triangle passes {t_new:.1f} s, mirror + topk {t_old:.1f} s "
-              f"({t_old / t_new:.1f}x); max |difference| {diff:.1e} (eps max|K| = {bound:.1e})", flush=True)
+        timings["mirror + topk"] = time.perf_counter() - t
+        bound = torch.finfo(old.dtype).eps * gram.scale
+        for name, value in scores.items():
+            diff = float((value.double() - old.double()).abs().max())
+            print(f"hub scores, k = {k}: {name} {timings[name]:.1f} s; max |difference| to mirror + topk {diff:.1e} "
+                  f"(eps max|K| = {bound:.1e})", flush=True)
+        print(f"mirror + topk {timings['mirror + topk']:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

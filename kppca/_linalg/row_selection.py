@@ -14,12 +14,16 @@ element-wise passes instead of a selection (Floyd and Rivest's sampling idea):
    ``k - count(> upper)`` largest are added.
 
 The result is the exact mean, up to rounding in another order than a ``topk``'s. The rows (about one in a
-thousand) whose band misses the k-th largest entry are computed from whole rows.
+thousand) whose band misses the k-th largest entry are computed from whole rows. With numba installed the
+count and band passes run as compiled loops (:mod:`kppca._linalg.fused_passes`), which count and select the
+same entries.
 """
 
 from __future__ import annotations
 
 import torch
+
+from . import fused_passes
 
 #: Columns sampled for the first thresholds; the bands shrink with more, the sample costs ``N n_sample``.
 N_SAMPLE = 2048
@@ -233,6 +237,8 @@ def _count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor) -> torch.
     From the sum of ``sign(w - t)`` (``#above - #below``): one pass fewer than a clamp. The counts only place
     the next thresholds; the band pass counts exactly.
     """
+    if fused_passes.available(L, shift):
+        return fused_passes.count_pass(L, shift, t)
     N = L.shape[0]
     signs = torch.zeros(N, dtype=torch.float64, device=L.device)
     scratch = L.new_empty(_tile_size(N))
@@ -247,6 +253,8 @@ def _band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor,
 
     Returns ``(sums, counts, band_rows, band_values)``: the band as (row, value) pairs in no particular order.
     """
+    if fused_passes.available(L, shift):
+        return fused_passes.band_pass(L, shift, lower, upper)
     N = L.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=L.device)
     counts = torch.zeros(N, dtype=L.dtype, device=L.device)

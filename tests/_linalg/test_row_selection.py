@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from kppca._linalg import CENTERING_ROUNDINGS, row_selection
+from kppca._linalg import CENTERING_ROUNDINGS, fused_passes, row_selection
 from kppca._linalg.row_selection import row_top_means
 from kppca.kernels import RBF
 from kppca.kernels.centered_gram import CenteredGram
@@ -38,11 +38,54 @@ def symmetric_lower(rng, N: int, dtype: torch.dtype, integer: bool = False):
     return A, L, torch.as_tensor(shift, dtype=dtype)
 
 
-@pytest.fixture
-def small_tiles(monkeypatch):
-    """Tiles small enough that a few hundred rows cross many of them (the production tiles are 128 x 4096)."""
+def _passes(request, monkeypatch):
+    """The torch passes, in tiles small enough that a few hundred rows cross many of them (the production tiles
+    are 512 x 8192), or the compiled ones (skipped without numba)."""
+    if request.param == "compiled":
+        pytest.importorskip("numba")
+        assert fused_passes.available(torch.zeros(2, 2), torch.zeros(2))
+    else:
+        monkeypatch.setattr(fused_passes, "available", lambda L, shift: False)
+        monkeypatch.setattr(row_selection, "TILE_ROWS", 16)
+        monkeypatch.setattr(row_selection, "TILE_COLUMNS", 48)
+    return request.param
+
+
+small_tiles = pytest.fixture(params=["torch", "compiled"])(_passes)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("integer", [False, True])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_compiled_passes_select_what_the_torch_passes_do(rng, monkeypatch, dtype, integer, threads):
+    """The same counts (ties counted as half) and the same band, whatever the threads; sums within rounding."""
+    pytest.importorskip("numba")
     monkeypatch.setattr(row_selection, "TILE_ROWS", 16)
     monkeypatch.setattr(row_selection, "TILE_COLUMNS", 48)
+    N, k = 300, 30
+    A, L, shift = symmetric_lower(rng, N, dtype, integer)
+    lower, upper = row_selection._band_limits(L, shift, k, 64)
+    with monkeypatch.context() as torch_only:
+        torch_only.setattr(fused_passes, "available", lambda L, shift: False)
+        counts = [row_selection._count_pass(L, shift, t) for t in (lower, upper)]
+        sums, above, rows, values = row_selection._band_pass(L, shift, lower, upper)
+    for t, expected in zip((lower, upper), counts):
+        assert torch.equal(fused_passes.count_pass(L, shift, t, threads), expected)
+    got_sums, got_above, got_rows, got_values = fused_passes.band_pass(L, shift, lower, upper, threads)
+    assert torch.equal(got_above, above)
+    assert sorted(zip(got_rows.tolist(), got_values.tolist())) == sorted(zip(rows.tolist(), values.tolist()))
+    # the torch pass sums each tile's row in dtype, the compiled one in float64: N terms of at most max|w|
+    tol = N * torch.finfo(dtype).eps * float(np.abs(A).max() + shift.abs().max())
+    np.testing.assert_allclose(got_sums.numpy(), sums.numpy(), rtol=0, atol=tol)
+
+
+def test_the_compiled_passes_serve_only_what_they_read_as_torch_does():
+    pytest.importorskip("numba")
+    L = torch.zeros(4, 4)
+    assert fused_passes.available(L, torch.zeros(4))
+    assert not fused_passes.available(L, torch.zeros(4, dtype=torch.float64))  # torch would add in float64
+    assert not fused_passes.available(L.T, torch.zeros(4))  # not contiguous
+    assert not fused_passes.available(L.half(), torch.zeros(4).half())
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
