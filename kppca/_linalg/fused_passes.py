@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Callable
@@ -42,7 +43,12 @@ def _kernels() -> SimpleNamespace | None:
     """The compiled loops, built on first use (numba's cache keeps them between processes); None without numba."""
     if importlib.util.find_spec("numba") is None:
         return None
-    from numba import njit
+    try:
+        from numba import njit
+    except ImportError as error:  # installed for another package, but built for another numpy, say
+        warnings.warn(f"numba is installed but cannot be imported ({error}); the hub scores' passes run in torch "
+                      "(the same values, slower).", RuntimeWarning, stacklevel=2)
+        return None
 
     jit = njit(nogil=True, cache=True, boundscheck=False)
 

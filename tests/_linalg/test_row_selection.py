@@ -150,3 +150,29 @@ def test_the_gram_buffer_gives_the_raw_kernel_rows_means(rng, small_tiles, monke
     np.testing.assert_allclose(got, reference(K, np.zeros(N), k), rtol=0, atol=tol)
     gram.release()
     assert gram.raw_top_means(k) is None  # never rebuilt for this
+
+
+def test_a_numba_that_cannot_load_leaves_the_torch_passes_with_a_warning(rng, monkeypatch):
+    """An installed numba built for another numpy must not break sampling: the torch passes serve, and say so."""
+    import builtins
+    import importlib.util
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name == "numba":
+            raise ImportError("Numba needs NumPy 2.3 or less")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # "installed"
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    fused_passes._kernels.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="numba is installed but cannot be imported.*run in torch"):
+            assert not fused_passes.available(torch.zeros(4, 4), torch.zeros(4))
+        A, L, shift = symmetric_lower(rng, 200, torch.float64)
+        got = row_top_means(L, shift, 20, n_sample=64, direct_max=0).numpy()
+        np.testing.assert_allclose(got, reference(A, shift.numpy(), 20), rtol=0,
+                                   atol=tolerance(1.1, 200, 20, torch.float64))
+    finally:
+        fused_passes._kernels.cache_clear()  # the next test loads numba again
