@@ -46,8 +46,8 @@ MARGIN_SD = 3.0
 CURVATURE = 0.25
 
 
-def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int = N_SAMPLE,
-                  direct_max: int = DIRECT_MAX) -> torch.Tensor:
+def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int | None = None,
+                  direct_max: int | None = None) -> torch.Tensor:
     """Mean of the ``k`` largest ``w_ij = A_ij + shift_j`` over ``j != i``, for each row of the symmetric ``A``.
 
     Parameters
@@ -59,8 +59,9 @@ def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int
         Added to each column (the column means that un-center ``K_c``).
     k : int
         In ``[1, N - 1]``.
-    n_sample, direct_max : int
-        Columns sampled for the first thresholds; the largest N computed from whole rows.
+    n_sample, direct_max : int, optional
+        Columns sampled for the first thresholds; the largest N computed from whole rows (default: the module's
+        :data:`N_SAMPLE` and :data:`DIRECT_MAX`, read at the call).
 
     Returns
     -------
@@ -69,7 +70,8 @@ def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int
     N = L.shape[0]
     if not 1 <= k <= N - 1:
         raise ValueError(f"k must be in [1, N - 1] = [1, {N - 1}], got {k}.")
-    if N <= direct_max:
+    n_sample = N_SAMPLE if n_sample is None else n_sample
+    if N <= (DIRECT_MAX if direct_max is None else direct_max):
         return _whole_rows(L, shift, k, torch.arange(N, device=L.device))
     lower, upper = _band_limits(L, shift, k, min(n_sample, N))
     total, above, band_rows, band_values = _band_pass(L, shift, lower, upper)
