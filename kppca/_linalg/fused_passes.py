@@ -3,13 +3,14 @@
 torch runs each pass as a few element-wise operations per tile, each one a trip through memory, and every
 off-diagonal tile twice (for its rows and, transposed, for its columns). These loops read each entry of the
 lower triangle once and serve both its row and its column in registers: at N = 60,000 on two cores the hub
-scores take 6.4 s instead of 16.6 s (``benchmarks/bench_hub_scores.py``). They count and select exactly what
+scores take 6.0 s instead of 18.1 s (``benchmarks/bench_hub_scores.py``). They count and select exactly what
 the torch passes do:
 
 - a count pass gives ``#{j != i : w_ij > t_i} + #{j != i : w_ij = t_i} / 2``, rounded half to even, as the
   torch pass's sum of signs does;
-- a band pass gives the entries above ``upper`` (their count and the float64 sum of their excess) and the
-  ``(row, value)`` pairs in ``(lower, upper]``; only the sums' rounding order differs.
+- a band pass finds the entries above ``upper`` (their count and the float64 sum of their excess) and those
+  in ``(lower, upper]``, of which each row's largest are added as the torch selection adds them; only the
+  sums' rounding order differs.
 
 ``w_ij = A_ij + shift_j`` is formed in ``A``'s dtype, as torch adds. Optional: used when numba is installed
 (the ``fast`` extra), the matrix is a contiguous CPU tensor and ``shift`` has its dtype (:func:`available`);
@@ -29,7 +30,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-__all__ = ["available", "count_pass", "band_pass"]
+__all__ = ["available", "count_pass", "band_means"]
 
 
 def available(L: torch.Tensor, shift: torch.Tensor) -> bool:
@@ -92,24 +93,40 @@ def _kernels() -> SimpleNamespace | None:
             band[i] += b
 
     @jit
-    def band_fill_rows(L, shift, lower, upper, r0, r1, position, rows_out, values_out):
-        # The band's (row, value) pairs, each row's from its position (advanced as written): a rare branch.
+    def band_fill_rows(L, shift, lower, upper, r0, r1, position, values_out):
+        # The band's values, each row's from its position (advanced as written): a rare branch.
         for i in range(r0, r1):
             ui, li, si = upper[i], lower[i], shift[i]
             for j in range(i):
                 v = L[i, j]
                 w = v + shift[j]
                 if (w > li) & (w <= ui):
-                    rows_out[position[i]] = i
                     values_out[position[i]] = w
                     position[i] += 1
                 x = v + si
                 if (x > lower[j]) & (x <= upper[j]):
-                    rows_out[position[j]] = j
                     values_out[position[j]] = x
                     position[j] += 1
 
-    return SimpleNamespace(count_rows=count_rows, band_count_rows=band_count_rows, band_fill_rows=band_fill_rows)
+    @jit
+    def add_band_tops(start, band, values, need, r0, r1, total):
+        # Each row's `need` largest band values (held by every thread's block at its start), added to its total.
+        scratch = np.empty(band.sum(0)[r0:r1].max() if r1 > r0 else 0, values.dtype)
+        for i in range(r0, r1):
+            m = 0
+            for b in range(band.shape[0]):
+                for t in range(band[b, i]):
+                    scratch[m] = values[start[b, i] + t]
+                    m += 1
+            if 0 < need[i] <= m:
+                largest = np.sort(scratch[:m])[m - need[i]:]
+                acc = 0.0
+                for t in range(need[i]):
+                    acc += largest[t]
+                total[i] += acc
+
+    return SimpleNamespace(count_rows=count_rows, band_count_rows=band_count_rows, band_fill_rows=band_fill_rows,
+                           add_band_tops=add_band_tops)
 
 
 def _row_blocks(N: int, threads: int) -> list[tuple[int, int]]:
@@ -142,12 +159,16 @@ def count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor, threads: i
     return torch.from_numpy(above.sum(0) + equal.sum(0) / 2).round().long()
 
 
-def band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor,
-              threads: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """As ``row_selection._band_pass``: ``(sums, counts, band_rows, band_values)``, in two reads of the triangle.
+def band_means(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, k: int,
+               threads: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``row_selection``'s band pass and the selection in the band, in two reads of the triangle.
 
-    The first counts each thread's band entries per row, which places every thread's pairs in the output; the
-    second writes them there. ``threads`` splits the work as in :func:`count_pass`; the sums' rounding follows it.
+    Returns ``(total, need, band)``, (N,) each: the sum of the entries above ``upper`` plus the ``need = k -
+    #{w > upper}`` largest of the ``band`` entries in ``(lower, upper]`` (float64; the band's part only where
+    ``0 <= need <= band``, the rows whose k-th largest entry the band holds), ``need`` and ``band`` (int64).
+    The first read counts each thread's band entries per row, which places every thread's values in one array;
+    the second writes them there. ``threads`` splits the work as in :func:`count_pass`; the sums' rounding
+    follows it.
     """
     kernels, A, s = _kernels(), L.numpy(), _vector(shift)
     lo, up = _vector(lower.to(L.dtype)), _vector(upper.to(L.dtype))
@@ -157,12 +178,16 @@ def band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor, upper: 
     over = np.zeros((len(blocks), N), np.int64)
     band = np.zeros((len(blocks), N), np.int64)
     _run(blocks, lambda b, r0, r1: kernels.band_count_rows(A, s, lo, up, r0, r1, excess[b], over[b], band[b]))
-    position = (np.cumsum(band.ravel()) - band.ravel()).reshape(band.shape)  # thread by thread, row by row
-    rows_out, values_out = np.empty(int(band.sum()), np.int64), np.empty(int(band.sum()), A.dtype)
-    _run(blocks, lambda b, r0, r1: kernels.band_fill_rows(A, s, lo, up, r0, r1, position[b], rows_out, values_out))
-    counts = torch.from_numpy(over.sum(0))
-    sums = torch.from_numpy(excess.sum(0)) + upper.double() * counts
-    return sums, counts, torch.from_numpy(rows_out), torch.from_numpy(values_out)
+    start = (np.cumsum(band.ravel()) - band.ravel()).reshape(band.shape)  # thread by thread, row by row
+    values = np.empty(int(band.sum()), A.dtype)
+    position = start.copy()
+    _run(blocks, lambda b, r0, r1: kernels.band_fill_rows(A, s, lo, up, r0, r1, position[b], values))
+    counts = over.sum(0)
+    need = k - counts
+    total = excess.sum(0) + up.astype(np.float64) * counts
+    rows = [(round(N * p / len(blocks)), round(N * (p + 1) / len(blocks))) for p in range(len(blocks))]
+    _run(rows, lambda b, r0, r1: kernels.add_band_tops(start, band, values, need, r0, r1, total))
+    return torch.from_numpy(total), torch.from_numpy(need), torch.from_numpy(band.sum(0))
 
 
 def _vector(v: torch.Tensor) -> np.ndarray:

@@ -74,10 +74,14 @@ def row_top_means(L: torch.Tensor, shift: torch.Tensor, k: int, *, n_sample: int
     if N <= (DIRECT_MAX if direct_max is None else direct_max):
         return _whole_rows(L, shift, k, torch.arange(N, device=L.device))
     lower, upper = _band_limits(L, shift, k, min(n_sample, N))
-    total, above, band_rows, band_values = _band_pass(L, shift, lower, upper)
-    need = k - above  # the band's largest entries still to take
-    band = torch.bincount(band_rows, minlength=N)
-    out = total.index_add(0, *_largest_of_band(band_rows, band_values, band, need)) / k
+    if fused_passes.available(L, shift):
+        total, need, band = fused_passes.band_means(L, shift, lower, upper, k)
+    else:
+        total, above, band_rows, band_values = _band_pass(L, shift, lower, upper)
+        need = k - above  # the band's largest entries still to take
+        band = torch.bincount(band_rows, minlength=N)
+        total = total.index_add(0, *_largest_of_band(band_rows, band_values, band, need))
+    out = total / k
     rest = ((need < 0) | (need > band)).nonzero()[:, 0]  # the k-th largest entry outside the band
     if rest.numel():
         out[rest] = _whole_rows(L, shift, k, rest)
@@ -255,8 +259,6 @@ def _band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor,
 
     Returns ``(sums, counts, band_rows, band_values)``: the band as (row, value) pairs in no particular order.
     """
-    if fused_passes.available(L, shift):
-        return fused_passes.band_pass(L, shift, lower, upper)
     N = L.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=L.device)
     counts = torch.zeros(N, dtype=L.dtype, device=L.device)
