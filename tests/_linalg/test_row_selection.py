@@ -43,20 +43,23 @@ def symmetric_lower(rng, N: int, dtype: torch.dtype, integer: bool = False):
     return A, L, torch.as_tensor(shift, dtype=dtype)
 
 
-def _passes(request, monkeypatch):
-    """The torch passes, in tiles small enough that a few hundred rows cross many of them (the production tiles
-    are 512 x 8192), or the compiled ones (skipped without numba)."""
+def use_torch_passes(patch: pytest.MonkeyPatch) -> None:
+    """The torch passes even with numba, in tiles small enough that a few hundred rows cross many of them (the
+    production tiles are 512 x 8192)."""
+    patch.setattr(fused_passes, "available", lambda L, shift: False)
+    patch.setattr(row_selection, "TILE_ROWS", 16)
+    patch.setattr(row_selection, "TILE_COLUMNS", 48)
+
+
+@pytest.fixture(params=["torch", "compiled"])
+def small_tiles(request, monkeypatch):
+    """Each path: the torch passes in small tiles, or the compiled ones (skipped without numba)."""
     if request.param == "compiled":
         pytest.importorskip("numba")
         assert fused_passes.available(torch.zeros(2, 2), torch.zeros(2))
     else:
-        monkeypatch.setattr(fused_passes, "available", lambda L, shift: False)
-        monkeypatch.setattr(row_selection, "TILE_ROWS", 16)
-        monkeypatch.setattr(row_selection, "TILE_COLUMNS", 48)
+        use_torch_passes(monkeypatch)
     return request.param
-
-
-small_tiles = pytest.fixture(params=["torch", "compiled"])(_passes)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -66,13 +69,11 @@ def test_the_compiled_passes_select_what_the_torch_passes_do(rng, monkeypatch, d
     """The same counts (ties counted as half) and the same band, whatever the threads; the means within the
     rounding of both (each within :func:`tolerance` of the exact one)."""
     pytest.importorskip("numba")
-    monkeypatch.setattr(row_selection, "TILE_ROWS", 16)
-    monkeypatch.setattr(row_selection, "TILE_COLUMNS", 48)
     N, k = 300, 30
     A, L, shift = symmetric_lower(rng, N, dtype, integer)
     lower, upper = row_selection._band_limits(L, shift, k, 64)
     with monkeypatch.context() as torch_only:
-        torch_only.setattr(fused_passes, "available", lambda L, shift: False)
+        use_torch_passes(torch_only)
         counts = [row_selection._count_pass(L, shift, t) for t in (lower, upper)]
         sums, above, rows, values = row_selection._band_pass(L, shift, lower, upper)
     for t, expected in zip((lower, upper), counts):
