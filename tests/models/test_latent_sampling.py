@@ -110,6 +110,37 @@ def test_collapsed_component_far_from_the_origin():
     torch.testing.assert_close(cov, latent.REG_COVAR * torch.eye(5, dtype=torch.float64), rtol=0, atol=1e-12)
 
 
+def test_m_step_leaves_out_only_terms_below_its_rounding():
+    """The M-step sums each covariance over the codes whose terms ``r_ij (h_i - mu_j)(h_i - mu_j)^T`` matter.
+    Against every term summed in numpy: the terms left out move each entry by at most ``eps T_j`` (``T_j =
+    sum_i r_ij |h_i - mu_j|^2``), each of the two sums of M terms rounds by at most ``M eps T_j`` and the
+    factor's product ``L L^T`` by ``q eps`` of its entries, all over ``nk_j``. A code of responsibility 1e-20 at
+    |h| ~ 2e12 weighs ``4e4`` in ``T_j``: a rule by responsibility alone would drop it and miss by that much."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(7)
+    M, K, q = 600, 3, 4
+    codes = torch.randn(M, q, generator=gen, dtype=torch.float64)
+    codes[0] = 1e12
+    resp = torch.rand(M, K, generator=gen, dtype=torch.float64) ** 40  # a third of them below 1e-20
+    resp[0] = 1e-20
+    kept = latent._contributing_codes(codes, resp, (resp.T @ codes) / resp.sum(0)[:, None])
+    assert all(int(rows[0]) == 0 for rows in kept)  # the far code, in every component
+    assert sum(len(rows) for rows in kept) < 0.8 * M * K  # the terms below rounding are left out
+    _, means, trils = latent._m_step(codes, resp)
+    X, R = codes.numpy(), resp.numpy()
+    eps = np.finfo(np.float64).eps
+    nk = R.sum(0) + 10 * eps
+    mu = R.T @ X / nk[:, None]
+    for j in range(K):
+        d = X - mu[j]
+        cov = (d.T * R[:, j]) @ d / nk[j] + latent.REG_COVAR * np.eye(q)
+        T = float(R[:, j] @ (d**2).sum(1))
+        bound = (2 * M + 1 + q) * eps * T / nk[j]
+        np.testing.assert_allclose((trils[j] @ trils[j].T).numpy(), cov, rtol=0, atol=bound)
+        np.testing.assert_allclose(means[j].numpy(), mu[j], rtol=0, atol=M * eps * 1e12)
+
+
 def test_em_agrees_with_scikit_learn():
     """Our EM from k-means is scikit-learn's ``GaussianMixture`` EM (same M-step, E-step and stopping rule):
     started from the same parameters, both reach the same mixture. Each iteration is backward stable

@@ -158,13 +158,33 @@ def _m_step(H: torch.Tensor, resp: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     means = (resp.T @ H) / nk[:, None]
     K, q = means.shape
     cov = H.new_empty(K, q, q)
-    diff, weighted = torch.empty_like(H), torch.empty_like(H.T)  # reused: no allocation per component
-    for j in range(K):  # centred codes (as scikit-learn): no cancellation for codes far from the origin
-        torch.sub(H, means[j], out=diff)
-        torch.mm(torch.mul(diff.T, resp[:, j], out=weighted), diff, out=cov[j])
+    for j, rows in enumerate(_contributing_codes(H, resp, means)):
+        # centred codes (as scikit-learn): no cancellation for codes far from the origin
+        diff = H[rows] - means[j]
+        torch.mm(diff.T * resp[rows, j], diff, out=cov[j])
     cov /= nk[:, None, None]
     cov.diagonal(dim1=1, dim2=2).add_(REG_COVAR)
     return nk / nk.sum(), means, torch.linalg.cholesky(cov)
+
+
+def _contributing_codes(H: torch.Tensor, resp: torch.Tensor, means: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Per component, the indices of the codes whose terms the covariance needs (ascending).
+
+    Responsibilities are sparse (on MNIST codes, q = 50, 30 components: 8 % of them above 1e-30), so most terms
+    ``r_ij (h_i - mu_j)(h_i - mu_j)^T`` of component j's sum are far below its rounding. A term is left out when
+    ``c_ij = r_ij |h_i - mu_j|^2``, which bounds its every entry, is below ``eps / M`` of the column's sum
+    ``sum_i c_ij``: all those left out then move each entry by at most ``eps sum_i c_ij = eps nk_j tr(Sigma_j)``,
+    less than the backward error of the covariance's own Cholesky factor. The squared distances come from one
+    product, ``|h|^2 + |mu|^2 - 2 h.mu``, raised by a bound on its rounding so that ``c`` is never underestimated.
+    """
+    M, q = H.shape
+    eps = torch.finfo(H.dtype).eps
+    sizes = (H**2).sum(1)[:, None] + (means**2).sum(1)[None, :]
+    sq = torch.addmm(sizes, H, means.T, alpha=-2.0).clamp_min_(0).add_(sizes, alpha=(q + 3) * eps)
+    c = resp * sq
+    keep = c >= c.sum(0) * (eps / M)
+    pairs = keep.T.nonzero()  # (component, code), by component, then code
+    return torch.split(pairs[:, 1], keep.sum(0).tolist())
 
 
 def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch.Tensor,
