@@ -187,15 +187,17 @@ def _contributing_codes(H: torch.Tensor, resp: torch.Tensor, means: torch.Tensor
     return torch.split(pairs[:, 1], keep.sum(0).tolist())
 
 
-def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch.Tensor,
-                            trils: torch.Tensor) -> torch.Tensor:
-    """``log w_k + log N(h_i | mu_k, L_k L_k^T)``, shape (M, K)."""
+def _log_weighted_densities(H: torch.Tensor, weights: torch.Tensor, means: torch.Tensor, trils: torch.Tensor,
+                            scratch: torch.Tensor | None = None) -> torch.Tensor:
+    """``log w_k + log N(h_i | mu_k, L_k L_k^T)``, shape (M, K); ``scratch``: an (M, K q) buffer to work in."""
     K, q = means.shape
     eye = torch.eye(q, dtype=H.dtype, device=H.device).expand(K, q, q)
     P = torch.linalg.solve_triangular(trils, eye, upper=False)  # L_k^{-1}
-    # y_ik = L_k^{-1} (h_i - mu_k) for all k by one (M, q) x (q, K q) product
-    # in place: each (M, K, q) temporary would be a fresh allocation (page faults) at every EM iteration
-    y = (H @ P.mT.permute(1, 0, 2).reshape(q, K * q)).view(-1, K, q).sub_((P @ means[:, :, None])[None, :, :, 0])
+    # y_ik = L_k^{-1} (h_i - mu_k) for all k by one (M, q) x (q, K q) product, in a buffer reused between EM
+    # iterations: a fresh (M, K q) array each time cost more in page faults than the product (35 ms against 20 ms
+    # at M = 10,000, K = 30, q = 50)
+    y = torch.mm(H, P.mT.permute(1, 0, 2).reshape(q, K * q), out=scratch).view(-1, K, q)
+    y.sub_((P @ means[:, :, None])[None, :, :, 0])
     log_det = torch.log(trils.diagonal(dim1=1, dim2=2)).sum(1)  # log sqrt(det)
     return -0.5 * (q * math.log(2 * math.pi) + y.square_().sum(2)) - log_det + torch.log(weights)
 
@@ -210,8 +212,9 @@ def _em(H: torch.Tensor, params: tuple[torch.Tensor, ...], max_iter: int) -> tup
     """At most ``max_iter`` EM iterations from ``params``: the last mean log-likelihood per code, the
     parameters ``(weights, means, trils)`` and whether it converged (a change below :data:`EM_TOL`)."""
     lower_bound = -math.inf
+    scratch = H.new_empty(H.shape[0], params[1].numel())
     for _ in range(max_iter):
-        log_p = _log_weighted_densities(H, *params)
+        log_p = _log_weighted_densities(H, *params, scratch)
         log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
         params = _m_step(H, torch.exp(log_p - log_norm))
         previous, lower_bound = lower_bound, float(log_norm.mean())
