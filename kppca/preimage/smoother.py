@@ -44,13 +44,36 @@ def _smooth(
         W = W.clamp(min=0.0)  # out of place: W is the caller's
     if n_neighbors is not None and n_neighbors < W.shape[1]:
         vals, idx = torch.topk(W, n_neighbors, dim=1)
-        # A dense masked block keeps the final product a single (M, N) @ (N, D) matmul.
-        W = torch.zeros_like(W).scatter_(1, idx, vals)
+        return _smooth_selected(vals, idx, T, False, epsilon, W.shape[1])
+    return _normalized(W @ T, W, epsilon, W.shape[1])
+
+
+def _smooth_selected(Wk: torch.Tensor, idx: torch.Tensor, T: torch.Tensor, clip_negative: bool, epsilon: float,
+                     n_terms: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`_smooth` of weights that are zero outside ``idx``: ``Wk`` (M, k) at the columns ``idx`` (M, k).
+
+    The weighted sums gather the k rows of ``T`` each (in blocks of rows, at most ``M D`` values at once)
+    instead of a product with an (M, N) matrix of mostly zeros (at N = 60,000, 2,000 samples: 1.2 s): the
+    same nonzero terms, summed in another order. ``n_terms``: N, whose sum's rounding bounds what counts as a
+    zero total, as in the dense sum.
+    """
+    if clip_negative:
+        Wk = Wk.clamp(min=0.0)
+    M, k = Wk.shape
+    sums = T.new_empty(M, T.shape[1])
+    step = max(1, M // k)
+    for i in range(0, M, step):
+        sums[i : i + step] = torch.bmm(Wk[i : i + step, None, :], T[idx[i : i + step]])[:, 0]
+    return _normalized(sums, Wk, epsilon, n_terms)
+
+
+def _normalized(sums: torch.Tensor, W: torch.Tensor, epsilon: float, n_terms: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``sums / (W.sum(1) + epsilon)`` per row, and the rows ``bad`` whose denominator is not clearly positive."""
     denom = W.sum(1) + epsilon
     # A sum of N terms errs by at most ~N eps sum|w|: a total below that is numerically zero.
-    tiny = rounding_tolerance(W.dtype, W.shape[1], W.abs().sum(1))
+    tiny = rounding_tolerance(W.dtype, n_terms, W.abs().sum(1))
     bad = ~(denom > tiny)
-    out = (W @ T) / torch.where(bad, torch.ones_like(denom), denom)[:, None]
+    out = sums / torch.where(bad, torch.ones_like(denom), denom)[:, None]
     out = torch.where(bad[:, None], torch.zeros_like(out), out)
     return out, bad
 

@@ -21,7 +21,7 @@ from ..kernels import RBF
 from .context import FeaturePoints, TrainingContext
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .learned import RIDGES, LearnedPreimage, median_heuristic_bandwidth, select_bandwidth_and_ridge
-from .smoother import ESTIMATE_CONSTRAINTS, _smooth, knn_preimage, uncenter_kernel_vectors
+from .smoother import ESTIMATE_CONSTRAINTS, _smooth, _smooth_selected, knn_preimage, uncenter_kernel_vectors
 
 __all__ = [
     "Preimage", "SmootherPreimage", "KNNPreimage", "FixedPointPreimage", "LearnedMapPreimage", "AutoPreimage",
@@ -235,7 +235,7 @@ class SmootherPreimage(Preimage):
             Wk = torch.gather(W, 1, idx)
             if cand is not None:  # fewer candidates than n_neighbors: the rest must not count
                 Wk = Wk.masked_fill(~torch.gather(cand, 1, idx), 0.0)
-            out, bad = _smooth(torch.zeros_like(W).scatter_(1, idx, Wk), context.X, None, clip, eps)
+            out, bad = _smooth_selected(Wk, idx, context.X, clip, eps, N)
         if bool(bad.any()):
             # No positive similarity to the kept training points (e.g. samples of the uncentered model):
             # the weighted mean is undefined, the nearest training points in feature space are not.

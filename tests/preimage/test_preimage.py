@@ -103,6 +103,25 @@ def test_smoother_batching_equals_row_by_row(blobs):
         np.testing.assert_allclose(batch, rows, rtol=1e-13)
 
 
+def test_smoother_neighbours_match_numpy_over_row_blocks():
+    """With ``n_neighbors`` the sums gather each row's k training rows, in blocks of ``M // k`` rows: against numpy's
+    weighted mean of each row's k largest weights. Nonnegative weights, so each sum of k products rounds by at
+    most ``(k + 1) eps`` of ``sum w |t|`` and the division adds one more: ``(k + 3) eps max|T|`` bounds the means.
+    A negative weight and a row with fewer than k positive ones exercise the clipping."""
+    rng = np.random.default_rng(5)
+    N, M, k = 40, 203, 4
+    W, T = rng.uniform(size=(M, N)), rng.normal(size=(N, 3))
+    W[0, :] = -1.0
+    W[0, :2] = [2.0, 3.0]  # two positive weights: the other two kept are clipped to 0
+    W[1, 7] = -5.0
+    top = np.argsort(-np.clip(W, 0, None), axis=1, kind="stable")[:, :k]
+    Wk = np.clip(np.take_along_axis(W, top, 1), 0, None)
+    expected = np.einsum("mk,mkd->md", Wk, T[top]) / Wk.sum(1)[:, None]
+    bound = (k + 3) * np.finfo(np.float64).eps * np.abs(T).max()
+    np.testing.assert_allclose(kernel_smoother(W, T, n_neighbors=k), expected, rtol=0, atol=bound)
+    np.testing.assert_allclose(expected[0], (2 * T[0] + 3 * T[1]) / 5, rtol=0, atol=bound)
+
+
 def test_smoother_numpy_and_torch_round_trip(blobs):
     rng = np.random.default_rng(4)
     W = rng.uniform(size=(3, blobs.shape[0]))
