@@ -124,9 +124,9 @@ def test_m_step_leaves_out_only_terms_below_its_rounding():
     codes[0] = 1e12
     resp = torch.rand(M, K, generator=gen, dtype=torch.float64) ** 40  # a third of them below 1e-20
     resp[0] = 1e-20
-    kept = latent._contributing_codes(codes, resp, (resp.T @ codes) / resp.sum(0)[:, None])
-    assert all(int(rows[0]) == 0 for rows in kept)  # the far code, in every component
-    assert sum(len(rows) for rows in kept) < 0.8 * M * K  # the terms below rounding are left out
+    components, kept = latent._contributing_codes(codes, resp, (resp.T @ codes) / resp.sum(0)[:, None])
+    assert int((kept == 0).sum()) == K and bool((components[kept == 0] == torch.arange(K)).all())  # the far code
+    assert len(kept) < 0.8 * M * K  # the terms below rounding are left out
     _, means, trils = latent._m_step(codes, resp)
     X, R = codes.numpy(), resp.numpy()
     eps = np.finfo(np.float64).eps
