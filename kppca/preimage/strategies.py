@@ -127,7 +127,7 @@ class KNNPreimage(Preimage):
     _constraints = {"n_neighbors": [_COUNT], "weighting": [StrOptions(("uniform", "distance"))]}
 
     def _map(self, points: FeaturePoints, context: TrainingContext, cache: LazyCache, start: int) -> torch.Tensor:
-        D2 = context.sq_distances(points.k_c, points.alpha)
+        D2 = context.sq_distances(points.k_c, points.dual_coefficients())
         if points.candidates is not None:
             # Largest finite value (knn_preimage refuses inf): never chosen while enough candidates remain.
             D2 = D2.masked_fill(~points.candidates, torch.finfo(D2.dtype).max)
@@ -262,7 +262,7 @@ class FixedPointPreimage(Preimage):
                 f"preimage='fixed-point' is derived for the RBF (Gaussian) kernel only; this model's kernel is "
                 f"{type(context.kernel).__name__}. Use 'smoother', 'knn' or 'learned'."
             )
-        alpha = points.alpha
+        alpha = points.dual_coefficients()
         gamma = dual_coefficients_to_expansion(alpha) if context.center else alpha
         init = self.options["init"]
         if not isinstance(init, str):
@@ -315,7 +315,8 @@ class LearnedMapPreimage(Preimage):
 
         out = cache.get(("learned", key, bandwidth, alpha), fit).predict(new)
         if refine:
-            gamma = dual_coefficients_to_expansion(points.alpha) if context.center else points.alpha
+            alpha = points.dual_coefficients()
+            gamma = dual_coefficients_to_expansion(alpha) if context.center else alpha
             with warnings.catch_warnings():
                 # A fixed number of steps, not a solve to convergence: the warning does not apply.
                 warnings.simplefilter("ignore", PreimageConvergenceWarning)

@@ -209,3 +209,28 @@ def test_reconstruct_means_inputs_on_both_models(digits):
     rec = rff.reconstruct(digits[:5], preimage="knn", n_neighbors=1)
     assert rec.shape == (5, digits.shape[1])
     np.testing.assert_allclose(rec, rff.inverse_transform(rff.transform(digits[:5]), preimage="knn", n_neighbors=1))
+
+
+def test_sampled_codes_keep_their_dual_coefficients_factored(digits):
+    """A dual model's latent points hold ``alpha = (h a) E^T`` as its factors; every strategy sees that matrix
+    (``dual_coefficients()``: numpy's product, to the rounding of q terms), and the smoother's row means ``alpha (K 1/N - 1^T K 1/N^2)``
+    from the factors agree with the dense product's: two sums over N and q terms of ``|alpha_i| |v_i|``, each
+    rounding by at most ``(N + q) eps`` of ``sum |left| |right|^T |v|``."""
+    from kppca.preimage.context import Factored
+
+    m = DualPPCA(5, kernel=RBF(1.5)).fit(digits)
+    h = torch.randn(7, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    points = m._latent_points(h)
+    assert isinstance(points.alpha, Factored) and points.alpha.shape == (7, 100)
+    dense = points.dual_coefficients()
+    left, right = (h * m._a_scale).numpy(), m.eigenvectors_.numpy()
+    bound = 2 * 5 * EPS * (abs(left) @ abs(right).T).max()
+    np.testing.assert_allclose(dense.numpy(), left @ right.T, rtol=0, atol=bound)
+    np.testing.assert_allclose(points.select(slice(2, 5)).dual_coefficients().numpy(), (left @ right.T)[2:5], rtol=0,
+                               atol=bound)
+    ctx = m.preimage_context()
+    c = ctx.centerer
+    v = (c.column_means_ - c.grand_mean_).abs()
+    scale = (points.alpha.left.abs() @ (points.alpha.right.abs().T @ v)).numpy()
+    np.testing.assert_allclose(ctx.row_means(points.alpha).numpy(), ctx.row_means(dense).numpy(), rtol=0,
+                               atol=2 * (100 + 5) * EPS * scale.max())

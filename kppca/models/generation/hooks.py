@@ -24,7 +24,7 @@ from ..._validation import ArrayLike, as_tensor, numpy_rng
 from ...kernels import KernelCenterer
 from ...kernels.gram_factors import GramFactor
 from ...preimage import FeaturePoints, TrainingContext
-from ...preimage.context import LandmarkContext
+from ...preimage.context import Factored, LandmarkContext
 from ...preimage.strategies import Preimage, make_preimage
 from .. import _streaming
 from .base import GenerationMixin
@@ -259,7 +259,7 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
             diag = diag - 2 * c.column_means_ + c.grand_mean_
         return TrainingContext(self.X_fit_, self.kernel_, c, diag, self._gram())
 
-    def _points(self, k_c: torch.Tensor, alpha: torch.Tensor) -> FeaturePoints:
+    def _points(self, k_c: torch.Tensor, alpha: torch.Tensor | Factored) -> FeaturePoints:
         def coordinates(n_coordinates: Any) -> tuple[torch.Tensor, torch.Tensor, Any]:
             """Principal coordinates: training ``E_p sqrt(lam_p)`` and new ``k_c E_p / sqrt(lam_p)``."""
             p, basis = self._learned_dimension(n_coordinates)
@@ -273,7 +273,7 @@ class DualGenerationMixin(GenerationMixin[FeaturePoints]):
         # k_c = K_c A h = E_q diag(lam a) h and psi - m = Phi_c A h, so alpha = A h.
         a = self._a_scale
         E = self.eigenvectors_
-        return self._points((h * (self.eigenvalues_ * a)) @ E.T, (h * a) @ E.T)
+        return self._points((h * (self.eigenvalues_ * a)) @ E.T, Factored(h * a, E))
 
     def _marginal_points(self, n: int, generator: torch.Generator, factor: str) -> FeaturePoints:
         k_c = self._draw_kernel(n, generator, factor)
