@@ -253,25 +253,31 @@ class KernelCenterer(HasFittedState):
         row_means = K_x.mean(1, keepdim=True)
         return (K_x - self.column_means_[None, :]).sub_(row_means).add_(self.grand_mean_)
 
-    def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float) -> torch.Tensor:
+    def uncenter(self, K_c: torch.Tensor, row_means: torch.Tensor | float,
+                 columns: slice | torch.Tensor | None = None) -> torch.Tensor:
         """Invert :meth:`transform` given the (usually unknown) row means ``s = 1^T k / N``.
 
         Parameters
         ----------
-        K_c : Tensor of shape (M, N)
+        K_c : Tensor of shape (M, N), or (M, c) of the training columns ``columns``
         row_means : Tensor of shape (M,) or float
+        columns : slice or Tensor of shape (M, c), optional
+            The training points of ``K_c``'s columns: a range, or per row (as ``torch.gather``); None: all N.
+            Each entry is computed as for the whole matrix (the same value).
 
         Returns
         -------
-        Tensor of shape (M, N)
+        Tensor of the shape of ``K_c``
         """
         if not self.center:
             return K_c.clone()
         column_means = self.column_means_.to(dtype=K_c.dtype, device=K_c.device)
+        column_means = column_means[None, :] if columns is None else (
+            column_means[None, columns] if isinstance(columns, slice) else column_means[columns])
         grand_mean = self.grand_mean_.to(dtype=K_c.dtype, device=K_c.device)
         s = torch.as_tensor(row_means, dtype=K_c.dtype, device=K_c.device)
         s = s.reshape(-1, 1) if s.ndim else s
-        return (K_c + column_means[None, :]).add_(s - grand_mean)  # one (M, N) result, no second temporary
+        return (K_c + column_means).add_(s - grand_mean)  # one result, no second temporary
 
 
 def _column_sums(K: torch.Tensor) -> torch.Tensor:

@@ -97,11 +97,18 @@ class TrainingContext:
         cm, gm = self.centerer.column_means_, self.centerer.grand_mean_
         return gm + alpha @ (cm - gm)
 
-    def raw_weights(self, k_c: torch.Tensor, alpha: torch.Tensor | Factored) -> torch.Tensor:
-        """Raw kernel weights ``<phi_i, psi> = k_c + K 1/N + (s - 1^T K 1/N^2) 1``, shape (M, N)."""
+    def raw_weights(self, k_c: torch.Tensor, alpha: torch.Tensor | Factored,
+                    columns: slice | torch.Tensor | None = None) -> torch.Tensor:
+        """Raw kernel weights ``<phi_i, psi> = k_c + K 1/N + (s - 1^T K 1/N^2) 1``, shape (M, N).
+
+        ``columns``: only those of the training points ``columns`` (a range, or (M, c) per row as ``torch.gather``),
+        (M, c), each the same value as in the whole matrix.
+        """
+        if columns is not None:
+            k_c = k_c[:, columns] if isinstance(columns, slice) else torch.gather(k_c, 1, columns)
         if not self.center:
             return k_c
-        return self.centerer.uncenter(k_c, self.row_means(alpha))
+        return self.centerer.uncenter(k_c, self.row_means(alpha), columns)
 
     def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
         """Feature-space distances ``|psi - phi_i|^2 = |psi - m|^2 - 2 k_c + |phi_i - m|^2``, (M, N), >= 0."""

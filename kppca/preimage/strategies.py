@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import torch
@@ -215,24 +215,33 @@ class SmootherPreimage(Preimage):
         N = context.n_samples
         estimate = self.options["estimate"]
         if isinstance(estimate, str) and estimate == "span":
-            W = context.raw_weights(points.k_c, points.alpha)
+            # computed where needed: each entry is the same wherever it is computed
+            def raw(columns=None):
+                return context.raw_weights(points.k_c, points.alpha, columns)
         else:
             W = uncenter_kernel_vectors(points.k_c, context.centerer, estimate)
+
+            def raw(columns=None):
+                if columns is None:
+                    return W
+                return W[:, columns] if isinstance(columns, slice) else torch.gather(W, 1, columns)
         n_neighbors = _at_most(self.options["n_neighbors"], N)
         clip, eps = bool(self.options["clip_negative"]), float(self.options["epsilon"])
         hubs = self.hub_scores(context, cache, points.sampled)
         cand = points.candidates
         if n_neighbors is None or n_neighbors >= N or (hubs is None and cand is None):
+            W = raw()
             if cand is not None:  # then every training point is kept: the others must weigh nothing
                 W = W.masked_fill(~cand, 0.0)
             out, bad = _smooth(W, context.X, n_neighbors, clip, eps)
         else:
             # Choose the neighbours by the hub-corrected score, weigh them by the raw kernel values.
-            score = W if hubs is None else W - hubs
-            if cand is not None:
-                score = score.masked_fill(~cand, -torch.inf)
-            idx = torch.topk(score, n_neighbors, dim=1).indices
-            Wk = torch.gather(W, 1, idx)
+            def score(c: slice) -> torch.Tensor:
+                S = raw(c) if hubs is None else raw(c) - hubs[c]
+                return S if cand is None else S.masked_fill(~cand[:, c], -torch.inf)
+
+            idx = _largest_by_column_blocks(score, len(points), N, n_neighbors)
+            Wk = raw(idx)
             if cand is not None:  # fewer candidates than n_neighbors: the rest must not count
                 Wk = Wk.masked_fill(~torch.gather(cand, 1, idx), 0.0)
             out, bad = _smooth_selected(Wk, idx, context.X, clip, eps, N)
@@ -243,6 +252,27 @@ class SmootherPreimage(Preimage):
             fallback = KNNPreimage(n_neighbors=k, weighting="distance")
             out[bad] = fallback._map(points.select(bad), context, cache, start)
         return out
+
+
+#: Entries of a block of scores in :func:`_largest_by_column_blocks` (16 MiB in float32).
+SCORE_BLOCK_ENTRIES = 1 << 22
+
+
+def _largest_by_column_blocks(score: Callable[[slice], torch.Tensor], M: int, N: int, k: int) -> torch.Tensor:
+    """Column indices (M, k) of each row's k largest ``score`` values, in descending order, from ``score(columns)``
+    (M, c) over blocks of columns: no (M, N) temporaries (at N = 60,000 their first touch cost more than the work).
+    The same indices as one ``topk`` over whole rows, but for the order among exactly equal scores."""
+    step = max(k, SCORE_BLOCK_ENTRIES // max(1, M))
+    values = indices = None
+    for c0 in range(0, N, step):
+        block = slice(c0, min(c0 + step, N))
+        v, i = torch.topk(score(block), min(k, block.stop - c0), dim=1)
+        i += c0
+        if values is not None:
+            v, j = torch.topk(torch.cat([values, v], 1), min(k, values.shape[1] + v.shape[1]), dim=1)
+            i = torch.gather(torch.cat([indices, i], 1), 1, j)
+        values, indices = v, i
+    return indices
 
 
 class FixedPointPreimage(Preimage):

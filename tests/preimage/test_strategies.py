@@ -234,3 +234,29 @@ def test_sampled_codes_keep_their_dual_coefficients_factored(digits):
     scale = (points.alpha.left.abs() @ (points.alpha.right.abs().T @ v)).numpy()
     np.testing.assert_allclose(ctx.row_means(points.alpha).numpy(), ctx.row_means(dense).numpy(), rtol=0,
                                atol=2 * (100 + 5) * EPS * scale.max())
+
+
+@pytest.mark.parametrize("M, N, k", [(7, 50, 3), (5, 40, 12), (1, 9, 8)])
+def test_largest_by_column_blocks_is_one_topk_over_whole_rows(monkeypatch, M, N, k):
+    """Blocks of columns (here 8 wide, or k if larger), merged block by block, find the same indices in the same
+    order as one ``topk`` over whole rows (distinct scores: the order among ties is the only freedom)."""
+    from kppca.preimage import strategies
+
+    S = torch.randn(M, N, generator=torch.Generator().manual_seed(k), dtype=torch.float64)
+    seen = []
+    monkeypatch.setattr(strategies, "SCORE_BLOCK_ENTRIES", 8 * M)
+    idx = strategies._largest_by_column_blocks(lambda c: seen.append(c) or S[:, c], M, N, k)
+    assert len(seen) > 1  # several blocks
+    torch.testing.assert_close(idx, torch.topk(S, k, dim=1).indices, rtol=0, atol=0)
+
+
+def test_raw_weights_of_some_columns_are_the_entries_of_the_whole_matrix(digits):
+    """``raw_weights(..., columns)`` of a range or of per-row indices: bitwise the entries of the whole matrix."""
+    m = DualPPCA(5, kernel=RBF(1.5)).fit(digits)
+    points = m._latent_points(torch.randn(6, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+    ctx = m.preimage_context()
+    W = ctx.raw_weights(points.k_c, points.alpha)
+    torch.testing.assert_close(ctx.raw_weights(points.k_c, points.alpha, slice(30, 71)), W[:, 30:71], rtol=0, atol=0)
+    idx = torch.randint(0, 100, (6, 4), generator=torch.Generator().manual_seed(2))
+    torch.testing.assert_close(ctx.raw_weights(points.k_c, points.alpha, idx), torch.gather(W, 1, idx), rtol=0,
+                               atol=0)
