@@ -159,12 +159,23 @@ def _m_step(H: torch.Tensor, resp: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     K, q = means.shape
     cov = H.new_empty(K, q, q)
     components, codes = _contributing_codes(H, resp, means)
-    # centred codes (as scikit-learn): no cancellation for codes far from the origin
-    diff = H[codes] - means[components]
-    weighted = diff * resp[codes, components][:, None]
-    ends = torch.bincount(components, minlength=K).cumsum(0).tolist()
-    for j, (start, end) in enumerate(zip([0] + ends[:-1], ends)):
-        torch.mm(weighted[start:end].T, diff[start:end], out=cov[j])
+    counts = torch.bincount(components, minlength=K).tolist()
+    start, j = 0, 0
+    while j < K:
+        # the kept terms of components j..stop-1 at once, at most M of them (one component's worth at most):
+        # no more memory than a loop over the components
+        stop, size = j + 1, counts[j]
+        while stop < K and size + counts[stop] <= H.shape[0]:
+            size, stop = size + counts[stop], stop + 1
+        rows, comps = codes[start : start + size], components[start : start + size]
+        # centred codes (as scikit-learn): no cancellation for codes far from the origin
+        diff = H[rows] - means[comps]
+        weighted = diff * resp[rows, comps][:, None]
+        offset = 0
+        for i in range(j, stop):
+            torch.mm(weighted[offset : offset + counts[i]].T, diff[offset : offset + counts[i]], out=cov[i])
+            offset += counts[i]
+        start, j = start + size, stop
     cov /= nk[:, None, None]
     cov.diagonal(dim1=1, dim2=2).add_(REG_COVAR)
     return nk / nk.sum(), means, torch.linalg.cholesky(cov)
