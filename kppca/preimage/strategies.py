@@ -216,12 +216,12 @@ class SmootherPreimage(Preimage):
         estimate = self.options["estimate"]
         if isinstance(estimate, str) and estimate == "span":
             # computed where needed: each entry is the same wherever it is computed
-            def raw(columns=None):
+            def raw(columns: slice | torch.Tensor | None = None) -> torch.Tensor:
                 return context.raw_weights(points.k_c, points.alpha, columns)
         else:
             W = uncenter_kernel_vectors(points.k_c, context.centerer, estimate)
 
-            def raw(columns=None):
+            def raw(columns: slice | torch.Tensor | None = None) -> torch.Tensor:
                 if columns is None:
                     return W
                 return W[:, columns] if isinstance(columns, slice) else torch.gather(W, 1, columns)
