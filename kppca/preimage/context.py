@@ -15,7 +15,15 @@ from ._common import dtype_device
 if TYPE_CHECKING:
     from ..kernels.centered_gram import CenteredGram
 
-__all__ = ["TrainingContext", "LandmarkContext", "FeaturePoints", "Factored"]
+__all__ = ["TrainingContext", "LandmarkContext", "FeaturePoints", "Factored", "take_columns"]
+
+
+def take_columns(W: torch.Tensor, columns: slice | torch.Tensor | None) -> torch.Tensor:
+    """The columns ``columns`` of ``W`` (M, N): all (None), a range (a slice), or per row ((M, c) indices, as
+    ``torch.gather``)."""
+    if columns is None:
+        return W
+    return W[:, columns] if isinstance(columns, slice) else torch.gather(W, 1, columns)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,17 +106,19 @@ class TrainingContext:
         return gm + alpha @ (cm - gm)
 
     def raw_weights(self, k_c: torch.Tensor, alpha: torch.Tensor | Factored,
-                    columns: slice | torch.Tensor | None = None) -> torch.Tensor:
+                    columns: slice | torch.Tensor | None = None, *,
+                    row_means: torch.Tensor | None = None) -> torch.Tensor:
         """Raw kernel weights ``<phi_i, psi> = k_c + K 1/N + (s - 1^T K 1/N^2) 1``, shape (M, N).
 
-        ``columns``: only those of the training points ``columns`` (a range, or (M, c) per row as ``torch.gather``),
-        (M, c), each the same value as in the whole matrix.
+        ``columns``: only those of the training points ``columns`` (as :func:`take_columns`), (M, c), each the same
+        value as in the whole matrix. ``row_means``: ``s = row_means(alpha)`` when already computed (a caller that
+        asks for many blocks of columns computes it once).
         """
-        if columns is not None:
-            k_c = k_c[:, columns] if isinstance(columns, slice) else torch.gather(k_c, 1, columns)
+        k_c = take_columns(k_c, columns)
         if not self.center:
             return k_c
-        return self.centerer.uncenter(k_c, self.row_means(alpha), columns)
+        s = self.row_means(alpha) if row_means is None else row_means
+        return self.centerer.uncenter(k_c, s, columns)
 
     def sq_distances(self, k_c: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
         """Feature-space distances ``|psi - phi_i|^2 = |psi - m|^2 - 2 k_c + |phi_i - m|^2``, (M, N), >= 0."""

@@ -18,7 +18,7 @@ from .._linalg import block_rows as default_block_rows
 from .._param_validation import Integral, Interval, Real, StrOptions, validate_parameter_constraints
 from .._validation import as_tensor
 from ..kernels import RBF
-from .context import FeaturePoints, TrainingContext
+from .context import FeaturePoints, TrainingContext, take_columns
 from .fixed_point import PreimageConvergenceWarning, dual_coefficients_to_expansion, fixed_point_preimage
 from .learned import RIDGES, LearnedPreimage, median_heuristic_bandwidth, select_bandwidth_and_ridge
 from .smoother import ESTIMATE_CONSTRAINTS, _smooth, _smooth_selected, knn_preimage, uncenter_kernel_vectors
@@ -215,16 +215,16 @@ class SmootherPreimage(Preimage):
         N = context.n_samples
         estimate = self.options["estimate"]
         if isinstance(estimate, str) and estimate == "span":
-            # computed where needed: each entry is the same wherever it is computed
+            # computed where needed (each entry is the same wherever it is computed), the row means once
+            row_means = context.row_means(points.alpha)
+
             def raw(columns: slice | torch.Tensor | None = None) -> torch.Tensor:
-                return context.raw_weights(points.k_c, points.alpha, columns)
+                return context.raw_weights(points.k_c, points.alpha, columns, row_means=row_means)
         else:
             W = uncenter_kernel_vectors(points.k_c, context.centerer, estimate)
 
             def raw(columns: slice | torch.Tensor | None = None) -> torch.Tensor:
-                if columns is None:
-                    return W
-                return W[:, columns] if isinstance(columns, slice) else torch.gather(W, 1, columns)
+                return take_columns(W, columns)
         n_neighbors = _at_most(self.options["n_neighbors"], N)
         clip, eps = bool(self.options["clip_negative"]), float(self.options["epsilon"])
         hubs = self.hub_scores(context, cache, points.sampled)

@@ -257,6 +257,9 @@ def test_raw_weights_of_some_columns_are_the_entries_of_the_whole_matrix(digits)
     ctx = m.preimage_context()
     W = ctx.raw_weights(points.k_c, points.alpha)
     torch.testing.assert_close(ctx.raw_weights(points.k_c, points.alpha, slice(30, 71)), W[:, 30:71], rtol=0, atol=0)
+    s = ctx.row_means(points.alpha)  # given once for many blocks: the same entries
+    torch.testing.assert_close(ctx.raw_weights(points.k_c, points.alpha, slice(30, 71), row_means=s), W[:, 30:71],
+                               rtol=0, atol=0)
     idx = torch.randint(0, 100, (6, 4), generator=torch.Generator().manual_seed(2))
     torch.testing.assert_close(ctx.raw_weights(points.k_c, points.alpha, idx), torch.gather(W, 1, idx), rtol=0,
                                atol=0)
