@@ -13,7 +13,11 @@ its upper half), every row un-centered and a ``topk`` taken per row. This script
    and last the old mirror + ``topk`` (it mirrors the buffer); it prints their largest differences against
    ``eps max|K|``.
 
+With ``--device cuda`` the model is fitted and sampled on the GPU (step 1 only; times end with a synchronize,
+memory is ``torch.cuda.max_memory_allocated``).
+
 Run:  python benchmarks/bench_hub_scores.py --mnist-dir DIR --n-train 60000 [--compare] [--torch-passes]
+      [--device cuda]
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--torch-passes", action="store_true", help="sample with the torch passes even with numba")
+    parser.add_argument("--device", default="cpu", help="torch device of the model (e.g. cuda); default cpu")
     args = parser.parse_args()
     if not args.mnist_dir:
         raise SystemExit("needs the full MNIST training set: --mnist-dir DIR or KPPCA_MNIST_DIR")
@@ -66,35 +71,50 @@ def main() -> None:
     # the main job's model: its q follows N as in kppca sample
     options = argparse.Namespace(bandwidth=DEFAULTS["bandwidth"], n_components=auto_n_components(len(X)), sigma2=None,
                                  dtype=args.dtype, seed=0)
-    model = build_model(options)
+    model = build_model(options).set_params(device=args.device)
+    device = torch.device(args.device)
+
+    def now() -> float:
+        if device.type == "cuda":  # kernels run asynchronously: a time ends when they have finished
+            torch.cuda.synchronize(device)
+        return time.perf_counter()
+
+    if device.type == "cuda":
+        # the CUDA context, cuBLAS and cuSOLVER load once per process: not part of the fit's time
+        build_model(options).set_params(device=args.device).fit(X[:1000]).sample(2, random_state=0)
+        torch.cuda.reset_peak_memory_stats(device)
     if args.torch_passes:
         from kppca._linalg import fused_passes
 
         fused_passes.available = lambda L, shift: False
-    t = time.perf_counter()
+    t = now()
     model.fit(X)
-    fit = time.perf_counter() - t
+    fit = now() - t
     timed = {}
     original = row_selection.row_top_means
 
     def timed_hubs(*a, **kw):
-        t0 = time.perf_counter()
+        t0 = now()
         out = original(*a, **kw)
-        timed["hub scores"] = time.perf_counter() - t0
+        timed["hub scores"] = now() - t0
         return out
 
     row_selection.row_top_means = timed_hubs
     import kppca.kernels.centered_gram as centered_gram
 
     centered_gram.row_top_means = timed_hubs
-    t = time.perf_counter()
+    t = now()
     model.sample(2000, random_state=0)
-    sample = time.perf_counter() - t
+    sample = now() - t
     centered_gram.row_top_means = row_selection.row_top_means = original
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"N = {args.n_train} ({args.dtype}), load {os.getloadavg()[0]:.1f}: fit {fit:.1f} s, sample(2000) "
-          f"{sample:.1f} s (hub scores {timed.get('hub scores', 0.0):.1f} s), (fit + sample) / fit "
-          f"{(fit + sample) / fit:.2f}x, peak RSS {peak:.1f} GiB", flush=True)
+    where = f"peak RSS {peak:.1f} GiB"
+    if device.type == "cuda":
+        where = f"{torch.cuda.get_device_name(device)}, peak GPU memory " \
+                f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB, {where}"
+    print(f"N = {args.n_train} ({args.dtype}, {args.device}), load {os.getloadavg()[0]:.1f}: fit {fit:.2f} s, "
+          f"sample(2000) {sample:.2f} s (hub scores {timed.get('hub scores', 0.0):.2f} s), (fit + sample) / fit "
+          f"{(fit + sample) / fit:.2f}x, {where}", flush=True)
     if args.compare:
         from kppca._linalg import fused_passes
 

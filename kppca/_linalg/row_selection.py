@@ -37,6 +37,10 @@ DIRECT_MAX = 4096
 #: 0.24 s in 512 x 8192 (with spinning threads 0.16 and 0.18 s).
 TILE_ROWS, TILE_COLUMNS = 512, 8192
 
+#: The tile on a GPU, where element-wise kernels are cheap and each tile costs kernel launches and, in the
+#: band pass, a synchronisation (its ``nonzero``): larger tiles (chosen on an H200, benchmarks/README.md).
+GPU_TILE_ROWS, GPU_TILE_COLUMNS = 2048, 32768
+
 #: Margin of the second threshold beyond the k-th largest entry, in standard deviations of its estimate.
 MARGIN_SD = 3.0
 
@@ -165,9 +169,10 @@ def _whole_rows(L: torch.Tensor, shift: torch.Tensor, k: int, rows: torch.Tensor
     step = max(1, min(N // 32, (1 << 22) // N))
     for b in range(0, rows.numel(), step):
         R = rows[b : b + step]
-        # A symmetric: its rows R are its columns R, assembled in blocks of TILE_COLUMNS rows (the strict upper
+        # A symmetric: its rows R are its columns R, assembled in blocks of a tile's columns (the strict upper
         # triangle is read only inside those blocks: at N = 60,000 it is never touched outside them)
-        W = torch.cat([_columns(L, R, i0, min(i0 + TILE_COLUMNS, N)) for i0 in range(0, N, TILE_COLUMNS)])
+        columns = _tile_shape(L)[1]
+        W = torch.cat([_columns(L, R, i0, min(i0 + columns, N)) for i0 in range(0, N, columns)])
         W = W.T.add(shift[None, :])
         W[torch.arange(R.numel(), device=L.device), R] = -torch.inf  # not its own neighbour
         out[b : b + step] = torch.topk(W, k, dim=1, sorted=False).values.sum(1, dtype=torch.float64) / k
@@ -194,29 +199,32 @@ def _tiles(L: torch.Tensor, shift: torch.Tensor):
     (axis 1), by the same addition, so that every pass sees bitwise the same ``w``. ``W`` is a reused buffer.
     """
     N = L.shape[0]
-    rows = _tile_rows(N)
-    buffer = L.new_empty(_tile_size(N))
+    rows, columns = _tile_shape(L)
+    buffer = L.new_empty(_tile_size(L))
     for i0 in range(0, N, rows):
         i1 = min(i0 + rows, N)
         D = L[i0:i1, i0:i1].tril()
         W = (D + D.tril(-1).T).add_(shift[None, i0:i1])
         W.diagonal().fill_(-torch.inf)  # not its own neighbour
         yield slice(i0, i1), W, 0
-        for j0 in range(0, i0, TILE_COLUMNS):
-            j1 = min(j0 + TILE_COLUMNS, i0)
+        for j0 in range(0, i0, columns):
+            j1 = min(j0 + columns, i0)
             T, W = L[i0:i1, j0:j1], buffer[: (i1 - i0) * (j1 - j0)].view(i1 - i0, j1 - j0)
             yield slice(i0, i1), torch.add(T, shift[None, j0:j1], out=W), 0
             yield slice(j0, j1), torch.add(T, shift[i0:i1, None], out=W), 1
 
 
-def _tile_rows(N: int) -> int:
-    """Rows of a tile: :data:`TILE_ROWS`, at most ``N / 32`` (a few tiles' temporaries are small beside ``L``)."""
-    return max(1, min(TILE_ROWS, N // 32))
+def _tile_shape(L: torch.Tensor) -> tuple[int, int]:
+    """(rows, columns) of a tile for ``L``'s device; at most ``N / 32`` rows (a few tiles' temporaries are small
+    beside ``L``)."""
+    rows, columns = (TILE_ROWS, TILE_COLUMNS) if L.device.type == "cpu" else (GPU_TILE_ROWS, GPU_TILE_COLUMNS)
+    return max(1, min(rows, L.shape[0] // 32)), columns
 
 
-def _tile_size(N: int) -> int:
+def _tile_size(L: torch.Tensor) -> int:
     """Entries of the largest tile (the diagonal ones are square)."""
-    return _tile_rows(N) * min(TILE_COLUMNS, N)
+    rows, columns = _tile_shape(L)
+    return rows * min(columns, L.shape[0])
 
 
 def _along(t: torch.Tensor, rows: slice, axis: int) -> torch.Tensor:
@@ -247,7 +255,7 @@ def _count_pass(L: torch.Tensor, shift: torch.Tensor, t: torch.Tensor) -> torch.
         return fused_passes.count_pass(L, shift, t)
     N = L.shape[0]
     signs = torch.zeros(N, dtype=torch.float64, device=L.device)
-    scratch = L.new_empty(_tile_size(N))
+    scratch = L.new_empty(_tile_size(L))
     for rows, W, axis in _tiles(L, shift):
         signs[rows] += _difference(W, _along(t, rows, axis), scratch).sign_().sum(1 - axis)
     return ((signs + N) / 2).round().long()  # N entries per row, its own (-inf) below
@@ -262,7 +270,7 @@ def _band_pass(L: torch.Tensor, shift: torch.Tensor, lower: torch.Tensor,
     N = L.shape[0]
     sums = torch.zeros(N, dtype=torch.float64, device=L.device)
     counts = torch.zeros(N, dtype=L.dtype, device=L.device)
-    over_upper, over_lower = L.new_empty(_tile_size(N)), L.new_empty(_tile_size(N))
+    over_upper, over_lower = L.new_empty(_tile_size(L)), L.new_empty(_tile_size(L))
     band_rows, band_values = [], []
     for rows, W, axis in _tiles(L, shift):
         up, lo = _along(upper, rows, axis), _along(lower, rows, axis)

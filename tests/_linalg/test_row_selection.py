@@ -136,6 +136,31 @@ def test_rows_whose_thresholds_miss_fall_back_to_whole_rows(rng, small_tiles, mo
     np.testing.assert_allclose(got, reference(A, shift.numpy(), k), rtol=0, atol=tolerance(1.1, k, torch.float64))
 
 
+def test_the_tile_follows_the_device():
+    """CPU tiles on the CPU, the larger GPU tiles elsewhere (a meta tensor stands for a GPU's), at most N / 32 rows."""
+    assert row_selection._tile_shape(torch.empty(100_000, 1, device="meta").expand(100_000, 100_000)) == (
+        row_selection.GPU_TILE_ROWS, row_selection.GPU_TILE_COLUMNS)
+    assert row_selection._tile_shape(torch.empty(100_000, 1).expand(100_000, 100_000)) == (
+        row_selection.TILE_ROWS, row_selection.TILE_COLUMNS)
+    assert row_selection._tile_shape(torch.empty(3_200, 1, device="meta").expand(3_200, 3_200))[0] == 100
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("integer", [False, True])
+def test_the_passes_on_a_gpu_equal_the_sort(rng, monkeypatch, dtype, integer):
+    """On a GPU the torch passes run in the GPU tiles (here small, so that a few hundred rows cross many)."""
+    monkeypatch.setattr(row_selection, "GPU_TILE_ROWS", 16)
+    monkeypatch.setattr(row_selection, "GPU_TILE_COLUMNS", 48)
+    N, k = 400, 40
+    A, L, shift = symmetric_lower(rng, N, dtype, integer)
+    got = row_top_means(L.cuda(), shift.cuda(), k, n_sample=64, direct_max=0)
+    assert got.device.type == "cuda"
+    expected = reference(A.astype(np.float32) if dtype == torch.float32 else A, shift.numpy(), k)
+    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=0,
+                               atol=tolerance(float(np.abs(A).max() + shift.abs().max()), k, dtype))
+
+
 def test_k_out_of_range_is_refused():
     with pytest.raises(ValueError, match=r"k must be in \[1, N - 1\]"):
         row_top_means(torch.zeros(5, 5), torch.zeros(5), 5)
