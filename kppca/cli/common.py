@@ -182,7 +182,8 @@ def load_training_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
         # --report judges on the digits left out: leave it 10,000 (a sixth of fewer), as benchmarks/ hold out
         spare = min(10_000, len(y_all) // 6) if getattr(args, "report", False) else 0
         # RAM alone (psutil's "available"): a model sized to run fast must not count on swap
-        n, args.dtype = auto_n_train(len(y_all) - spare, args.dtype, available_memory("cpu", swap=False))
+        memory = available_memory(getattr(args, "device", None) or "cpu", swap=False)  # the GPU's with --device cuda
+        n, args.dtype = auto_n_train(len(y_all) - spare, args.dtype, memory)
         print(f"--n-train auto: N = {n} of {len(y_all)} digits in {args.dtype} (fit + sampling within about "
               f"{AUTO_TIME_BUDGET_S:.0f} s and {AUTO_MEMORY_SHARE:.0%} of the available memory)")
     if n > len(y_all):
@@ -219,15 +220,34 @@ def build_model(args: argparse.Namespace) -> Any:
     if q is None and args.sigma2 is None:
         q = DEFAULTS["n_components"]
     return DualPPCA(q, sigma2=args.sigma2, kernel=kernel, dtype=args.dtype or DEFAULTS["dtype"],
-                    random_state=args.seed)
+                    device=checked_device(args), random_state=args.seed)
 
 
-def load_model(path: str) -> Any:
-    """The model saved in ``path`` (an existing file: :func:`check_paths`)."""
+def checked_device(args: argparse.Namespace) -> str | None:
+    """``--device`` (None: the CPU) once it is known to exist here; else an :class:`OptionError`."""
+    device = getattr(args, "device", None)
+    if device is None or device == "cpu":
+        return device
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise OptionError("--device", f"{device} asks for a GPU, but torch sees no CUDA device here "
+                          f"(torch {torch.__version__}, torch.cuda.is_available() is False); leave --device out to "
+                          "compute on the CPU")
+    index = int(device.partition(":")[2] or 0)
+    if index >= count:
+        raise OptionError("--device", f"{device} does not exist: this machine has {count} CUDA device(s), "
+                          f"cuda:0 to cuda:{count - 1}")
+    return device
+
+
+def load_model(path: str, device: str | None = None) -> Any:
+    """The model saved in ``path`` (an existing file: :func:`check_paths`), on ``device`` (default: the CPU)."""
     from .. import ModelFileError, load
 
     try:
-        return load(path, map_location="cpu")
+        return load(path, map_location=device or "cpu")
     except (ModelFileError, OSError) as exc:  # a bad or unreadable file, from the user's point of view
         raise UserError(f"cannot read model file {path!r}: {exc}") from exc
 
@@ -250,7 +270,7 @@ def prepare(args: argparse.Namespace, stages: Stages) -> Any:
                                                        "mnist_dir") if getattr(args, k) is not None]
         if ignored:
             print(f"{PROG}: note: --model given, ignoring {', '.join(ignored)}", file=sys.stderr)
-        model = stages.run("load model", load_model, args.model)
+        model = stages.run("load model", load_model, args.model, checked_device(args))
         print(f"loaded {args.model}")
     else:
         unfitted = build_model(args)  # option errors before the data are read

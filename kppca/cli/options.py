@@ -95,6 +95,15 @@ seed = checked_number(Range("int", 0, MAX_SEED, closed="both"))
 components = checked_number(Range("int", 1, None, closed="left"), Range("real_not_int", 0, 1, closed="neither"))
 
 
+def device_name(text: str) -> str:
+    """``--device``: ``cpu``, ``cuda`` or ``cuda:N`` (whether the machine has it is checked once torch is loaded)."""
+    name = text.strip().lower()
+    kind, colon, index = name.partition(":")
+    if kind not in ("cpu", "cuda") or (colon and (kind == "cpu" or not index.isdigit())):
+        raise argparse.ArgumentTypeError(f"expected 'cpu', 'cuda' or 'cuda:N' (N a GPU's number), got {text!r}")
+    return name
+
+
 def thread_count(text: str) -> int:
     """``--threads``: a positive int, at most the machine's CPUs (more threads only wait for one another)."""
     value = positive_int(text)
@@ -197,6 +206,11 @@ def add_model_options(p: argparse.ArgumentParser, *, loadable: bool) -> None:
     g.add_argument(
         "--seed", type=seed, default=DEFAULTS["seed"], metavar="SEED",
         help=f"random seed of the training subset and of the samples, 0 to 2**64 - 1 (default: {DEFAULTS['seed']})",
+    )
+    g.add_argument(
+        "--device", type=device_name, metavar="DEV",
+        help="where the model computes: cpu (default), or cuda / cuda:N, a GPU, whose memory then holds the N x N "
+        "Gram matrix (and --n-train auto sizes N by it)",
     )
     if loadable:
         g.add_argument(

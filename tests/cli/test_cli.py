@@ -210,7 +210,7 @@ def test_load_errors_are_one_line(tmp_path, capsys, monkeypatch, error):
     class NotAModel(error):
         pass
 
-    def load(path):
+    def load(path, device=None):
         raise NotAModel(f"{path!r} is not a kppca model file:\nit starts with a PNG signature")
 
     monkeypatch.setattr(cli, "load_model", load)

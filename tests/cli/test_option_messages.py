@@ -100,3 +100,32 @@ def test_library_words_become_flags_only_for_parameters():
     assert in_option_words(ValueError("n_components=2"), loaded, "generate") == "n_components=2"
     memory = _resources.InsufficientMemoryError("sample(n=10) needs at least 1 GB")
     assert in_option_words(memory, loaded, "generate").endswith("Here: a smaller --n-samples.")
+
+
+def test_device_names_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
+    """``--device``: a name that is no torch device, or a GPU this machine lacks, is refused naming the flag."""
+    import torch
+
+    out = str(tmp_path / "s.npy")
+    for bad in ("gpu", "cuda:x", "cpu:0"):
+        err = _error(capsys, ["sample", *SMALL, "--device", bad, "--out", out], 2)
+        assert f"argument --device: expected 'cpu', 'cuda' or 'cuda:N' (N a GPU's number), got {bad!r}" in err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    err = _error(capsys, ["sample", *SMALL, "--device", "cuda", "--out", out], 2)
+    assert "argument --device: cuda asks for a GPU, but torch sees no CUDA device here" in err
+    assert "leave --device out to compute on the CPU" in err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    err = _error(capsys, ["sample", *SMALL, "--device", "cuda:2", "--out", out], 2)
+    assert "argument --device: cuda:2 does not exist: this machine has 2 CUDA device(s), cuda:0 to cuda:1" in err
+    assert not os.path.exists(out)
+
+
+def test_device_cpu_is_the_default(capsys, tmp_path):
+    """``--device cpu`` computes what the default does, bit for bit."""
+    import numpy as np
+
+    common = ["sample", *SMALL, "--n-train", "60", "--n-components", "4", "--n-samples", "3"]
+    assert main([*common, "--out", str(tmp_path / "a.npy")]) == 0
+    assert main([*common, "--device", "cpu", "--out", str(tmp_path / "b.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
