@@ -1,6 +1,6 @@
 """Uncertainty and inference for the PPCA models: Pyro models, ArviZ data, summaries, model selection."""
 
-from .arviz_adapter import arviz_major_version, from_groups, from_pyro_mcmc, to_inference_data
+from .arviz_adapter import arviz_major_version, arviz_summary, from_groups, from_pyro_mcmc, to_inference_data
 from .kpca_limit import default_sigma2_grid, kpca_limit_model, kpca_limit_sweep
 from .nuts import run_nuts
 from .pyro_models import (
@@ -26,6 +26,7 @@ __all__ = [
     "from_pyro_mcmc",
     "from_groups",
     "arviz_major_version",
+    "arviz_summary",
     "latent_summary",
     "draws_summary",
     "normal_hdi",

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._param_validation import Integral, Interval, check_scalar
+from .._param_validation import Integral, Interval, Real, check_scalar
 from .._validation import torch_generator
 
 __all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "LATENT_DIMS"]
@@ -84,6 +84,40 @@ def from_groups(
     if attrs and "posterior" in data:
         idata.posterior.attrs.update(dict(attrs))
     return idata
+
+
+def arviz_summary(
+    data: Any, var_names: Sequence[str] | None = None, *, kind: str = "all", hdi_prob: float = 0.94,
+    arviz_module: Any = None,
+) -> Any:
+    """``arviz.summary`` called the same way on ArviZ 0.x and 1.x: unrounded values, the HDI in two fixed columns.
+
+    ArviZ 1 renamed ``hdi_prob`` to ``ci_prob`` (with ``ci_kind="hdi"``) and the interval's columns from
+    ``hdi_3%``/``hdi_97%`` to ``hdi94_lb``/``hdi94_ub``; both round by default.
+
+    Parameters
+    ----------
+    data : ArviZ data (e.g. from :func:`to_inference_data` or :func:`from_groups`)
+    var_names : sequence of str, optional
+    kind : {"all", "stats", "diagnostics"}, default "all"
+    hdi_prob : float in (0, 1), default 0.94
+    arviz_module : module, optional
+        Instead of ``import arviz`` (for tests).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per scalar variable; ``kind="stats"`` columns ``mean``, ``sd``, ``hdi_lower``, ``hdi_upper``, and
+        ``kind="all"`` adds ArviZ's diagnostics (``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``).
+    """
+    az = _import_arviz(arviz_module)
+    hdi_prob = float(check_scalar(hdi_prob, "hdi_prob", [Interval(Real, 0, 1, closed="neither")]))
+    if arviz_major_version(az) >= 1:
+        table = az.summary(data, var_names=var_names, kind=kind, ci_prob=hdi_prob, ci_kind="hdi", round_to="none")
+    else:
+        table = az.summary(data, var_names=var_names, kind=kind, hdi_prob=hdi_prob, round_to="none")
+    interval = [c for c in table.columns if str(c).startswith("hdi")]  # lower bound first in both versions
+    return table.rename(columns=dict(zip(interval, ("hdi_lower", "hdi_upper"))))
 
 
 def _obs_coords(M: int, obs_names: Sequence[Any] | None) -> list[Any]:

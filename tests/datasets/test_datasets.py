@@ -468,7 +468,7 @@ def test_mnist_labels_outside_0_to_9_are_rejected(tmp_path, bad):
 def test_mnist_signed_labels_outside_0_to_9_are_rejected(tmp_path):
     images, labels = _fake_split()
     write_idx(tmp_path / "train-images-idx3-ubyte", images)
-    write_idx(tmp_path / "train-labels-idx1-ubyte", np.where(np.arange(30) == 3, -1, labels).astype(np.int8))
+    write_idx(tmp_path / "train-labels-idx1-ubyte", np.where(np.arange(30) == 3, -1, labels.astype(np.int8)))
     with pytest.raises(ValueError, match="found -1 at row 3"):
         load_mnist(path=tmp_path)
 

@@ -21,6 +21,7 @@ from scipy.stats import chi2, norm  # noqa: E402
 from kppca import DualPPCA, PrimalPPCA  # noqa: E402
 from kppca.inference import (  # noqa: E402
     arviz_major_version,
+    arviz_summary,
     bayesian_model,
     draws_summary,
     from_pyro_mcmc,
@@ -53,6 +54,12 @@ class FakeArviz1(types.ModuleType):
     def from_dict(self, *args, **kwargs):
         self.calls.append((args, kwargs))
         return {"fake_datatree": True}
+
+    def summary(self, data, **kwargs):
+        import pandas as pd
+
+        self.calls.append(((data,), kwargs))
+        return pd.DataFrame({"mean": [0.5], "sd": [1.0], "hdi94_lb": [-1.0], "hdi94_ub": [2.0]}, index=["h[0]"])
 
 
 def _installed_major() -> int:
@@ -297,3 +304,36 @@ def test_plot_latent_forest_draws_hdi_segments(fitted):
     ticks = dict(zip(ax.get_yticks(), [t.get_text() for t in ax.get_yticklabels()]))
     assert [ticks[y] for y in sorted(ticks, reverse=True)] == ["3", "7", "11"]
     plt.close(fig)
+
+
+# ---------------------------------------------------------------------------- arviz.summary on both majors
+def test_arviz_summary_is_the_same_call_on_both_majors_with_raw_values():
+    """On the installed ArviZ (0.x in CI, 1.x on Python >= 3.12): unrounded means and sds equal numpy's, and the
+    interval holds the asked mass of the draws (ArviZ's own HDI rule: the narrowest of its sample windows)."""
+    from kppca.inference import from_groups
+
+    x = np.random.default_rng(3).normal(size=(4, 250, 3, 2)) * [1.0, 0.01]  # the second component far below 0.01
+    data = from_groups({"posterior": {"h": x}}, dims={"h": ["obs", "component"]})
+    table = arviz_summary(data, ["h"], kind="stats", hdi_prob=0.9)
+    assert list(table.columns) == ["mean", "sd", "hdi_lower", "hdi_upper"]
+    pooled = x.reshape(-1, 6)
+    eps = np.finfo(np.float64).eps
+    S = len(pooled)
+    # a sum of S terms rounds by at most S eps sum|x|; unrounded, the 0.01-scale component keeps its digits
+    np.testing.assert_allclose(table["mean"], pooled.mean(0), rtol=0, atol=S * eps * np.abs(pooled).max(0).max())
+    np.testing.assert_allclose(table["sd"], pooled.std(0, ddof=1), rtol=4 * S * eps)
+    inside = ((pooled >= table["hdi_lower"].to_numpy()) & (pooled <= table["hdi_upper"].to_numpy())).mean(0)
+    assert np.all(inside >= 0.9 - 1 / S) and np.all(inside <= 0.9 + 2 / S)
+    full = arviz_summary(data, ["h"])
+    assert {"mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat"} <= set(full.columns)
+    with pytest.raises(ValueError, match="hdi_prob"):
+        arviz_summary(data, hdi_prob=1.5)
+
+
+def test_arviz_summary_on_arviz_1_asks_for_the_hdi_and_names_its_columns():
+    fake = FakeArviz1("1.3.0")
+    table = arviz_summary("data", ["h"], kind="stats", hdi_prob=0.8, arviz_module=fake)
+    (args, kwargs), = fake.calls
+    assert args == ("data",)
+    assert kwargs == {"var_names": ["h"], "kind": "stats", "ci_prob": 0.8, "ci_kind": "hdi", "round_to": "none"}
+    assert list(table.columns) == ["mean", "sd", "hdi_lower", "hdi_upper"]
