@@ -15,7 +15,7 @@ import torch
 from .._param_validation import Integral, Interval, Real, check_scalar
 from .._validation import torch_generator
 
-__all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "LATENT_DIMS"]
+__all__ = ["to_inference_data", "from_pyro_mcmc", "from_groups", "arviz_major_version", "arviz_summary", "LATENT_DIMS"]
 
 #: Dimension names of the latent codes ``h`` after (chain, draw).
 LATENT_DIMS = ("obs", "component")

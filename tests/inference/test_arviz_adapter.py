@@ -312,7 +312,8 @@ def test_arviz_summary_is_the_same_call_on_both_majors_with_raw_values():
     interval holds the asked mass of the draws (ArviZ's own HDI rule: the narrowest of its sample windows)."""
     from kppca.inference import from_groups
 
-    x = np.random.default_rng(3).normal(size=(4, 250, 3, 2)) * [1.0, 0.01]  # the second component far below 0.01
+    # component 1 is of order 0.01, which rounding to two decimals would erase
+    x = np.random.default_rng(3).normal(size=(4, 250, 3, 2)) * [1.0, 0.01]
     data = from_groups({"posterior": {"h": x}}, dims={"h": ["obs", "component"]})
     table = arviz_summary(data, ["h"], kind="stats", hdi_prob=0.9)
     assert list(table.columns) == ["mean", "sd", "hdi_lower", "hdi_upper"]
