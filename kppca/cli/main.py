@@ -113,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_paths(args, outputs)
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
+            # Raised while compiling a dependency's source whose bytecode was not built at install (pyro 1.9's
+            # escape sequences on Python 3.12): nothing the command's user can act on.
+            warnings.filterwarnings("ignore", category=SyntaxWarning)
             progress = args.progress if args.progress is not None else sys.stderr.isatty()
             stages = Stages(["import library", *_stage_names(args, command)], progress)
             threads = stages.run("import library", _load_library, args.threads)

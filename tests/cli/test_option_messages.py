@@ -129,3 +129,25 @@ def test_device_cpu_is_the_default(capsys, tmp_path):
     assert main([*common, "--out", str(tmp_path / "a.npy")]) == 0
     assert main([*common, "--device", "cpu", "--out", str(tmp_path / "b.npy")]) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+
+
+def test_syntax_warnings_of_dependencies_stay_out_of_the_output(capsys, tmp_path, monkeypatch):
+    """A dependency compiled on first import (its bytecode not built at install: pyro 1.9 on Python 3.12) warns
+    about its own escape sequences; that is no message for the command's user. Library warnings still show."""
+    import importlib
+    import warnings
+
+    cli = importlib.import_module("kppca.cli.main")  # the module: kppca.cli.main is also the function's name
+    load = cli._load_library
+
+    def loading(threads):
+        warnings.warn_explicit("invalid escape sequence '\\g'", SyntaxWarning, "site/pyro/ops/stats.py", 514)
+        warnings.warn("a library warning", UserWarning)
+        return load(threads)
+
+    monkeypatch.setattr(cli, "_load_library", loading)
+    argv = ["sample", *SMALL, "--n-train", "40", "--n-components", "2", "--n-samples", "2"]
+    assert main([*argv, "--out", str(tmp_path / "s.npy")]) == 0
+    err = capsys.readouterr().err
+    assert "invalid escape sequence" not in err
+    assert "kppca: warning: a library warning" in err
