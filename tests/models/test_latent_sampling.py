@@ -232,31 +232,53 @@ def test_short_runs_continue_the_most_likely_start(monkeypatch):
     assert final >= best - latent.EM_TOL
 
 
-def test_em_on_many_codes_runs_on_a_random_subset(monkeypatch):
-    """Beyond MAX_EM_CODES codes EM fits a random subset: weights 3/4, 1/4 of two far clusters are recovered to
-    the sampling error of the subset (200 codes: sd 0.031), not of all 4,000, and the fit stays deterministic."""
+def test_em_on_many_codes_runs_on_a_random_subset_then_on_all(monkeypatch):
+    """Beyond MAX_EM_CODES codes the starts and the run to convergence use a random subset, then REFINE_EM_ITER
+    iterations use all codes. Two clusters 60 sd apart hold 3/4 and 1/4 of the codes, so every responsibility
+    is 0 or 1 to rounding and a weight is a count of codes over the codes used: 47 / 200 for this seed's subset
+    without the last iteration, 1,000 / 4,000 with it."""
     from kppca.models.generation import latent
 
     monkeypatch.setattr(latent, "MAX_EM_CODES", 200)
     gen = torch.Generator().manual_seed(0)
     codes = torch.cat([torch.randn(3000, 2, generator=gen, dtype=torch.float64) * 0.1 - 3,
                        torch.randn(1000, 2, generator=gen, dtype=torch.float64) * 0.1 + 3])
+
+    def right_weight(mix):
+        return float(mix.weights[int(torch.argmax(mix.means[:, 0]))])
+
     mix = fit_latent_mixture(codes, 2)
-    w = float(mix.weights[int(torch.argmax(mix.means[:, 0]))])
-    assert abs(w - 0.25) < 5 * (0.25 * 0.75 / 200) ** 0.5
-    # the subset's own share (47 of its 200 codes for this seed), not the 1,000 / 4,000 of all codes
-    assert abs(w * 200 - 47) < 1e-6
+    assert abs(right_weight(mix) * 4000 - 1000) < 1e-6
+    # one start by default beyond MAX_EM_CODES codes, and deterministic
+    torch.testing.assert_close(fit_latent_mixture(codes, 2, n_init=1).means, mix.means, rtol=0, atol=0)
     torch.testing.assert_close(fit_latent_mixture(codes, 2).means, mix.means, rtol=0, atol=0)
-    # few codes: the component cap counts the subset (200 // (5 * 3) = 13), not all codes
-    assert len(fit_latent_mixture(codes, 50, n_init=1).weights) == 13
+    monkeypatch.setattr(latent, "REFINE_EM_ITER", 0)
+    assert abs(right_weight(fit_latent_mixture(codes, 2)) * 200 - 47) < 1e-6
+    # the component cap counts all codes (4,000 // (5 * 3) = 266), not the subset's 200 (13)
+    assert len(fit_latent_mixture(codes, 50, n_init=1).weights) == 50
+
+
+def test_e_step_in_blocks_matches_one_block(monkeypatch):
+    """Over blocks of MAX_EM_CODES codes the E-step gives each code the responsibilities of one block: the same
+    products row by row, so agreement to a few rounding errors of the log-densities (about 1e3 in size here)."""
+    from kppca.models.generation import latent
+
+    gen = torch.Generator().manual_seed(1)
+    codes = torch.randn(1000, 5, generator=gen, dtype=torch.float64)
+    params = latent._kmeans_start(codes, 4, gen)
+    one, mean_one = latent._e_step(codes, params, codes.new_empty(1000, 20))
+    blocks, mean_blocks = latent._e_step(codes, params, codes.new_empty(300, 20))
+    eps = torch.finfo(torch.float64).eps
+    torch.testing.assert_close(blocks, one, rtol=0, atol=1e4 * eps)
+    assert abs(mean_blocks - mean_one) < 1e4 * eps * abs(mean_one)
 
 
 def test_mixture_components_rule_of_the_number_of_codes():
-    """One component per 200 codes, in [10, 30]: 10 at the bundled default's 2,000 codes (today's value)."""
+    """One component per 200 codes, in [10, 60]: 10 at the bundled default's 2,000 codes (today's value)."""
     from kppca.models.generation.latent import mixture_components
 
     assert [mixture_components(m) for m in (100, 2000, 2199, 2200, 5000, 10000, 12000, 60000)] == \
-        [10, 10, 10, 11, 25, 30, 30, 30]
+        [10, 10, 10, 11, 25, 50, 60, 60]
     codes = torch.randn(5000, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert len(fit_latent_mixture(codes, "auto", n_init=1).weights) == 25  # 5000 // (5 * 3) = 333 allows it
     assert len(fit_latent_mixture(codes, 3, n_init=1).weights) == 3  # an explicit count is kept
