@@ -15,7 +15,8 @@ Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
 * select on splits ``--seeds 10 11`` and report on others (``--seeds 0 1 ...``).
 
 A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
-``mix`` (latent mixture components), ``ninit`` (EM starts), ``qmc`` (1: quasi-random latent codes, 0:
+``mix`` (latent mixture components), ``ninit`` (EM starts, for any number of codes), ``emcodes`` (the codes EM's starts run on,
+``latent.MAX_EM_CODES``), ``refine`` (EM iterations on all codes after them), ``qmc`` (1: quasi-random latent codes, 0:
 independent ones), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
 ``m`` makes it a landmark model instead (``keep``: the rows it keeps, landmarks included, for its latent
@@ -141,11 +142,17 @@ def draw(spec: dict, seed: int, pool: tuple, n_samples: int, sample_seed: int | 
     model, Xt, t_fit = fitted(spec, seed, pool)
     if refit_mixture:
         model._gen_cache().discard(("latent-mixture", None))
-    saved = generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT
+    # ninit: the starts whatever the number of codes
+    latent_settings = {"ninit": ("N_INIT", "N_INIT_MANY_CODES"), "emcodes": ("MAX_EM_CODES",),
+                       "refine": ("REFINE_EM_ITER",)}
+    saved = generation_base.MIXTURE_COMPONENTS, {name: getattr(generation_latent, name)
+                                                 for names in latent_settings.values() for name in names}
     if "mix" in spec:
         generation_base.MIXTURE_COMPONENTS = spec["mix"]
-    if "ninit" in spec:
-        generation_latent.N_INIT = spec["ninit"]
+    for key, names in latent_settings.items():
+        if key in spec:
+            for name in names:
+                setattr(generation_latent, name, spec[key])
     opts = {k: spec[s] for s, k in (("nb", "n_neighbors"), ("hub", "hub_neighbors")) if s in spec}
     opts["qmc"] = bool(spec.get("qmc", DEFAULT_QMC))
     try:
@@ -154,7 +161,9 @@ def draw(spec: dict, seed: int, pool: tuple, n_samples: int, sample_seed: int | 
                        dtype=np.float64)
         t_gen = time.perf_counter() - t0
     finally:
-        generation_base.MIXTURE_COMPONENTS, generation_latent.N_INIT = saved
+        generation_base.MIXTURE_COMPONENTS = saved[0]
+        for name, value in saved[1].items():
+            setattr(generation_latent, name, value)
     return S, Xt, t_fit, t_gen
 
 
