@@ -230,16 +230,11 @@ def _kmeans_start(H: torch.Tensor, k: int, generator: torch.Generator) -> tuple[
 
 def _e_step(H: torch.Tensor, params: tuple[torch.Tensor, ...], scratch: torch.Tensor) -> tuple[torch.Tensor, float]:
     """Responsibilities (M, K) and the mean log-likelihood per code, over blocks of ``len(scratch)`` codes."""
-    block = scratch.shape[0]
-    if block >= H.shape[0]:
-        log_p = _log_weighted_densities(H, *params, scratch)
-        log_norm = torch.logsumexp(log_p, dim=1, keepdim=True)
-        return torch.exp(log_p - log_norm), float(log_norm.mean())
     resp = H.new_empty(H.shape[0], params[1].shape[0])
     log_norm = H.new_empty(H.shape[0], 1)
-    for i in range(0, H.shape[0], block):
-        rows = slice(i, i + block)
-        log_p = _log_weighted_densities(H[rows], *params, scratch[: len(H[rows])])
+    for i in range(0, H.shape[0], scratch.shape[0]):
+        rows = slice(i, i + scratch.shape[0])
+        log_p = _log_weighted_densities(H[rows], *params, scratch[: len(resp[rows])])
         torch.logsumexp(log_p, dim=1, keepdim=True, out=log_norm[rows])
         torch.exp(log_p - log_norm[rows], out=resp[rows])
     return resp, float(log_norm.mean())
