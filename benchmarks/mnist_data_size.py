@@ -15,9 +15,9 @@ Protocol (needs the official files: ``--mnist-dir DIR`` or ``KPPCA_MNIST_DIR``):
 * select on splits ``--seeds 10 11`` and report on others (``--seeds 0 1 ...``).
 
 A candidate is ``key=value,...`` with keys ``N`` (digits), ``dtype``, ``bw`` (RBF width), ``q``,
-``mix`` (latent mixture components), ``ninit`` (EM starts, for any number of codes), ``emcodes`` (the codes EM's starts run on,
-``latent.MAX_EM_CODES``), ``refine`` (EM iterations on all codes after them), ``qmc`` (1: quasi-random latent codes, 0:
-independent ones), ``nb`` and ``hub`` (the sampling
+``mix`` (latent mixture components), ``ninit`` (EM starts, for any number of codes), ``emcodes`` (the codes
+EM's starts run on, ``latent.MAX_EM_CODES``), ``refine`` (EM iterations on all codes after them), ``qmc``
+(1: quasi-random latent codes, 0: independent ones), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
 ``m`` makes it a landmark model instead (``keep``: the rows it keeps, landmarks included, for its latent
 mixture and pre-images; default ``kppca.models._streaming.LATENT_SAMPLE``): ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
