@@ -20,7 +20,8 @@ EM's starts run on, ``latent.MAX_EM_CODES``), ``refine`` (EM iterations on all c
 (1: quasi-random latent codes, 0: independent ones), ``nb`` and ``hub`` (the sampling
 smoother's neighbours and hub window); a key left out takes ``kppca sample``'s default (its rule of N).
 ``m`` makes it a landmark model instead (``keep``: the rows it keeps, landmarks included, for its latent
-mixture and pre-images; default ``kppca.models._streaming.LATENT_SAMPLE``): ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
+mixture and pre-images, default ``kppca.models._streaming.LATENT_SAMPLE``; ``sel``: ``uniform`` or ``kmeans++``
+landmarks): ``PrimalPPCA(q, feature_map=Nystroem(RBF(bw), m))`` fitted on
 the N digits as a Dask array (blocks of ``block`` rows, default 10,000) on a ``dask.distributed``
 ``LocalCluster`` of ``--threads`` single-threaded worker processes; the worker peak memory is reported.
 
@@ -76,7 +77,7 @@ def parse(spec: str) -> dict:
     for part in spec.split(","):
         key, value = part.split("=")
         # hub: a fraction of N ("0.1") or a count ("500")
-        out[key] = value if key == "dtype" else float(value) if key == "bw" or "." in value else int(value)
+        out[key] = value if key in ("dtype", "sel") else float(value) if key == "bw" or "." in value else int(value)
     return out
 
 
@@ -86,7 +87,7 @@ _MODELS: dict = {}
 def fitted(spec: dict, seed: int, pool: tuple):
     """``(model, X_train, fit seconds)`` of a candidate's model part, fitted once per (N, dtype, bw, q, seed)."""
     key = (spec.get("N", 2000), spec.get("dtype", "float64"), spec.get("bw"), spec.get("q"), spec.get("m"), seed,
-           spec.get("keep"), id(pool[0]))
+           spec.get("keep"), spec.get("sel"), id(pool[0]))
     if key not in _MODELS:
         _MODELS.clear()  # one model at a time: at N = 60,000 one Gram matrix takes most of the memory
         X_pool, y_pool = pool
@@ -114,8 +115,8 @@ def landmark_fit(spec: dict, q: int, bw: float, seed: int, Xt: np.ndarray, yt: n
     from kppca.models import _streaming
 
     block = spec.get("block", 10_000)
-    model = PrimalPPCA(q, feature_map=Nystroem(RBF(bw), n_landmarks=spec["m"], random_state=seed),
-                       dtype=spec.get("dtype", "float64"), random_state=seed)
+    fmap = Nystroem(RBF(bw), n_landmarks=spec["m"], landmark_selection=spec.get("sel", "uniform"), random_state=seed)
+    model = PrimalPPCA(q, feature_map=fmap, dtype=spec.get("dtype", "float64"), random_state=seed)
     threads = torch.get_num_threads()
     with LocalCluster(n_workers=threads, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
